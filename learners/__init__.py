@@ -1,0 +1,34 @@
+"""The three private learners of the seeds and their baselines, as scikit-learn estimators.
+
+Names are loaded lazily, so that importing one learner does not import torch
+unless that learner needs it.
+"""
+
+from importlib import import_module
+
+#: Public name -> submodule defining it.
+_LAZY = {
+    "ModulatedRegressor": "modulated",
+    "OneShotModulatedRegressor": "modulated",
+    "FedAvgDPSGDRegressor": "fedavg",
+    "IWPSGDClassifier": "iwp",
+    "IWPSGDRegressor": "iwp",
+    "NoisySGDClassifier": "iwp",
+    "CondDPRegressor": "conddp",
+    "DPSGDRegressor": "conddp",
+    "RROnBinsRegressor": "rr_on_bins",
+    "WeightedLLPRegressor": "weighted_llp",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = list(_LAZY)

@@ -1,0 +1,44 @@
+"""Local randomisers, their calibration, privacy claims and accounting adapters."""
+
+from .accounting import (
+    calibrate_noise_multiplier,
+    dpsgd_delta,
+    dpsgd_epsilon,
+    gaussian_rho,
+    gaussian_steps_event,
+    sigma_for_rho,
+    zcdp_compose,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+from .claim import PrivacyClaim, neighboring_relation
+from .gaussian import GaussianMechanism, analytic_sigma, calibrate_gaussian, classical_sigma
+from .laplace import LaplaceMechanism
+from .modulated import ModulatedMechanism, random_orthonormal_basis
+from .protocol import DensityMechanism, Mechanism
+from .randomized_response import RandomizedResponse
+from .tradeoff import (
+    discrete_tradeoff,
+    gaussian_delta,
+    gaussian_tradeoff,
+    laplace_tradeoff,
+    tradeoff_curve,
+    tradeoff_from_profile,
+)
+from .validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    NonContractiveWarning,
+    ParameterTypeError,
+    PrivacyLeakWarning,
+)
+
+__all__ = [
+    "DensityMechanism", "GaussianMechanism", "InvalidInputError", "InvalidParameterError", "LaplaceMechanism",
+    "Mechanism", "ModulatedMechanism", "NonContractiveWarning", "ParameterTypeError", "PrivacyClaim",
+    "PrivacyLeakWarning", "RandomizedResponse", "analytic_sigma", "calibrate_gaussian", "calibrate_noise_multiplier",
+    "classical_sigma", "discrete_tradeoff", "dpsgd_delta", "dpsgd_epsilon", "gaussian_delta", "gaussian_rho",
+    "gaussian_steps_event", "gaussian_tradeoff", "laplace_tradeoff", "neighboring_relation",
+    "random_orthonormal_basis", "sigma_for_rho", "tradeoff_curve", "tradeoff_from_profile", "zcdp_compose",
+    "zcdp_epsilon", "zcdp_rho",
+]

@@ -1,0 +1,271 @@
+"""Seed 000's modulated client map plus Gaussian noise.
+
+For an orthonormal basis V = [v_1, …, v_m] (d × m) and phases φ_j ~ U[0, 2π),
+
+    g_V(x; φ) = (1 − α) x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j,      g̃ = g_V(x; φ) + ξ,
+
+with ξ ~ N(0, σ² I_d) (seed 000, §3.1 for m = 1 and §7 for m ≥ 1).
+
+Derivations (the seed's multi-vector section is internally inconsistent):
+
+* **Lipschitz constant.** In the coordinates of v_j the map acts as
+  a ↦ (1 − α) a + (λ/m) cos(ωa + φ_j), whose slope is at most |1 − α| + λω/m;
+  orthogonal to V it is (1 − α)·identity. Hence L = |1 − α| + λω/m, which is the
+  ℓ₂ sensitivity for the adjacency ‖x − x′‖₂ ≤ 1 (for m = 1, L = |1 − α| + λω).
+* **Second moment.** With independent uniform phases E[cos θ_j] = 0,
+  E[cos θ_j cos θ_k] = ½·1{j = k}, so
+
+      E[g̃ g̃ᵀ | x] = (1 − α)² x xᵀ + (λ²/(2m²)) P_V + σ² I,   P_V = V Vᵀ.
+
+  The seed prints λ²/(2m) P_V, which is right only for m = 1
+  (:meth:`ModulatedMechanism.seed_correction` keeps it, for the bias audit).
+* **Fisher information** (seed 000, §6). J_g(x; φ) = (1 − α) I − (λω/m) Σ_j sin θ_j v_j v_jᵀ
+  and I(x | φ) = JᵀJ/σ². Averaged over the phase:
+  E_φ I = [(1 − α)² I + (λ²ω²/(2m²)) P_V]/σ².
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .claim import PrivacyClaim
+from .gaussian import CALIBRATIONS, calibrate_gaussian, gaussian_claim
+from .tradeoff import gaussian_delta, gaussian_tradeoff
+from .validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    NonContractiveWarning,
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_interval,
+    check_positive,
+)
+
+#: Quadrature nodes over one period of a uniform phase; the integrands are smooth
+#: and periodic, so the midpoint rule converges geometrically.
+_PHASE_NODES = 128
+
+
+def random_orthonormal_basis(dim: int, m: int, rng=None) -> np.ndarray:
+    """A Haar-random d × m matrix with orthonormal columns (QR with sign fix)."""
+    g = np.random.default_rng(rng).standard_normal((dim, m))
+    q, r = np.linalg.qr(g)
+    return q * np.sign(np.diag(r))
+
+
+def check_basis(basis, dim: int, m: int) -> np.ndarray:
+    """Validate a d × m basis with orthonormal columns."""
+    v = check_array("basis", basis, ndim=2)
+    if v.shape != (dim, m):
+        raise InvalidInputError(f"basis must have shape (dim, n_vectors) = {(dim, m)}, got {v.shape}")
+    if not np.allclose(v.T @ v, np.eye(m), atol=1e-8):
+        raise InvalidInputError("basis columns must be orthonormal (VᵀV = I)")
+    return v
+
+
+class ModulatedMechanism:
+    """Seed 000's client release g_V(x; φ) + N(0, σ² I), for ‖x − x′‖₂ ≤ 1.
+
+    Parameters
+    ----------
+    alpha : float
+        Contraction α in (0, 1).
+    lam : float
+        Modulation amplitude λ ≥ 0.
+    omega : float
+        Modulation frequency ω ≥ 0.
+    n_vectors : int
+        Number m of orthonormal modulation vectors, 1 ≤ m ≤ dim.
+    dim : int
+        Feature dimension d.
+    epsilon, delta : float, optional
+        Target (ε, δ); σ is calibrated to sensitivity L when ``sigma`` is unset.
+    sigma : float, optional
+        Noise std (see :class:`~privaudit.mechanisms.GaussianMechanism` for how
+        the claim is formed when it is given).
+    basis : array (dim, n_vectors), optional
+        Orthonormal modulation vectors; default the first m standard basis vectors.
+    calibration : {"analytic", "classical"}
+        How σ is derived from (ε, δ).
+    """
+
+    def __init__(
+        self, *, alpha: float, lam: float, omega: float, n_vectors: int = 1, dim: int,
+        epsilon: float | None = None, delta: float | None = None, sigma: float | None = None,
+        basis=None, calibration: str = "analytic",
+    ) -> None:
+        self.alpha = check_interval("alpha", alpha, 0.0, 1.0)
+        self.lam = check_positive("lam", lam, allow_zero=True)
+        self.omega = check_positive("omega", omega, allow_zero=True)
+        self.dim = check_int("dim", dim)
+        self.n_vectors = check_int("n_vectors", n_vectors)
+        if self.n_vectors > self.dim:
+            raise InvalidParameterError(f"n_vectors must be <= dim={self.dim}, got n_vectors={n_vectors!r}")
+        if calibration not in CALIBRATIONS:
+            raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={calibration!r}")
+        self.calibration = calibration
+        self.basis = np.eye(self.dim)[:, : self.n_vectors] if basis is None else check_basis(basis, self.dim, self.n_vectors)
+        if self.lipschitz >= 1:
+            warnings.warn(
+                f"modulated map is not contractive: L = |1-alpha| + lam*omega/m = {self.lipschitz:.4g} >= 1",
+                NonContractiveWarning, stacklevel=2,
+            )
+        epsilon = None if epsilon is None else check_epsilon(epsilon)
+        delta = None if delta is None else check_delta(delta)
+        if sigma is None:
+            if epsilon is None or delta is None:
+                raise InvalidParameterError(
+                    f"ModulatedMechanism needs sigma, or both epsilon and delta; got epsilon={epsilon!r}, delta={delta!r}"
+                )
+            self.sigma = calibrate_gaussian(epsilon, delta, self.lipschitz, calibration)
+            exact = calibration == "analytic"
+        else:
+            self.sigma = check_positive("sigma", sigma)
+            exact = epsilon is None or delta is None
+        self.claim: PrivacyClaim = gaussian_claim(
+            sigma=self.sigma, sensitivity=self.lipschitz, epsilon=epsilon, delta=delta, adjacency="l2<=1", exact=exact,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ModulatedMechanism(alpha={self.alpha:g}, lam={self.lam:g}, omega={self.omega:g}, "
+            f"n_vectors={self.n_vectors}, dim={self.dim}, sigma={self.sigma:.6g}, claim={self.claim})"
+        )
+
+    def with_basis(self, basis) -> "ModulatedMechanism":
+        """The same mechanism (same σ and claim) with other modulation vectors."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.basis = check_basis(basis, self.dim, self.n_vectors)
+        return new
+
+    # --- privacy ---------------------------------------------------------------------------
+    @property
+    def lipschitz(self) -> float:
+        """L = |1 − α| + λω/m: the ℓ₂ sensitivity for ‖x − x′‖₂ ≤ 1."""
+        return abs(1 - self.alpha) + self.lam * self.omega / self.n_vectors
+
+    @property
+    def mu(self) -> float:
+        """GDP μ = L/σ of one release with the phase known (the worst case)."""
+        return self.lipschitz / self.sigma
+
+    def exact_delta(self, epsilon: float) -> float:
+        """Exact δ(ε) of the Gaussian with sensitivity L (phase known to the attacker)."""
+        return float(gaussian_delta(self.mu, check_positive("epsilon", epsilon, allow_zero=True)))
+
+    def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the Gaussian with sensitivity L (phase known to the attacker)."""
+        from dp_accounting import get_epsilon_gaussian
+
+        return float(get_epsilon_gaussian(1 / self.mu, check_delta(delta)))
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        """G_μ with μ = L/σ: the exact curve of the worst-case pair with the phase known."""
+        return gaussian_tradeoff(self.mu, alpha)
+
+    # --- the map ---------------------------------------------------------------------------
+    def _check_x(self, X) -> np.ndarray:
+        return check_array("x", X, ndim=(1, 2), dim=self.dim)
+
+    def _phases(self, phase, n: int, rng: np.random.Generator) -> np.ndarray:
+        if phase is None:
+            return rng.random((n, self.n_vectors)) * (2 * np.pi)
+        p = check_array("phase", phase, ndim=(1, 2), dim=self.n_vectors)
+        return np.broadcast_to(p, (n, self.n_vectors))
+
+    def angles(self, X, phase) -> np.ndarray:
+        """θ_j = ω⟨x, v_j⟩ + φ_j, shape (n, m)."""
+        return self.omega * (np.atleast_2d(X) @ self.basis) + phase
+
+    def map(self, X, phase) -> np.ndarray:
+        """Noise-free g_V(x; φ) for each row of X, shape (n, d)."""
+        X = np.atleast_2d(self._check_x(X))
+        if phase is None:
+            raise InvalidParameterError("map needs the phases: phase=None is only valid for release/sample")
+        phase = self._phases(phase, X.shape[0], None)
+        return (1 - self.alpha) * X + (self.lam / self.n_vectors) * np.cos(self.angles(X, phase)) @ self.basis.T
+
+    def release(self, X, rng=None, *, phase=None) -> np.ndarray:
+        """One noisy release per row of X (one client each), shape (K, d)."""
+        X = np.atleast_2d(self._check_x(X))
+        rng = np.random.default_rng(rng)
+        out = rng.standard_normal(X.shape)
+        out *= self.sigma
+        phi = self._phases(phase, X.shape[0], rng)
+        out += (1 - self.alpha) * X
+        out += (self.lam / self.n_vectors) * np.cos(self.angles(X, phi)) @ self.basis.T
+        return out
+
+    def sample(self, x, n: int, rng=None, *, phase=None) -> np.ndarray:
+        """``n`` releases of one input x, fresh uniform phases unless ``phase`` is given."""
+        x = check_array("x", x, ndim=1, dim=self.dim)
+        n = check_int("n", n)
+        rng = np.random.default_rng(rng)
+        out = rng.standard_normal((n, self.dim))
+        out *= self.sigma
+        out += (1 - self.alpha) * x
+        theta = self._phases(phase, n, rng) + self.omega * (x @ self.basis)
+        out += np.cos(theta) @ (self.basis.T * (self.lam / self.n_vectors))
+        return out
+
+    # --- moments ---------------------------------------------------------------------------
+    def second_moment_correction(self) -> np.ndarray:
+        """E[g̃g̃ᵀ|x] − (1 − α)² x xᵀ = (λ²/(2m²)) P_V + σ² I (derived above)."""
+        return (self.lam**2 / (2 * self.n_vectors**2)) * (self.basis @ self.basis.T) + self.sigma**2 * np.eye(self.dim)
+
+    def seed_correction(self) -> np.ndarray:
+        """The seed's printed correction (λ²/(2m)) P_V + σ² I, biased for m > 1."""
+        return (self.lam**2 / (2 * self.n_vectors)) * (self.basis @ self.basis.T) + self.sigma**2 * np.eye(self.dim)
+
+    # --- densities and information ---------------------------------------------------------
+    def log_density(self, outputs, x, phase=None) -> np.ndarray:
+        """Log-density of releases given x; shape (n,).
+
+        With ``phase`` given, the Gaussian density around g_V(x; φ). With
+        ``phase=None`` the phase is marginalised: along each v_j the release is
+        (1 − α)⟨x, v_j⟩ + (λ/m) cos θ + N(0, σ²) with θ uniform, integrated by
+        the midpoint rule over ``_PHASE_NODES`` nodes; orthogonal to V it is Gaussian.
+        """
+        x = check_array("x", x, ndim=1, dim=self.dim)
+        out = np.atleast_2d(np.asarray(outputs, dtype=float))
+        s2 = self.sigma**2
+        const = -0.5 * math.log(2 * math.pi * s2)
+        if phase is not None:
+            r = out - self.map(x, phase)
+            return -0.5 * np.einsum("ij,ij->i", r, r) / s2 + self.dim * const
+        r = out - (1 - self.alpha) * x
+        along = r @ self.basis  # (n, m)
+        perp = r - along @ self.basis.T
+        nodes = np.cos((np.arange(_PHASE_NODES) + 0.5) * (2 * np.pi / _PHASE_NODES))
+        dev = along[..., None] - (self.lam / self.n_vectors) * nodes  # (n, m, Q)
+        log_mix = logsumexp(-0.5 * dev**2 / s2, axis=-1) - math.log(_PHASE_NODES)
+        return log_mix.sum(axis=1) - 0.5 * np.einsum("ij,ij->i", perp, perp) / s2 + self.dim * const
+
+    def jacobian(self, x, phase) -> np.ndarray:
+        """J_g(x; φ) = (1 − α) I − (λω/m) Σ_j sin θ_j v_j v_jᵀ, shape (d, d)."""
+        x = check_array("x", x, ndim=1, dim=self.dim)
+        theta = self.angles(x, check_array("phase", phase, ndim=1, dim=self.n_vectors))[0]
+        scale = (self.lam * self.omega / self.n_vectors) * np.sin(theta)
+        return (1 - self.alpha) * np.eye(self.dim) - (self.basis * scale) @ self.basis.T
+
+    def fisher_information(self, x, phase=None) -> np.ndarray:
+        """Fisher information about x, shape (d, d).
+
+        With ``phase`` given: I(x | φ) = JᵀJ/σ² (seed 000, §6). With
+        ``phase=None``: its average over the uniform phase,
+        [(1 − α)² I + (λ²ω²/(2m²)) P_V]/σ², the information of an attacker who
+        learns the phase of every release.
+        """
+        if phase is not None:
+            j = self.jacobian(x, phase)
+            return j.T @ j / self.sigma**2
+        check_array("x", x, ndim=1, dim=self.dim)
+        c = (self.lam * self.omega / self.n_vectors) ** 2 / 2
+        return ((1 - self.alpha) ** 2 * np.eye(self.dim) + c * self.basis @ self.basis.T) / self.sigma**2

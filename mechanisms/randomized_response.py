@@ -1,0 +1,111 @@
+"""k-ary randomised response.
+
+Keep the true category with probability p = e^ε/(e^ε + k − 1); otherwise report
+one of the other k − 1 categories uniformly (each with q = 1/(e^ε + k − 1)). The
+likelihood ratio between two inputs is at most p/q = e^ε, so the release is pure
+ε-LDP over the whole category set.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .claim import PrivacyClaim
+from .tradeoff import discrete_tradeoff
+from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_int, check_interval, check_positive
+
+
+class RandomizedResponse:
+    """k-ary randomised response over ``categories``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Claimed pure ε.
+    categories : sequence
+        The k ≥ 2 distinct category values (numbers), e.g. ``(-1, 1)``.
+    keep_probability : float, optional
+        Override p (default e^ε/(e^ε + k − 1)) to build a mis-calibrated
+        mechanism for audits; the claim stays at ``epsilon``.
+    """
+
+    def __init__(self, *, epsilon: float, categories=(-1, 1), keep_probability: float | None = None) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        cats = np.asarray(categories, dtype=float)
+        if cats.ndim != 1 or cats.size < 2 or np.unique(cats).size != cats.size:
+            raise InvalidParameterError(f"categories must be >= 2 distinct values, got categories={categories!r}")
+        self.categories = cats
+        k = cats.size
+        default = math.exp(self.epsilon) / (math.exp(self.epsilon) + k - 1)
+        self.keep_probability = default if keep_probability is None else check_interval(
+            "keep_probability", keep_probability, 1.0 / k, 1.0, closed="left"
+        )
+        self.claim = PrivacyClaim(self.epsilon, 0.0, "any")
+
+    @property
+    def k(self) -> int:
+        return self.categories.size
+
+    @property
+    def flip_probability(self) -> float:
+        """q, the probability of each specific other category."""
+        return (1 - self.keep_probability) / (self.k - 1)
+
+    @property
+    def true_epsilon(self) -> float:
+        """ε achieved by the keep probability in use: ln(p/q)."""
+        return math.log(self.keep_probability / self.flip_probability)
+
+    def __repr__(self) -> str:
+        return f"RandomizedResponse(k={self.k}, keep_probability={self.keep_probability:.6g}, claim={self.claim})"
+
+    def index(self, values) -> np.ndarray:
+        """Category index of each value; raises on values outside the categories."""
+        v = np.asarray(values, dtype=float)
+        match = v[..., None] == self.categories
+        found = match.any(axis=-1)
+        if not np.all(found):
+            bad = v[~found].ravel()[0]
+            raise InvalidInputError(f"value {bad!r} is not one of the categories {self.categories.tolist()}")
+        return match.argmax(axis=-1)
+
+    def release(self, values, rng=None) -> np.ndarray:
+        """One randomised release per value (vectorised over values)."""
+        idx = self.index(values)
+        rng = np.random.default_rng(rng)
+        keep = rng.random(idx.shape) < self.keep_probability
+        # A uniform draw over the k-1 other categories: shift by 1..k-1 modulo k.
+        other = (idx + rng.integers(1, self.k, size=idx.shape)) % self.k
+        return self.categories[np.where(keep, idx, other)]
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        """``n`` releases of the single category ``x``: shape ``(n,)``."""
+        return self.release(np.full(check_int("n", n), float(np.asarray(x))), rng)
+
+    def pmf(self, x) -> np.ndarray:
+        """Output distribution over ``categories`` given input ``x``."""
+        p = np.full(self.k, self.flip_probability)
+        p[self.index(x)] = self.keep_probability
+        return p
+
+    def log_density(self, outputs, x) -> np.ndarray:
+        """Log-pmf of each output given input ``x``; shape ``(n,)``."""
+        return np.log(self.pmf(x))[self.index(outputs)]
+
+    def exact_delta(self, epsilon: float) -> float:
+        """Exact δ(ε) between two categories: max(0, p − e^ε q)."""
+        eps = check_positive("epsilon", epsilon, allow_zero=True)
+        return max(0.0, self.keep_probability - math.exp(eps) * self.flip_probability)
+
+    def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ): ln((p − δ)/q), floored at 0."""
+        d = check_delta(delta, allow_zero=True)
+        return max(0.0, math.log(max(self.keep_probability - d, 1e-300) / self.flip_probability))
+
+    def tradeoff(self, alpha, x=None, x_prime=None) -> np.ndarray:
+        """Exact trade-off curve between two categories (default: the first two)."""
+        x = self.categories[0] if x is None else x
+        x_prime = self.categories[1] if x_prime is None else x_prime
+        return discrete_tradeoff(self.pmf(x), self.pmf(x_prime), alpha)

@@ -1,0 +1,118 @@
+"""Parameter and input validation shared by every privaudit component.
+
+Every check raises a subclass of ``ValueError`` or ``TypeError`` whose message
+names the parameter and the offending value, so that a user can act on it
+without reading the code.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+
+class InvalidParameterError(ValueError):
+    """A privacy or model parameter is outside its valid range."""
+
+
+class InvalidInputError(ValueError):
+    """Input data are malformed: non-finite values, wrong shape or out of bounds."""
+
+
+class ParameterTypeError(TypeError):
+    """A parameter has the wrong type."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something in the pipeline consumed private data without accounting for it.
+
+    Raised, for example, when feature bounds are derived from the data instead of
+    being declared: the bounds then depend on every record and are not covered by
+    the mechanism's privacy claim.
+    """
+
+
+class NonContractiveWarning(UserWarning):
+    """A modulated map has Lipschitz constant L >= 1 (it is not a contraction)."""
+
+
+def check_real(name: str, value: Any) -> float:
+    """Return ``value`` as a float, refusing booleans, non-numbers and NaN."""
+    if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
+        raise ParameterTypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value):
+        raise InvalidParameterError(f"{name} must not be NaN, got {value!r}")
+    return value
+
+
+def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
+    """Validate a privacy parameter ε: finite and > 0 (``inf`` only if allowed)."""
+    eps = check_real(name, value)
+    if eps <= 0 or (math.isinf(eps) and not allow_inf):
+        limit = "in (0, inf]" if allow_inf else "finite and > 0"
+        raise InvalidParameterError(f"{name} must be {limit}, got {name}={value!r}")
+    return eps
+
+
+def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
+    """Validate δ in (0, 1), or [0, 1) when pure DP is allowed."""
+    delta = check_real(name, value)
+    low_ok = delta >= 0 if allow_zero else delta > 0
+    if not (low_ok and delta < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise InvalidParameterError(f"{name} must lie in {interval}, got {name}={value!r}")
+    return delta
+
+
+def check_positive(name: str, value: Any, *, allow_zero: bool = False, allow_inf: bool = False) -> float:
+    """Validate a strictly positive (or non-negative) real parameter."""
+    v = check_real(name, value)
+    if (v < 0 or (v == 0 and not allow_zero)) or (math.isinf(v) and not allow_inf):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise InvalidParameterError(f"{name} must be finite and {bound}, got {name}={value!r}")
+    return v
+
+
+def check_interval(name: str, value: Any, low: float, high: float, *, closed: str = "neither") -> float:
+    """Validate ``low < value < high`` (``closed`` in {"neither", "left", "right", "both"})."""
+    v = check_real(name, value)
+    left_ok = v >= low if closed in ("left", "both") else v > low
+    right_ok = v <= high if closed in ("right", "both") else v < high
+    if not (left_ok and right_ok):
+        lb = "[" if closed in ("left", "both") else "("
+        rb = "]" if closed in ("right", "both") else ")"
+        raise InvalidParameterError(f"{name} must lie in {lb}{low}, {high}{rb}, got {name}={value!r}")
+    return v
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    """Validate an integer parameter ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ParameterTypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise InvalidParameterError(f"{name} must be >= {minimum}, got {name}={value!r}")
+    return int(value)
+
+
+def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None, dim: int | None = None) -> np.ndarray:
+    """Convert to a float array and reject NaN/inf, wrong ndim or wrong last dimension."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric array-like, got {type(value).__name__}: {exc}") from exc
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if arr.ndim not in allowed:
+            raise InvalidInputError(f"{name} must have ndim in {allowed}, got shape {arr.shape}")
+    if dim is not None and (arr.ndim == 0 or arr.shape[-1] != dim):
+        raise InvalidInputError(f"{name} must have last dimension {dim}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise InvalidInputError(
+            f"{name} must be finite; found {arr[tuple(bad)]!r} at index {tuple(int(i) for i in bad)}"
+        )
+    return arr
