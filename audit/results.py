@@ -61,3 +61,29 @@ class AuditResult:
     def passed(self) -> bool:
         """True unless the verdict is ``"violation"`` or ``"fail"``."""
         return getattr(self, "verdict", "info") not in ("violation", "fail")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentResult(AuditResult):
+    """Utility curves of an experiment (a paper figure), rendered as a line plot plus tables.
+
+    ``series`` maps a method name to ``{"x": [...], "y": [...], "yerr": [...] (optional)}``;
+    ``reference`` maps a label to a horizontal reference value (e.g. non-private OLS R²);
+    ``panels`` optionally groups series by panel name (``{panel: {method: {...}}}``) for
+    multi-panel figures, in which case ``series`` may be empty. ``table`` holds rows of
+    plain dicts (e.g. measured vs. paper values) and ``notes`` the stated findings.
+    """
+
+    kind: ClassVar[str] = "utility"
+    name: str
+    target: str
+    xlabel: str
+    ylabel: str
+    series: dict = dataclasses.field(default_factory=dict)
+    panels: dict = dataclasses.field(default_factory=dict)
+    reference: dict = dataclasses.field(default_factory=dict)
+    table: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+    seed: int | None = None
+    verdict: str = "info"
+    xscale: str = "linear"
