@@ -185,11 +185,11 @@ class ModulatedMechanism:
         return self.omega * (np.atleast_2d(X) @ self.basis) + phase
 
     def map(self, X, phase) -> np.ndarray:
-        """Noise-free g_V(x; φ) for each row of X, shape (n, d)."""
+        """Noise-free g_V(x; φ), broadcasting rows of X against rows of ``phase``; shape (n, d)."""
         X = np.atleast_2d(self._check_x(X))
         if phase is None:
             raise InvalidParameterError("map needs the phases: phase=None is only valid for release/sample")
-        phase = self._phases(phase, X.shape[0], None)
+        phase = np.atleast_2d(check_array("phase", phase, ndim=(1, 2), dim=self.n_vectors))
         return (1 - self.alpha) * X + (self.lam / self.n_vectors) * np.cos(self.angles(X, phase)) @ self.basis.T
 
     def release(self, X, rng=None, *, phase=None) -> np.ndarray:
