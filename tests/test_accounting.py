@@ -1,0 +1,71 @@
+"""Accounting adapters against closed forms and dp_accounting."""
+
+import math
+
+import dp_accounting as dpa
+import pytest
+
+from privaudit.mechanisms import (
+    InvalidParameterError,
+    calibrate_noise_multiplier,
+    dpsgd_delta,
+    dpsgd_epsilon,
+    gaussian_rho,
+    sigma_for_rho,
+    zcdp_compose,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+
+
+def test_gaussian_rho_round_trip():
+    assert gaussian_rho(2.0, 3.0) == pytest.approx(9 / 8)
+    assert sigma_for_rho(gaussian_rho(1.7, 0.4), 0.4) == pytest.approx(1.7)
+    assert zcdp_compose([0.1, 0.2, 0.3]) == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("rho,delta", [(0.01, 1e-5), (0.5, 1e-6), (3.0, 1e-3)])
+def test_zcdp_conversions_are_ordered(rho, delta):
+    seed = zcdp_epsilon(rho, delta, "seed")
+    assert seed == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+    rdp = zcdp_epsilon(rho, delta, "rdp")
+    exact = zcdp_epsilon(rho, delta, "gaussian")
+    assert exact <= rdp <= seed
+    # "gaussian" is the exact profile of sqrt(2ρ)-GDP.
+    assert exact == pytest.approx(dpa.get_epsilon_gaussian(1 / math.sqrt(2 * rho), delta))
+
+
+@pytest.mark.parametrize("conversion", ["seed", "rdp", "gaussian"])
+def test_zcdp_rho_inverts_zcdp_epsilon(conversion):
+    rho = zcdp_rho(1.0, 1e-5, conversion)
+    assert zcdp_epsilon(rho, 1e-5, conversion) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_full_batch_steps_are_exact_gdp():
+    z, steps = 3.0, 16
+    eps = dpsgd_epsilon(z, steps, 1e-5)
+    assert eps == pytest.approx(dpa.get_epsilon_gaussian(z / math.sqrt(steps), 1e-5), rel=1e-3)
+    # Replace-one doubles the sensitivity: the same as add/remove with half the noise.
+    assert dpsgd_epsilon(z, steps, 1e-5, adjacency="label") == pytest.approx(dpsgd_epsilon(z / 2, steps, 1e-5), rel=1e-3)
+    assert dpsgd_delta(z, steps, eps) == pytest.approx(1e-5, rel=1e-2)
+
+
+def test_rdp_and_pld_agree_roughly_and_rdp_is_looser():
+    pld = dpsgd_epsilon(1.1, 200, 1e-5, sampling_rate=0.01)
+    rdp = dpsgd_epsilon(1.1, 200, 1e-5, sampling_rate=0.01, accountant="rdp")
+    assert pld <= rdp <= 1.5 * pld
+
+
+def test_calibration_round_trip_and_replace_one_needs_more_noise():
+    z_ar = calibrate_noise_multiplier(1.0, 1e-5, 10)
+    assert dpsgd_epsilon(z_ar, 10, 1e-5) <= 1.0 + 1e-3
+    assert dpsgd_epsilon(z_ar * 0.98, 10, 1e-5) > 1.0
+    z_ro = calibrate_noise_multiplier(1.0, 1e-5, 10, adjacency="replace-one")
+    assert z_ro == pytest.approx(2 * z_ar, rel=2e-3)
+
+
+def test_unsupported_accountant_combination_is_a_clear_error():
+    with pytest.raises(InvalidParameterError, match="does not support"):
+        dpsgd_epsilon(1.0, 10, 1e-5, sampling_rate=0.1, adjacency="replace-one", accountant="rdp")
+    with pytest.raises(InvalidParameterError, match="accountant"):
+        dpsgd_epsilon(1.0, 10, 1e-5, accountant="moments")
