@@ -1,0 +1,193 @@
+"""Tests of audit_bias: level, power, shapes, chunked moments, fallbacks and validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privaudit.audit import BiasAudit, audit_bias
+from privaudit.audit.bias import _holm_adjust, _Moments, required_draws
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError
+
+# Binomial acceptance bands for 200 seeded runs: a correct implementation fails one
+# of them with probability 1e-3.
+RUNS = 200
+BAND = 1e-3
+
+
+def gaussian_sampler(mean, cov):
+    mean = np.asarray(mean, float)
+    chol = np.linalg.cholesky(np.asarray(cov, float))
+
+    def sampler(n, rng):
+        return mean + rng.standard_normal((n, mean.size)) @ chol.T
+
+    return sampler
+
+
+def test_unbiased_gaussian_passes_and_fields_are_consistent():
+    cov = [[1.0, 0.5, 0.0], [0.5, 2.0, 0.3], [0.0, 0.3, 0.5]]
+    a = audit_bias(gaussian_sampler([1.0, -2.0, 0.5], cov), [1.0, -2.0, 0.5], n=20_000, rng=3, name="g")
+    assert isinstance(a, BiasAudit) and a.kind == "bias"
+    assert a.test == "hotelling-T2" and a.verdict == "pass" and not a.detected
+    assert a.target == "g" and a.n == 20_000 and a.seed == 3 and a.shape == (3,)
+    # The CI brackets the estimate and is Bonferroni-wide: half-width t_{1-α/6}·s/√n.
+    half = stats.t.isf(0.05 / 6, 19_999) * np.asarray(a.std) / math.sqrt(20_000)
+    ci = np.asarray(a.bias_ci)
+    np.testing.assert_allclose(ci[:, 1] - ci[:, 0], 2 * half, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(a.std) ** 2, np.diag(cov), rtol=0.05)  # 5% ≈ 7 s.e. of a variance at n=2e4
+    d = a.to_dict()
+    assert d["kind"] == "bias" and d["verdict"] == "pass" and len(d["bias_ci"]) == 3
+
+
+def test_planted_bias_is_detected_and_localised():
+    a = audit_bias(gaussian_sampler([0, 0, 0.05], np.eye(3)), np.zeros(3), n=20_000, rng=1)
+    # 0.05 = 7 standard errors: detection is certain for practical purposes.
+    assert a.detected and a.verdict == "fail" and a.rejected_coordinates == [2]
+    assert a.p_value < 1e-6
+
+
+def test_expectation_sets_verdict():
+    s = gaussian_sampler([0.1], [[1.0]])
+    assert audit_bias(s, [0.0], n=5000, rng=0, expect="biased").verdict == "pass"  # 7 s.e.: caught
+    assert audit_bias(s, [0.1], n=5000, rng=0, expect="biased").verdict == "fail"  # missed
+    assert audit_bias(s, [0.0], n=5000, rng=0, expect="unknown").verdict == "info"
+
+
+def test_scalar_and_matrix_shapes():
+    a = audit_bias(lambda n, r: r.normal(2.0, 1.0, n), 2.0, n=4000, rng=0)
+    assert a.shape == () and len(a.bias) == 1 and a.verdict == "pass"
+    m = audit_bias(lambda n, r: r.normal(size=(n, 2, 3)), np.zeros((2, 3)), n=4000, rng=0)
+    assert m.shape == (2, 3) and len(m.bias) == 6
+
+
+def test_symmetric_matrix_falls_back_to_holm():
+    # Both triangles of a symmetric matrix: a singular covariance; Hotelling is undefined.
+    def sampler(n, rng):
+        a = rng.normal(size=(n, 2, 2))
+        return a + a.transpose(0, 2, 1)
+
+    a = audit_bias(sampler, np.zeros((2, 2)), n=4000, rng=0)
+    assert a.test == "holm-t" and a.verdict == "pass"
+    b = audit_bias(lambda n, r: sampler(n, r) + 0.3, np.zeros((2, 2)), n=4000, rng=0)
+    assert b.verdict == "fail" and b.rejected_coordinates == [0, 1, 2, 3]
+
+
+def test_constant_coordinates_are_exact():
+    def sampler(n, rng):
+        return np.column_stack([rng.normal(size=n), np.full(n, 1.5)])
+
+    assert audit_bias(sampler, [0.0, 1.5], n=1000, rng=0).verdict == "pass"
+    bad = audit_bias(sampler, [0.0, 1.5 + 1e-6], n=1000, rng=0)
+    assert bad.verdict == "fail" and bad.p_value == 0.0 and 1 in bad.rejected_coordinates
+
+
+def test_reproducible_and_generator_accepted():
+    s = gaussian_sampler([0, 0], np.eye(2))
+    a = audit_bias(s, [0, 0], n=3000, chunk_size=700, rng=11)
+    b = audit_bias(s, [0, 0], n=3000, chunk_size=700, rng=11)
+    assert a.to_dict() == b.to_dict()
+    g1 = audit_bias(s, [0, 0], n=3000, rng=np.random.default_rng(5))
+    g2 = audit_bias(s, [0, 0], n=3000, rng=np.random.default_rng(5))
+    assert g1.bias == g2.bias and g1.seed is None
+
+
+def test_chunked_moments_merge_exactly():
+    x = np.random.default_rng(0).normal(3.0, 2.0, size=(1003, 4))
+    full, diag = _Moments(full=True), _Moments(full=False)
+    for lo in range(0, 1003, 97):
+        full.update(x[lo : lo + 97])
+        diag.update(x[lo : lo + 97])
+    np.testing.assert_allclose(full.mean, x.mean(0), rtol=1e-13)
+    np.testing.assert_allclose(full.covariance(), np.cov(x.T), rtol=1e-12)
+    np.testing.assert_allclose(diag.m2 / 1002, np.var(x, 0, ddof=1), rtol=1e-12)
+
+
+def test_holm_adjustment_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.5])
+    np.testing.assert_allclose(_holm_adjust(p), multipletests(p, method="holm")[1])
+
+
+def test_min_detectable_bias_one_dimensional_matches_noncentral_t():
+    # p = 1: T² = t², so the power at the stated bias b must be `power` for the two-sided
+    # t-test, computed independently from the non-central t distribution.
+    n = 2000
+    a = audit_bias(gaussian_sampler([0.0], [[4.0]]), [0.0], n=n, rng=0)
+    s = a.std[0]
+    nc = a.min_detectable_bias[0] * math.sqrt(n) / s
+    crit = stats.t.isf(0.025, n - 1)
+    pw = stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc)
+    assert pw == pytest.approx(0.9, abs=1e-6)
+    # Holm (p = 1: a plain t-test) states (t + z)·s/√n.
+    h = audit_bias(gaussian_sampler([0.0], [[4.0]]), [0.0], n=n, rng=0, test="holm")
+    assert h.min_detectable_bias[0] == pytest.approx((crit + stats.norm.ppf(0.9)) * s / math.sqrt(n))
+
+
+def test_required_draws_scale():
+    a = audit_bias(gaussian_sampler([10.0, 0.0], np.eye(2)), [10.0, 0.0], n=5000, rng=0)
+    # Worst direction: λ*(χ², 2 df) λ_max / (0.01·10)².
+    crit = stats.chi2.isf(0.05, 2)
+    from scipy.optimize import brentq
+
+    lam = brentq(lambda l: stats.ncx2.sf(crit, 2, l) - 0.9, 0, 100)
+    lmax = max(np.asarray(a.std) ** 2)  # the covariance is ~diagonal; λ_max ≈ max variance
+    assert a.n_required == pytest.approx(lam * lmax / 0.1**2, rel=0.05)
+    assert required_draws(a, 0.02) == pytest.approx(a.n_required / 4, abs=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n": 1}, "n must be >= 2"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"expect": "maybe"}, "expect"),
+        ({"test": "wald"}, "test"),
+        ({"rng": "seed"}, "rng"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        audit_bias(lambda n, r: r.normal(size=n), 0.0, **{"n": 100, **kwargs})
+
+
+def test_bad_sampler_output_raises():
+    with pytest.raises(InvalidInputError, match="shape"):
+        audit_bias(lambda n, r: r.normal(size=(n, 2)), 0.0, n=100)
+    with pytest.raises(InvalidInputError, match="non-finite"):
+        audit_bias(lambda n, r: np.full(n, np.nan), 0.0, n=100)
+    with pytest.raises(InvalidInputError, match="target"):
+        audit_bias(lambda n, r: r.normal(size=n), np.nan, n=100)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "exponential"])
+def test_null_false_alarm_rate(kind):
+    """Level: ≤ 1 − confidence over 200 seeded runs (exact for Gaussian, CLT for skewed draws)."""
+    if kind == "gaussian":
+        sampler, target = gaussian_sampler([1.0, 2.0, 3.0], [[1, 0.3, 0], [0.3, 1, 0.2], [0, 0.2, 2]]), [1.0, 2.0, 3.0]
+    else:
+        def sampler(n, rng):
+            return rng.exponential(1.0, size=(n, 3)) * [1.0, 2.0, 0.5]
+
+        target = [1.0, 2.0, 0.5]
+    seeds = np.random.SeedSequence(2024).spawn(RUNS)
+    alarms = sum(audit_bias(sampler, target, n=3000, rng=s).detected for s in seeds)
+    rate = alarms / RUNS
+    print(f"null false-alarm rate ({kind}, 200 runs, level 0.05): {rate:.3f}")
+    assert alarms <= stats.binom.isf(BAND, RUNS, 0.05)
+
+
+def test_power_at_reported_min_detectable_bias():
+    """A bias equal to the reported min detectable bias is caught ≈ 90% of the time."""
+    cov = np.array([[1.0, 0.4], [0.4, 2.0]])
+    ref = audit_bias(gaussian_sampler([0.0, 0.0], cov), [0.0, 0.0], n=4000, rng=0)
+    planted = np.array([ref.min_detectable_bias[0], 0.0])
+    seeds = np.random.SeedSequence(7).spawn(RUNS)
+    hits = sum(audit_bias(gaussian_sampler(planted, cov), [0.0, 0.0], n=4000, rng=s).detected for s in seeds)
+    print(f"power at the reported min detectable bias (200 runs): {hits / RUNS:.3f} (nominal 0.9)")
+    lo, hi = stats.binom.ppf(BAND / 2, RUNS, 0.9), stats.binom.isf(BAND / 2, RUNS, 0.9)
+    assert lo <= hits <= hi
