@@ -143,8 +143,10 @@ def calibrate_noise_multiplier(
 ) -> float:
     """Smallest noise multiplier with ε(δ) ≤ ε over ``steps`` steps (dp_accounting's calibration).
 
-    For full-batch steps with ``accountant="pld"`` under add/remove the answer
-    equals the analytic Gaussian calibration with μ_T = sqrt(T)/z.
+    For full-batch steps with ``accountant="pld"`` the composition is exactly
+    μ-GDP with μ = c·sqrt(T)/z (c = 2 under replace-one), so z comes from the
+    analytic Gaussian calibration of dp_accounting directly; otherwise it is
+    found by dp_accounting's bisection on the accountant.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -156,7 +158,11 @@ def calibrate_noise_multiplier(
     # Full participation without subsampling is exactly sqrt(T)/z-GDP (times 2 under
     # replace-one), which bounds the answer from above: subsampling only helps.
     doubling = 2.0 if neighboring_relation(adjacency) == dpa.NeighboringRelation.REPLACE_ONE else 1.0
-    upper = 1.05 * doubling * math.sqrt(steps) * dpa.get_sigma_gaussian(epsilon, delta)
+    exact_full_batch = doubling * math.sqrt(steps) * dpa.get_sigma_gaussian(epsilon, delta)
+    if sampling_rate == 1.0 and accountant == "pld":
+        # The PLD of full-batch Gaussian steps is exactly this GDP curve (up to its grid).
+        return float(exact_full_batch)
+    upper = 1.05 * exact_full_batch
     # The PLD grid grows like 1/z^2; below this floor it no longer fits in memory.
     lower = min(_Z_FLOOR, upper / 2)
     try:

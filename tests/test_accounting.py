@@ -64,6 +64,12 @@ def test_calibration_round_trip_and_replace_one_needs_more_noise():
     assert z_ro == pytest.approx(2 * z_ar, rel=2e-3)
 
 
+def test_subsampled_calibration_uses_the_accountant():
+    z = calibrate_noise_multiplier(2.0, 1e-5, 50, sampling_rate=0.05)
+    assert dpsgd_epsilon(z, 50, 1e-5, sampling_rate=0.05) == pytest.approx(2.0, abs=5e-3)
+    assert z < calibrate_noise_multiplier(2.0, 1e-5, 50)  # subsampling amplifies privacy
+
+
 def test_unsupported_accountant_combination_is_a_clear_error():
     with pytest.raises(InvalidParameterError, match="does not support"):
         dpsgd_epsilon(1.0, 10, 1e-5, sampling_rate=0.1, adjacency="replace-one", accountant="rdp")
