@@ -9,9 +9,10 @@ Two calibrations are offered:
 
 * ``"analytic"`` (default): the smallest σ with δ(ε) ≤ δ, via dp_accounting;
 * ``"classical"``: σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1), proven
-  only for ε < 1. At ε = 1, δ = 1e−5 its exact ε is ≈ 0.77 (loose); at ε = 10 its
-  exact δ(10) ≈ 2.6e−4 exceeds δ = 1e−5 (the claim is false). Seed 000 uses it,
-  with the square root lost in the extracted text.
+  only for ε < 1. At ε = 1, δ = 1e−5 (σ = 4.845 vs. the analytic 3.731) its exact
+  ε is 0.751: the claim is loose. At ε = 10 (σ = 0.4845 vs. 0.4999) its exact
+  δ(10) = 2.27e−5 exceeds δ = 1e−5, and its exact ε at δ = 1e−5 is 10.39: the
+  claim is false. Seed 000 uses it, with the square root lost in the extracted text.
 """
 
 from __future__ import annotations
