@@ -1,0 +1,143 @@
+"""DP-SGD FedAvg with one example per client: seed 000's baseline (Experiments appendix).
+
+Every client takes part in every round t = 0, …, T − 1. Client i computes its
+squared-loss gradient g_i = x_i (x_iᵀβ − y_i), clips it to ℓ₂ norm C,
+
+    ḡ_i = g_i · min(1, C/‖g_i‖),   ‖g_i‖ = |x_iᵀβ − y_i|·‖x_i‖   (closed form: no per-client loop),
+
+and the server releases the noisy mean (Σ_i ḡ_i + N(0, σ_t² I))/K, then steps
+β ← Π_{‖β‖ ≤ radius}(β − lr · noisy mean).
+
+Privacy (central DP, adjacency "replace-one": one client's (x, y) replaced). Replacing
+one client moves the clipped sum by at most 2C, so each round is ρ_t = (2C)²/(2σ_t²)-zCDP
+and ρ adds over rounds (no subsampling amplification: full participation). The
+total (ε, δ) is converted to ρ by ``conversion`` (see
+:mod:`privaudit.learners.modulated`) and split evenly, σ_t = 2C/sqrt(2ρ/T).
+Unlike the modulated learners this protects y as well, but assumes a trusted
+aggregator that adds the noise.
+
+Streaming as in the modulated learners: per-block sums in block order, noise from
+a generator keyed by the round, so results do not depend on ``chunk_size``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
+from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+)
+
+from .modulated import check_data, iter_blocks, keyed_rng, project_ball, root_seed
+
+
+def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:
+    """Σ_i g_i min(1, C/‖g_i‖) for g_i = x_i(x_iᵀβ − y_i), vectorised over clients; shape (d,)."""
+    r = X @ beta - y
+    norms = np.abs(r) * np.linalg.norm(X, axis=1)
+    with np.errstate(divide="ignore"):
+        scale = np.minimum(1.0, clip / norms)  # norm 0 → inf → 1
+    return X.T @ (r * scale)
+
+
+class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
+    """Full-participation DP-SGD FedAvg for linear regression, one example per client.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Total (ε, δ) under replace-one adjacency.
+    clip : float
+        Per-client clip norm C > 0.
+    learning_rate : float
+        Step size on the noisy mean gradient.
+    rounds : int
+        T ≥ 1 rounds, each a full pass over clients.
+    radius : float
+        Projection radius.
+    conversion : {"gaussian", "rdp", "seed"}
+        zCDP → (ε, δ) conversion used to split the budget.
+    chunk_size, fit_intercept, random_state
+        As in :class:`~privaudit.learners.ModulatedRegressor`.
+
+    Attributes
+    ----------
+    coef_, intercept_ : fitted parameters.
+    claim : PrivacyClaim (adjacency "replace-one", μ = sqrt(2ρ), ρ).
+    round_sigma_ : ndarray (T,) noise std of the clipped sum per round.
+    coef_path_ : ndarray (T + 1, p) iterates.
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, clip=1.0, learning_rate=0.1, rounds=10, radius=10.0,
+                 conversion="gaussian", chunk_size=None, fit_intercept=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip = clip
+        self.learning_rate = learning_rate
+        self.rounds = rounds
+        self.radius = radius
+        self.conversion = conversion
+        self.chunk_size = chunk_size
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def fit(self, X, y) -> "FedAvgDPSGDRegressor":
+        """Run T rounds of clipped, noised full-batch gradient steps; returns self."""
+        eps, delta = check_epsilon(self.epsilon), check_delta(self.delta)
+        C = check_positive("clip", self.clip)
+        lr = check_positive("learning_rate", self.learning_rate)
+        T = check_int("rounds", self.rounds)
+        radius = check_positive("radius", self.radius, allow_inf=True)
+        if self.conversion not in ZCDP_CONVERSIONS:
+            raise InvalidParameterError(f"conversion must be one of {ZCDP_CONVERSIONS}, got conversion={self.conversion!r}")
+        if self.chunk_size is not None:
+            check_int("chunk_size", self.chunk_size)
+        X, y = check_data(X, y, self.chunk_size)
+        K = X.shape[0]
+        self.n_features_in_ = X.shape[1]
+        D = X.shape[1] + (1 if self.fit_intercept else 0)
+        rho = zcdp_rho(eps, delta, self.conversion)
+        sigma = sigma_for_rho(rho / T, 2 * C)  # replace-one sensitivity of the clipped sum: 2C
+        self.claim = PrivacyClaim(eps, delta, "replace-one", mu=math.sqrt(2 * rho), rho=rho)
+        root = root_seed(self.random_state)
+        beta = np.zeros(D)
+        path = [beta.copy()]
+        for t in range(T):
+            total = np.zeros(D)
+            for _, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+                total += clipped_gradient_sum(Xb, yb, beta, C)
+            noisy = (total + sigma * keyed_rng(root, t, 0).standard_normal(D)) / K
+            beta = project_ball(beta - lr * noisy, radius)
+            path.append(beta.copy())
+        self.round_sigma_ = np.full(T, sigma)
+        self.coef_path_ = np.array(path)
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = beta[:-1].copy(), float(beta[-1])
+        else:
+            self.coef_, self.intercept_ = beta.copy(), 0.0
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """ŷ = X coef_ + intercept_."""
+        check_is_fitted(self, "coef_")
+        X = check_array("X", X, ndim=2)
+        if X.shape[1] != self.n_features_in_:
+            raise InvalidInputError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        return X @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags

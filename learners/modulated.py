@@ -1,0 +1,578 @@
+"""Seed 000's modulated local-DP linear regression: server statistics and two learners.
+
+Protocol (seed 000, Algorithms 3.1–3.2, §5 and §7). Each client i holds one (x_i, y_i);
+y_i is public, x_i is private under the adjacency ‖x − x′‖₂ ≤ 1. In round t the server
+draws a fresh orthonormal basis V_t (d × m); every client draws fresh phases and sends
+
+    g̃_i = (1 − α) x_i + (λ/m) Σ_j cos(ω⟨x_i, v_j⟩ + φ_ij) v_j + ξ_i,   ξ_i ~ N(0, σ_t² I)
+
+(:class:`~privaudit.mechanisms.ModulatedMechanism`). The server forms
+
+    Σ_g = (1/K) Σ_i g̃_i g̃_iᵀ,   Σ_x = (Σ_g − C)/(1 − α)²,   Z = (1/(K(1 − α))) Σ_i y_i g̃_i,
+
+with the derived correction C = (λ²/(2m²)) P_V + σ² I, so that E[Σ_x] = XᵀX/K and
+E[Z] = Xᵀy/K; G = Σ_x β − Z is unbiased for ∇L(β) of L(β) = ‖Xβ − y‖²/(2K) (seed 000,
+§3.1.4 for m = 1; the seed's printed λ²/(2m) P_V is biased for m > 1, see
+:meth:`ModulatedMechanism.seed_correction`).
+
+* :class:`ModulatedRegressor` — T rounds of projected gradient steps
+  β ← Π_{‖β‖ ≤ radius}(β − η_t G_t), with η_t = c / λ_max(Σ_x,t) (``step`` = c; the
+  normalisation by the largest eigenvalue of the round's own private Σ_x is
+  post-processing, and makes c scale-free: c ≤ 1 never overshoots along the top
+  direction of Σ_x,t).
+* :class:`OneShotModulatedRegressor` — one release, β̂ = (Σ_x + γI)⁻¹ Z (seed 000, §5).
+
+Privacy. Every round is a Gaussian release of an L-Lipschitz map, L = |1 − α| + λω/m,
+so it is ρ_t = L²/(2σ_t²)-zCDP (conditionally on the public phases/basis) and ρ adds
+over rounds. The total (ε, δ) is converted to ρ by the chosen ``conversion``
+(:func:`~privaudit.mechanisms.zcdp_rho`) and split evenly: σ_t = L/sqrt(2ρ/T). As all
+rounds are Gaussian, the composition is exactly sqrt(2ρ)-GDP, so
+``conversion="gaussian"`` (the default) is exact; ``"rdp"`` and the seed's
+``"seed"`` (ε = ρ + 2 sqrt(ρ ln 1/δ)) are valid but looser, hence noisier.
+``calibration="classical"`` instead uses the textbook σ = L sqrt(2 ln(1.25/δ_t))/ε_t per
+round with basic composition (ε_t, δ_t) = (ε/T, δ/T); that claim is only proven for
+ε_t < 1 and is stated, not exact.
+
+Streaming and randomness. Clients are processed in blocks of :data:`BLOCK` rows. The
+random numbers of block b in round t come from ``SeedSequence(entropy, spawn_key=(t, 1 + b))``
+and the basis of round t from spawn key (t, 0), and block sums are added in block
+order, so results are bit-identical for every ``chunk_size`` (which only sets how
+many rows are read at a time; it is rounded up to a multiple of BLOCK). Memory is
+O(d² + chunk·d). X and y may be any arrays with ``shape`` and slicing (numpy,
+memmap, dask).
+
+Inference (asymptotic normality, seed 000 §8). Each round's statistics are means of
+per-client estimating functions ψ_i,t(β) = (g̃g̃ᵀ − C_t)β/(1 − α)² − y g̃/(1 − α), so
+G_t = (1/K) Σ_i ψ_i,t. Linearising the recursion around the fixed point, with
+A_t = I − η_t Σ̄ and B_t = (A_{T−1} ⋯ A_{t+1}) η_t,
+
+    Cov(β̂) ≈ [ (Σ_t B_t) S (Σ_t B_t)ᵀ + Σ_t B_t (Ω − S) B_tᵀ ] / K,
+
+where Ω = Cov(ψ_i,t) (sampling + privacy noise, fresh each round) and S = Cov(ψ_i,t, ψ_i,s)
+for t ≠ s (the sampling part, shared by all rounds because the data are the same).
+Both are estimated at β̂ from the releases of the last two rounds, regenerated from
+their seeds (post-processing: a real server would keep them). For the one-shot
+estimator this is the M-estimation sandwich H⁻¹ Ω H⁻¹ / K with H = Σ_x + γI. The
+intervals are for the population coefficient of a linear model with i.i.d. clients
+(for γ > 0, for the ridge-shrunk target), and assume the iteration has converged:
+``contraction_`` = ‖A_{T−1} ⋯ A_0‖₂ should be small.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+from scipy import stats as _st
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
+from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.gaussian import classical_sigma
+from privaudit.mechanisms.modulated import ModulatedMechanism, random_orthonormal_basis
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    NonContractiveWarning,
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+)
+
+#: Rows per random-number block: the unit of client randomness and of summation.
+BLOCK = 4096
+CORRECTIONS = ("derived", "seed", "none")
+CALIBRATIONS = ("zcdp", "classical")
+
+
+# --------------------------------------------------------------------------------------
+# randomness and streaming helpers (shared with the FedAvg baseline)
+# --------------------------------------------------------------------------------------
+def root_seed(random_state) -> np.random.SeedSequence:
+    """The root SeedSequence of a fit: from an int/None, or one draw of a Generator."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int | np.integer)):
+        raise InvalidParameterError(f"random_state must be None, an int or a Generator, got random_state={random_state!r}")
+    return np.random.SeedSequence(random_state)
+
+
+def keyed_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
+    """A generator determined by (root, key) only: SeedSequence(entropy, spawn_key=root.spawn_key + key)."""
+    ss = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
+    return np.random.Generator(np.random.PCG64(ss))
+
+
+def check_data(X, y, chunk_size) -> tuple:
+    """Validate shapes (and, in memory, values) of X (K, d) and y (K,).
+
+    With ``chunk_size=None`` both are converted and checked in full; otherwise only
+    their shapes are checked here and values are checked chunk by chunk.
+    """
+    if chunk_size is None:
+        X = check_array("X", X, ndim=2)
+        y = check_array("y", y, ndim=1)
+    else:
+        if not hasattr(X, "shape") or len(X.shape) != 2:
+            raise InvalidInputError(f"X must be a 2-d array with shape and slicing, got {type(X).__name__}")
+        if not hasattr(y, "shape"):
+            y = check_array("y", y, ndim=1)
+        if len(y.shape) != 1:
+            raise InvalidInputError(f"y must be 1-d, got shape {tuple(y.shape)}")
+    if X.shape[0] != y.shape[0]:
+        raise InvalidInputError(f"X and y must have the same number of rows, got X.shape={tuple(X.shape)}, y.shape={tuple(y.shape)}")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise InvalidInputError(f"X must have at least one row and one column, got shape {tuple(X.shape)}")
+    return X, y
+
+
+def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Yield (block index, X block, y block), reading ``chunk_size`` rows (rounded up to BLOCK) at a time.
+
+    Blocks are always BLOCK rows (the last may be shorter), whatever ``chunk_size``.
+    With ``intercept`` a column of ones is appended to each X block.
+    """
+    K = X.shape[0]
+    read = K if chunk_size is None else max(1, math.ceil(chunk_size / BLOCK)) * BLOCK
+    for start in range(0, K, read):
+        Xc = check_array("X", X[start : start + read], ndim=2)
+        yc = check_array("y", y[start : start + read], ndim=1)
+        if intercept:
+            Xc = np.hstack([Xc, np.ones((Xc.shape[0], 1))])
+        for off in range(0, Xc.shape[0], BLOCK):
+            yield (start + off) // BLOCK, Xc[off : off + BLOCK], yc[off : off + BLOCK]
+
+
+def project_ball(beta: np.ndarray, radius: float) -> np.ndarray:
+    """Euclidean projection onto {‖β‖₂ ≤ radius}."""
+    norm = float(np.linalg.norm(beta))
+    return beta if norm <= radius else beta * (radius / norm)
+
+
+# --------------------------------------------------------------------------------------
+# server statistics
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServerStatistics:
+    """One round's debiased server statistics (leading axes = independent replicates).
+
+    Attributes
+    ----------
+    Sigma_x : ndarray (..., d, d)
+        (Σ_g − C)/(1 − α)², unbiased for XᵀX/K with the derived correction.
+    Z : ndarray (..., d)
+        (1/(K(1 − α))) Σ_i y_i g̃_i, unbiased for Xᵀy/K.
+    n_clients : int
+        K.
+    """
+
+    Sigma_x: np.ndarray
+    Z: np.ndarray
+    n_clients: int
+
+
+def _correction(mechanism: ModulatedMechanism, correction: str) -> np.ndarray | None:
+    if correction == "derived":
+        return mechanism.second_moment_correction()
+    if correction == "seed":
+        return mechanism.seed_correction()
+    if correction == "none":
+        return None
+    raise InvalidParameterError(f"correction must be one of {CORRECTIONS}, got correction={correction!r}")
+
+
+def debias_moments(gram, cross, n_clients: int, mechanism: ModulatedMechanism, *, correction: str = "derived") -> ServerStatistics:
+    """Server statistics from accumulated raw sums Σ_i g̃_i g̃_iᵀ (..., d, d) and Σ_i y_i g̃_i (..., d).
+
+    This is the streaming form of :func:`server_statistics`: accumulate the two sums
+    over chunks of releases, then call this once.
+    """
+    a = 1.0 - mechanism.alpha
+    sigma_g = np.asarray(gram, dtype=float) / n_clients
+    corr = _correction(mechanism, correction)
+    if corr is not None:
+        sigma_g = sigma_g - corr
+    return ServerStatistics(Sigma_x=sigma_g / a**2, Z=np.asarray(cross, dtype=float) / (n_clients * a), n_clients=int(n_clients))
+
+
+def server_statistics(releases, y, mechanism: ModulatedMechanism, *, correction: str = "derived",
+                      chunk_size: int | None = None) -> ServerStatistics:
+    """Debiased Σ_x and Z of one round (seed 000, §3.1.4; §7 for m > 1).
+
+    Parameters
+    ----------
+    releases : array (..., K, d)
+        The clients' releases g̃_i of one round; leading axes are independent
+        replicates (vectorised Monte Carlo).
+    y : array (K,) or (..., K)
+        Public responses.
+    mechanism : ModulatedMechanism
+        The round's mechanism (α, λ, m, σ and basis V define the correction).
+    correction : {"derived", "seed", "none"}
+        C = (λ²/(2m²)) P_V + σ² I (derived, unbiased), the seed's printed
+        (λ²/(2m)) P_V + σ² I (biased for m > 1), or no debiasing (Σ_g/(1 − α)²).
+    chunk_size : int, optional
+        Accumulate over chunks of this many clients (memory O(d² + chunk·d) per replicate).
+
+    Returns
+    -------
+    ServerStatistics
+        Σ_x = (Σ_g − C)/(1 − α)² and Z = (1/(K(1 − α))) Σ_i y_i g̃_i.
+    """
+    _correction(mechanism, correction)  # validate early
+    R = np.asarray(releases) if not hasattr(releases, "shape") else releases
+    if len(R.shape) < 2 or R.shape[-1] != mechanism.dim:
+        raise InvalidInputError(f"releases must have shape (..., K, {mechanism.dim}), got {tuple(R.shape)}")
+    K = R.shape[-2]
+    yv = np.asarray(y, dtype=float)
+    if yv.shape[-1] != K:
+        raise InvalidInputError(f"y must have last dimension K={K}, got shape {yv.shape}")
+    step = K if chunk_size is None else check_int("chunk_size", chunk_size)
+    gram = np.zeros(R.shape[:-2] + (mechanism.dim, mechanism.dim))
+    cross = np.zeros(R.shape[:-2] + (mechanism.dim,))
+    for s in range(0, K, step):
+        g = check_array("releases", R[..., s : s + step, :])
+        yc = check_array("y", yv[..., s : s + step])
+        gram += np.swapaxes(g, -1, -2) @ g
+        cross += np.einsum("...k,...kd->...d", yc, g)
+    return debias_moments(gram, cross, K, mechanism, correction=correction)
+
+
+def server_gradient(stats: ServerStatistics, beta) -> np.ndarray:
+    """G = Σ_x β − Z, unbiased for ∇L(β) = XᵀXβ/K − Xᵀy/K; shape (..., d)."""
+    beta = np.asarray(beta, dtype=float)
+    return (stats.Sigma_x @ beta[..., None])[..., 0] - stats.Z
+
+
+def estimating_functions(releases: np.ndarray, y: np.ndarray, beta: np.ndarray, mechanism: ModulatedMechanism) -> np.ndarray:
+    """Per-client ψ_i(β) = (g̃_i g̃_iᵀ − C)β/(1 − α)² − y_i g̃_i/(1 − α), shape (K, d); mean = G."""
+    a = 1.0 - mechanism.alpha
+    coef = (releases @ beta) / a**2 - y / a
+    return releases * coef[:, None] - (mechanism.second_moment_correction() @ beta) / a**2
+
+
+# --------------------------------------------------------------------------------------
+# learners
+# --------------------------------------------------------------------------------------
+class _ModulatedBase(RegressorMixin, BaseEstimator):
+    """Shared validation, client simulation and inference of the modulated learners."""
+
+    _rounds_attr = "rounds"
+
+    # ----- parameters -----
+    def _n_rounds(self) -> int:
+        return 1
+
+    def _check_params(self) -> None:
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.conversion not in ZCDP_CONVERSIONS:
+            raise InvalidParameterError(f"conversion must be one of {ZCDP_CONVERSIONS}, got conversion={self.conversion!r}")
+        if self.calibration not in CALIBRATIONS:
+            raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={self.calibration!r}")
+        if self.chunk_size is not None:
+            check_int("chunk_size", self.chunk_size)
+
+    def _template(self, dim: int) -> ModulatedMechanism:
+        """Round mechanism (basis set per round) with σ_t from the split budget; also sets ``claim``."""
+        T = self._n_rounds()
+        # Validates α, λ, ω and m ≤ d, and warns once if L ≥ 1.
+        probe = ModulatedMechanism(alpha=self.alpha, lam=self.lam, omega=self.omega, n_vectors=self.n_vectors,
+                                   dim=dim, sigma=1.0)
+        L = probe.lipschitz
+        if self.calibration == "zcdp":
+            rho = zcdp_rho(self.epsilon, self.delta, self.conversion)
+            sigma = sigma_for_rho(rho / T, L)
+            # The T rounds compose to exactly sqrt(2ρ)-GDP; (ε, δ) holds by the chosen conversion.
+            self.claim = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1", mu=math.sqrt(2 * rho), rho=rho)
+        else:
+            sigma = classical_sigma(self.epsilon / T, self.delta / T, L)
+            self.claim = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonContractiveWarning)  # already warned by the probe
+            return ModulatedMechanism(alpha=self.alpha, lam=self.lam, omega=self.omega, n_vectors=self.n_vectors,
+                                      dim=dim, sigma=sigma)
+
+    # ----- client simulation -----
+    def _round_sums(self, X, y, mech, root, t, transcript=None, beta=None):
+        """Σ g̃g̃ᵀ and Σ y g̃ of round t, block by block (optionally ψ(β) sums too)."""
+        D = mech.dim
+        gram, cross = np.zeros((D, D)), np.zeros(D)
+        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+            g = mech.release(Xb, keyed_rng(root, t, 1 + b))
+            gram += g.T @ g
+            cross += g.T @ yb
+            if transcript is not None:
+                transcript[t, b * BLOCK : b * BLOCK + len(yb)] = g
+        return gram, cross
+
+    def _psi_moments(self, X, y, mechs, rounds, root, beta):
+        """Ω (own-round covariance) and S (cross-round covariance) of ψ at β, from rounds ``rounds``."""
+        D = len(beta)
+        K = X.shape[0]
+        sums = [np.zeros(D) for _ in rounds]
+        own = np.zeros((D, D))
+        cross = np.zeros((D, D))
+        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+            psis = []
+            for t in rounds:
+                g = mechs[t].release(Xb, keyed_rng(root, t, 1 + b))
+                psis.append(estimating_functions(g, yb, beta, mechs[t]))
+            for j, p in enumerate(psis):
+                sums[j] += p.sum(axis=0)
+                own += p.T @ p
+            if len(psis) == 2:
+                c = psis[0].T @ psis[1]
+                cross += c + c.T
+        means = [s / K for s in sums]
+        omega = own / (K * len(rounds)) - sum(np.outer(m, m) for m in means) / len(rounds)
+        if len(rounds) == 2:
+            S = cross / (2 * K) - (np.outer(means[0], means[1]) + np.outer(means[1], means[0])) / 2
+        else:
+            S = None
+        return omega, S
+
+    def _setup_fit(self, X, y):
+        self._check_params()
+        X, y = check_data(X, y, self.chunk_size)
+        self.n_features_in_ = X.shape[1]
+        D = X.shape[1] + (1 if self.fit_intercept else 0)
+        template = self._template(D)
+        root = root_seed(self.random_state)
+        return X, y, D, template, root
+
+    def _finish(self, beta: np.ndarray, cov: np.ndarray | None) -> None:
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = beta[:-1].copy(), float(beta[-1])
+        else:
+            self.coef_, self.intercept_ = beta.copy(), 0.0
+        self.params_ = beta
+        if cov is not None:
+            cov = (cov + cov.T) / 2
+            w, U = np.linalg.eigh(cov)
+            self.cov_params_ = (U * np.clip(w, 0, None)) @ U.T  # PSD by construction
+            self.bse_ = np.sqrt(np.diag(self.cov_params_))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.tvalues_ = beta / self.bse_
+            self.pvalues_ = 2 * _st.norm.sf(np.abs(self.tvalues_))
+
+    # ----- public API -----
+    def predict(self, X) -> np.ndarray:
+        """ŷ = X coef_ + intercept_."""
+        check_is_fitted(self, "coef_")
+        X = check_array("X", X, ndim=2)
+        if X.shape[1] != self.n_features_in_:
+            raise InvalidInputError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        return X @ self.coef_ + self.intercept_
+
+    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """Wald (1 − α) intervals for the parameters (coef_, then intercept_ if fitted), shape (p, 2)."""
+        check_is_fitted(self, "cov_params_")
+        a = float(alpha)
+        if not 0 < a < 1:
+            raise InvalidParameterError(f"alpha must lie in (0, 1), got alpha={alpha!r}")
+        z = _st.norm.ppf(1 - a / 2)
+        return np.column_stack([self.params_ - z * self.bse_, self.params_ + z * self.bse_])
+
+    def wald_test(self, R, q=None) -> tuple[float, float, int]:
+        """Wald test of H0: Rβ = q; returns (statistic, p-value, df) with a χ²_df reference."""
+        check_is_fitted(self, "cov_params_")
+        R = np.atleast_2d(check_array("R", R, ndim=(1, 2), dim=len(self.params_)))
+        q = np.zeros(R.shape[0]) if q is None else check_array("q", q, ndim=1, dim=R.shape[0])
+        diff = R @ self.params_ - q
+        V = R @ self.cov_params_ @ R.T
+        stat = float(diff @ np.linalg.pinv(V) @ diff)
+        df = int(np.linalg.matrix_rank(V))
+        return stat, float(_st.chi2.sf(stat, df)), df
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # private: utility at ε = 1 is not OLS-grade
+        return tags
+
+
+class ModulatedRegressor(_ModulatedBase):
+    """Iterative modulated local-DP linear regression (seed 000, Algorithms 3.1–3.2; §7 for m > 1).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Total (ε, δ) over all rounds, for the adjacency ‖x − x′‖₂ ≤ 1 on one client's features.
+    alpha : float
+        Contraction α ∈ (0, 1).
+    lam, omega : float
+        Modulation amplitude λ ≥ 0 and frequency ω ≥ 0; L = |1 − α| + λω/m.
+    n_vectors : int
+        m orthonormal modulation vectors per round (1 ≤ m ≤ d).
+    rounds : int
+        T ≥ 1.
+    step : float
+        Step factor c; η_t = c / λ_max(Σ_x,t).
+    radius : float
+        Projection radius: β stays in {‖β‖₂ ≤ radius}.
+    conversion : {"gaussian", "rdp", "seed"}
+        zCDP → (ε, δ) conversion used to split the budget (see module docstring).
+    calibration : {"zcdp", "classical"}
+        Per-round σ from the zCDP split, or the seed's textbook formula per round.
+    chunk_size : int, optional
+        Clients read per chunk (streaming); None reads X at once. Results do not depend on it.
+    fit_intercept : bool
+        Append a public constant feature 1 to every client (its change is 0, so the claim is unchanged).
+    random_state : int, Generator or None
+    store_transcript : bool
+        Keep all releases as ``transcript_`` (T, K, d); memory O(TKd).
+    inference : bool
+        Estimate ``cov_params_`` (one extra pass regenerating the last two rounds).
+
+    Attributes
+    ----------
+    coef_, intercept_, params_ : fitted parameters (params_ includes the intercept last).
+    claim : PrivacyClaim of the whole transcript (adjacency "l2<=1").
+    round_sigma_ : ndarray (T,) noise std per round.
+    round_mechanisms_ : list of ModulatedMechanism, one per round, with its basis.
+    round_stats_ : list of ServerStatistics per round.
+    coef_path_ : ndarray (T + 1, p) iterates.
+    transcript_ : ndarray (T, K, d), only with ``store_transcript``.
+    cov_params_, bse_, tvalues_, pvalues_ : inference (Wald, normal reference).
+    contraction_ : float, ‖Π_t (I − η_t Σ̄)‖₂ (≈ 0 when the iteration has converged).
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, rounds=10,
+                 step=0.8, radius=10.0, conversion="gaussian", calibration="zcdp", chunk_size=None,
+                 fit_intercept=False, random_state=None, store_transcript=False, inference=True):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.lam = lam
+        self.omega = omega
+        self.n_vectors = n_vectors
+        self.rounds = rounds
+        self.step = step
+        self.radius = radius
+        self.conversion = conversion
+        self.calibration = calibration
+        self.chunk_size = chunk_size
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.store_transcript = store_transcript
+        self.inference = inference
+
+    def _n_rounds(self) -> int:
+        return check_int("rounds", self.rounds)
+
+    def fit(self, X, y) -> "ModulatedRegressor":
+        """Simulate T rounds of clients and server; returns self."""
+        T = self._n_rounds()
+        c = check_positive("step", self.step)
+        radius = check_positive("radius", self.radius, allow_inf=True)
+        X, y, D, template, root = self._setup_fit(X, y)
+        K = X.shape[0]
+        transcript = np.empty((T, K, D)) if self.store_transcript else None
+        beta = np.zeros(D)
+        path, mechs, stats, etas = [beta.copy()], [], [], []
+        for t in range(T):
+            mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, t, 0)))
+            gram, cross = self._round_sums(X, y, mech, root, t, transcript)
+            st = debias_moments(gram, cross, K, mech)
+            top = float(np.linalg.eigvalsh(st.Sigma_x)[-1])
+            eta = c / top if top > 0 else c
+            beta = project_ball(beta - eta * server_gradient(st, beta), radius)
+            mechs.append(mech)
+            stats.append(st)
+            etas.append(eta)
+            path.append(beta.copy())
+        self.round_mechanisms_ = mechs
+        self.round_sigma_ = np.array([m.sigma for m in mechs])
+        self.round_stats_ = stats
+        self.step_sizes_ = np.array(etas)
+        self.coef_path_ = np.array(path)
+        if transcript is not None:
+            self.transcript_ = transcript
+        cov = None
+        sigma_bar = np.mean([s.Sigma_x for s in stats], axis=0)
+        A = [np.eye(D) - e * sigma_bar for e in etas]
+        prod = np.eye(D)
+        for a_t in A:
+            prod = a_t @ prod
+        self.contraction_ = float(np.linalg.norm(prod, 2))
+        if self.inference:
+            last = (T - 2, T - 1) if T >= 2 else (T - 1,)
+            omega, S = self._psi_moments(X, y, mechs, last, root, beta)
+            Bs = []
+            tail = np.eye(D)
+            for t in range(T - 1, -1, -1):  # B_t = (A_{T-1} ... A_{t+1}) η_t
+                Bs.append(tail * etas[t])
+                tail = tail @ A[t]
+            if S is None:
+                cov = sum(B @ omega @ B.T for B in Bs) / K
+            else:
+                Bsum = sum(Bs)
+                cov = (Bsum @ S @ Bsum.T + sum(B @ (omega - S) @ B.T for B in Bs)) / K
+            self.radius_active_ = bool(np.linalg.norm(beta) >= radius * (1 - 1e-12))
+        self._finish(beta, cov)
+        return self
+
+
+class OneShotModulatedRegressor(_ModulatedBase):
+    """One-shot modulated regression: one release, β̂ = (Σ_x + γI)⁻¹ Z (seed 000, §5).
+
+    Parameters are those of :class:`ModulatedRegressor` without the iteration
+    (``rounds``, ``step``, ``radius``), plus ``ridge`` γ ≥ 0. With one Gaussian
+    release, ``conversion="gaussian"`` equals the analytic calibration.
+
+    Attributes
+    ----------
+    coef_, intercept_, params_, claim, round_sigma_ (1,), round_mechanisms_ (1 mechanism),
+    round_stats_, transcript_ (1, K, d) with ``store_transcript``, cov_params_, bse_,
+    tvalues_, pvalues_ (sandwich H⁻¹ Ω H⁻¹/K, H = Σ_x + γI).
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, ridge=1.0,
+                 conversion="gaussian", calibration="zcdp", chunk_size=None, fit_intercept=False,
+                 random_state=None, store_transcript=False, inference=True):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.lam = lam
+        self.omega = omega
+        self.n_vectors = n_vectors
+        self.ridge = ridge
+        self.conversion = conversion
+        self.calibration = calibration
+        self.chunk_size = chunk_size
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.store_transcript = store_transcript
+        self.inference = inference
+
+    def fit(self, X, y) -> "OneShotModulatedRegressor":
+        """Simulate one release per client and solve the ridge system; returns self."""
+        gamma = check_positive("ridge", self.ridge, allow_zero=True)
+        X, y, D, template, root = self._setup_fit(X, y)
+        K = X.shape[0]
+        transcript = np.empty((1, K, D)) if self.store_transcript else None
+        mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, 0, 0)))
+        gram, cross = self._round_sums(X, y, mech, root, 0, transcript)
+        st = debias_moments(gram, cross, K, mech)
+        H = st.Sigma_x + gamma * np.eye(D)
+        beta = np.linalg.lstsq(H, st.Z, rcond=None)[0]
+        self.round_mechanisms_ = [mech]
+        self.round_sigma_ = np.array([mech.sigma])
+        self.round_stats_ = [st]
+        if transcript is not None:
+            self.transcript_ = transcript
+        cov = None
+        if self.inference:
+            omega, _ = self._psi_moments(X, y, [mech], (0,), root, beta)
+            Hinv = np.linalg.pinv(H)
+            cov = Hinv @ omega @ Hinv.T / K
+        self._finish(beta, cov)
+        return self
