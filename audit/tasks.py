@@ -1,0 +1,403 @@
+"""From a configuration entry to the function that runs it.
+
+Each ``[[audits]]`` entry of a configuration names a *task kind*. A kind is
+registered here with :func:`register_task_kind`: the keys it accepts (as
+:class:`~privaudit.audit.config.Field` objects, which the config validator checks)
+and a small adapter ``run(params, rng)`` that builds the mechanism or learner and
+calls the audit. Adapters import their audit module lazily, so that listing kinds or
+validating a file does not import torch.
+
+Randomness. A run with root seed ``s`` gives task ``i`` the generator
+``default_rng(SeedSequence(s, spawn_key=(i,)))``, which is exactly
+``SeedSequence(s).spawn(k)[i]`` for any ``k > i``. A result therefore depends on the
+seed and on the task's position in the configuration, never on the number of
+workers or the order in which they finish.
+
+A :class:`Task` is plain data (the kind's name, validated parameters, seed and a
+content hash), so it pickles to joblib and Dask workers; the worker looks the kind up
+in its own registry. Kinds registered at run time (e.g. in a test) therefore run only
+in-process (``jobs=1``) or on threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import inspect
+import json
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .config import (
+    REQUIRED,
+    AuditSpec,
+    Config,
+    ConfigKeyError,
+    ConfigTypeError,
+    ConfigValueError,
+    Field,
+    check_keys,
+    did_you_mean,
+)
+from .results import AuditResult, to_jsonable
+
+#: Version of the task encoding: part of every cache key.
+TASK_FORMAT = 1
+
+
+# --------------------------------------------------------------------------- task kinds
+@dataclasses.dataclass(frozen=True)
+class TaskKind:
+    """A registered kind of audit entry.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind`` value in a configuration.
+    run : callable(params, rng) -> AuditResult | list[AuditResult] | dict | list[dict]
+        The adapter. ``params`` are the validated fields (sample sizes already scaled),
+        ``rng`` the task's own ``numpy.random.Generator``.
+    fields : mapping of str to Field
+        Keys accepted by the entry (besides ``kind`` and ``target``).
+    doc : str
+    target : callable(params) -> str, optional
+        Default report label when the entry has no ``target``.
+    check : callable(path, params), optional
+        Validation spanning several fields, run when the configuration is loaded.
+    """
+
+    name: str
+    run: Callable[[dict, np.random.Generator], Any]
+    fields: Mapping[str, Field]
+    doc: str = ""
+    target: Callable[[dict], str] | None = None
+    check: Callable[[str, dict], None] | None = None
+
+    def validate(self, path: str, params: dict) -> None:
+        """Checks spanning several fields (after each field is valid); raise naming ``path``."""
+        if self.check is not None:
+            self.check(path, params)
+
+    def default_target(self, params: dict) -> str:
+        return self.target(params) if self.target is not None else self.name
+
+
+_KINDS: dict[str, TaskKind] = {}
+
+
+def register_task_kind(
+    name: str, *, fields: Mapping[str, Field], doc: str = "", target: Callable[[dict], str] | None = None,
+    check: Callable[[str, dict], None] | None = None, force: bool = False,
+):
+    """Decorator registering ``run(params, rng)`` as the adapter of task kind ``name``.
+
+    A name clash raises unless ``force=True``.
+    """
+
+    def deco(run):
+        if name in _KINDS and _KINDS[name].run is not run and not force:
+            raise ConfigValueError(f"task kind {name!r} is already registered; pass force=True to replace it")
+        _KINDS[name] = TaskKind(
+            name, run, dict(fields), doc or (inspect.getdoc(run) or "").split("\n")[0], target, check
+        )
+        return run
+
+    return deco
+
+
+def unregister_task_kind(name: str) -> None:
+    """Remove a kind (for tests that register temporary kinds)."""
+    _KINDS.pop(name, None)
+
+
+def task_kinds() -> dict[str, TaskKind]:
+    """Registered task kinds, by name."""
+    return dict(sorted(_KINDS.items()))
+
+
+def get_task_kind(name: str) -> TaskKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise ConfigValueError(f"unknown task kind {name!r}{did_you_mean(name, _KINDS)}") from None
+
+
+# --------------------------------------------------------------------------- mechanisms
+#: Mechanism names usable in ``mechanism = { name = ..., ... }`` tables.
+MECHANISMS = {
+    "gaussian": "privaudit.mechanisms:GaussianMechanism",
+    "laplace": "privaudit.mechanisms:LaplaceMechanism",
+    "randomized-response": "privaudit.mechanisms:RandomizedResponse",
+    "modulated": "privaudit.mechanisms:ModulatedMechanism",
+}
+
+
+def _import_object(ref: str, path: str):
+    module, _, attr = ref.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigValueError(f"cannot import {path} = {ref!r}: {exc}") from exc
+
+
+def mechanism_class(name: str, path: str = "mechanism.name"):
+    """The class named by ``name``: a key of :data:`MECHANISMS` or ``"package.module:Class"``."""
+    if name in MECHANISMS:
+        return _import_object(MECHANISMS[name], path)
+    if ":" in name:
+        return _import_object(name, path)
+    raise ConfigValueError(
+        f"unknown {path} = {name!r}{did_you_mean(name, MECHANISMS)} "
+        f"(known: {', '.join(MECHANISMS)}, or 'package.module:Class')"
+    )
+
+
+def _keyword_params(cls) -> dict[str, inspect.Parameter]:
+    sig = inspect.signature(cls)
+    return {n: p for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+def build_mechanism(spec: Mapping[str, Any], path: str = "mechanism"):
+    """Construct the mechanism described by a validated table ``{name = ..., <kwargs>}``.
+
+    Arrays (e.g. ``basis``) are passed as numpy arrays. Constructor errors are
+    re-raised as config errors prefixed with ``path``.
+    """
+    cls = mechanism_class(spec["name"], f"{path}.name")
+    kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in spec.items() if k != "name"}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigTypeError(f"{path}: {exc} (got {path} = {dict(spec)!r})") from exc
+    except ValueError as exc:
+        raise ConfigValueError(f"{path}: {exc}") from exc
+
+
+def validate_mechanism(path: str, table: dict) -> dict:
+    """Field validator of a ``mechanism`` table: known name, known keys, constructible."""
+    if "name" not in table:
+        raise ConfigKeyError(f"missing required key {path}.name (one of: {', '.join(MECHANISMS)})")
+    if not isinstance(table["name"], str):
+        raise ConfigTypeError(f"{path}.name must be a string, got {path}.name = {table['name']!r}")
+    cls = mechanism_class(table["name"], f"{path}.name")
+    params = _keyword_params(cls)
+    check_keys(path, table, ["name", *params])
+    build_mechanism(table, path)  # surfaces out-of-range parameters now, not on a worker
+    return dict(table)
+
+
+def validate_kwargs(func_ref: str, path: str, table: dict) -> dict:
+    """Check a table of keyword arguments against the signature of ``func_ref`` ("module:function").
+
+    Unknown keys get a did-you-mean hint; a value whose type differs from the
+    parameter's non-None default (int accepted for float) raises
+    :class:`~privaudit.audit.config.ConfigTypeError`.
+    """
+    func = _import_object(func_ref, path)
+    params = {n: p for n, p in _keyword_params(func).items() if n not in ("rng", "random_state")}
+    check_keys(path, table, params)
+    for key, value in table.items():
+        default = params[key].default
+        if default is inspect.Parameter.empty or default is None:
+            continue
+        ok = isinstance(value, type(default)) or (isinstance(default, float) and isinstance(value, int))
+        if isinstance(default, bool) != isinstance(value, bool) or not ok:
+            raise ConfigTypeError(
+                f"{path}.{key} must be {type(default).__name__} like its default {default!r}, "
+                f"got {path}.{key} = {value!r} ({type(value).__name__})"
+            )
+    return dict(table)
+
+
+# --------------------------------------------------------------------------- planned tasks
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One unit of work: plain data that pickles to any worker.
+
+    ``key`` is the SHA-256 of the canonical JSON of everything that determines the
+    result (kind, target, scaled parameters, root seed, index, task format), used as
+    the cache file name.
+    """
+
+    index: int
+    kind: str
+    target: str
+    params: dict
+    seed: int
+    key: str
+
+    @property
+    def seed_sequence(self) -> np.random.SeedSequence:
+        """``SeedSequence(seed).spawn(k)[index]``, rebuilt from its spawn key."""
+        return np.random.SeedSequence(self.seed, spawn_key=(self.index,))
+
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed_sequence)
+
+
+def scale_params(kind: TaskKind, params: dict, samples: float) -> dict:
+    """Multiply every sample-size field by ``samples`` (rounded, at least the field's minimum, ≥ 1)."""
+    out = dict(params)
+    for name, field in kind.fields.items():
+        if field.samples and out.get(name) is not None:
+            floor = int(field.low) if field.low is not None else 1
+            out[name] = max(floor, 1, int(round(out[name] * samples)))
+    return out
+
+
+def task_key(kind: str, target: str, params: dict, seed: int, index: int) -> str:
+    """Content hash of a task: what determines its result, plus the privaudit version."""
+    payload = {"format": TASK_FORMAT, "kind": kind, "target": target, "params": params, "seed": seed,
+               "index": index, "version": privaudit_version()}
+    blob = json.dumps(to_jsonable(payload), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def privaudit_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("privaudit")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
+def plan_tasks(config: Config) -> list[Task]:
+    """The tasks of ``config``, one per ``[[audits]]`` entry, with scaled sample sizes and keys."""
+    tasks = []
+    for spec in config.audits:
+        kind = get_task_kind(spec.kind)
+        params = scale_params(kind, spec.params, config.samples)
+        key = task_key(spec.kind, spec.target, params, config.seed, spec.index)
+        tasks.append(Task(spec.index, spec.kind, spec.target, params, config.seed, key))
+    return tasks
+
+
+def _as_dicts(result: Any, task: Task) -> list[dict]:
+    items = result if isinstance(result, list | tuple) else [result]
+    out = []
+    for item in items:
+        if isinstance(item, AuditResult):
+            d = item.to_dict()
+        elif isinstance(item, Mapping):
+            d = to_jsonable(dict(item))
+        else:
+            raise TypeError(f"task kind {task.kind!r} returned {type(item).__name__}, expected an AuditResult")
+        d.setdefault("kind", task.kind)
+        if not d.get("target"):
+            d["target"] = task.target
+        d.setdefault("verdict", "info")
+        out.append(d)
+    return out
+
+
+def execute_task(task: Task) -> dict:
+    """Run one task; never raises for an ordinary exception.
+
+    Returns ``{"key", "index", "ok", "results": [dict, ...]}``. A failing audit is
+    recorded as one result with verdict ``"error"``, its exception and a traceback,
+    so that the other tasks of the run still complete. ``KeyboardInterrupt`` and
+    ``SystemExit`` propagate (an interrupted run is resumed from the cache).
+    """
+    try:
+        kind = get_task_kind(task.kind)
+        results = _as_dicts(kind.run(dict(task.params), task.rng()), task)
+        ok = True
+    except Exception as exc:  # noqa: BLE001 - recorded in the report, the run goes on
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        results = [{
+            "kind": task.kind, "target": task.target, "verdict": "error",
+            "error": f"{type(exc).__name__}: {exc}", "traceback": "".join(tb[-6:]),
+        }]
+        ok = False
+    return {"key": task.key, "index": task.index, "ok": ok, "results": results}
+
+
+def default_rng_int(rng: np.random.Generator) -> int:
+    """An integer seed drawn from the task's generator, for APIs taking ``random_state`` ints."""
+    return int(rng.integers(2**31 - 1))
+
+
+# --------------------------------------------------------------------------- built-in kinds
+_CONF = Field("float", 0.95, low=0.0, high=1.0, closed="neither", doc="confidence level of the bounds")
+_MECH = Field("table", validate=validate_mechanism, doc="mechanism table {name = ..., <parameters>}")
+
+
+def _mech_target(params: dict) -> str:
+    m = params.get("mechanism") or {}
+    args = ", ".join(f"{k}={v}" for k, v in m.items() if k != "name" and not isinstance(v, list))
+    return f"{m.get('name', '?')}({args})"
+
+
+@register_task_kind(
+    "tradeoff",
+    fields={
+        "mechanism": _MECH,
+        "x": Field("array", doc="input x (the null hypothesis)"),
+        "x_prime": Field("array", doc="neighbouring input x'"),
+        "n": Field("int", 20000, low=10, samples=True, doc="releases per hypothesis"),
+        "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
+        "confidence": _CONF,
+        "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
+    },
+    target=_mech_target,
+)
+def run_tradeoff(params: dict, rng: np.random.Generator):
+    """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
+    from .tradeoff import audit_tradeoff
+
+    mech = build_mechanism(params["mechanism"])
+    return audit_tradeoff(
+        mech, np.asarray(params["x"]), np.asarray(params["x_prime"]), n=params["n"], attacker=params["attacker"],
+        confidence=params["confidence"], estimator=params["estimator"], rng=rng,
+    )
+
+
+#: Experiments runnable by the ``utility`` kind: name -> "module:function" (ExperimentResult).
+EXPERIMENTS = {
+    "modulated-figure1": "privaudit.audit.experiments.modulated_figure1:run_modulated_figure1",
+    "iwp-figure1": "privaudit.audit.experiments.iwp_figure1:run_iwp_figure1",
+    "conddp-synthetic": "privaudit.audit.experiments.conddp:run_conddp_synthetic",
+    "conddp-real": "privaudit.audit.experiments.conddp:run_conddp_real",
+    "conddp-mlp": "privaudit.audit.experiments.conddp:run_conddp_mlp",
+}
+
+
+def _validate_experiment(path: str, name: str) -> str:
+    if name not in EXPERIMENTS:
+        raise ConfigValueError(
+            f"unknown {path} = {name!r}{did_you_mean(name, EXPERIMENTS)} (known: {', '.join(EXPERIMENTS)})"
+        )
+    return name
+
+
+@register_task_kind(
+    "utility",
+    fields={
+        "experiment": Field("str", validate=_validate_experiment, doc=f"one of {list(EXPERIMENTS)}"),
+        "params": Field("table", {}, doc="keyword arguments of the experiment function (e.g. small = true)"),
+    },
+    target=lambda p: p["experiment"],
+    check=lambda path, p: validate_kwargs(EXPERIMENTS[p["experiment"]], f"{path}.params", p["params"]),
+)
+def run_utility(params: dict, rng: np.random.Generator):
+    """A paper experiment (utility curves, ExperimentResult) run at the configured size."""
+    func = _import_object(EXPERIMENTS[params["experiment"]], "experiment")
+    kwargs = dict(params["params"])
+    sig = _keyword_params(func)
+    if "rng" in sig:
+        kwargs["rng"] = rng
+    elif "random_state" in sig:
+        kwargs["random_state"] = default_rng_int(rng)
+    return func(**kwargs)
+
+
+__all__ = [
+    "EXPERIMENTS", "MECHANISMS", "REQUIRED", "Task", "TaskKind", "build_mechanism", "execute_task",
+    "get_task_kind", "plan_tasks", "register_task_kind", "task_kinds", "unregister_task_kind", "validate_kwargs",
+    "validate_mechanism",
+]
