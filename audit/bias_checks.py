@@ -421,6 +421,75 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
 
 
 # =============================================================================================
+# Convergence bias: excess risk against the sample size
+# =============================================================================================
+def _curve_stats(values: np.ndarray) -> tuple[list, list]:
+    """Mean and standard error over replicates (axis 1)."""
+    r = values.shape[1]
+    return values.mean(axis=1).tolist(), (values.std(axis=1, ddof=1) / math.sqrt(r)).tolist() if r > 1 else [0.0] * len(values)
+
+
+def _slope(x, y) -> float:
+    """Least-squares slope of log y on log x (the empirical convergence rate)."""
+    x, y = np.log(np.asarray(x, float)), np.log(np.maximum(np.asarray(y, float), 1e-300))
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def modulated_convergence(budget: _Budget) -> ExperimentResult:
+    """Excess risk (β̂ − β*)ᵀΣ(β̂ − β*) of the modulated learners against the number of clients K.
+
+    G is unbiased, so the iterative learner's excess risk → 0 as K grows (the slope on
+    log–log axes is about −1: variance ∝ 1/K). The one-shot ridge estimator
+    (Σ_x + γI)⁻¹Z with a fixed γ converges to the ridge solution (Σ + γI)⁻¹Σβ*: a
+    plateau at its shrinkage bias.
+    """
+    from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
+
+    d, beta_star = 4, np.array([1.0, -0.5, 0.25, 0.7])
+    rng = np.random.default_rng(budget.seed("modulated convergence data"))
+
+    def draw(k, rng):
+        x = rng.standard_normal((k, d)) * 0.5
+        x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
+        return x, x @ beta_star + 0.1 * rng.standard_normal(k)
+
+    xp, _ = draw(200_000, rng)
+    cov = xp.T @ xp / xp.shape[0]
+    ks = [500, 2000, 8000] if budget.small else [500, 2000, 8000, 32000, 128000]
+    reps = 3 if budget.small else 6
+    methods = {
+        "iterative m=1": lambda s: ModulatedRegressor(epsilon=8.0, n_vectors=1, rounds=10, inference=False, random_state=s),
+        "iterative m=3": lambda s: ModulatedRegressor(epsilon=8.0, n_vectors=3, rounds=10, inference=False, random_state=s),
+        "one-shot, ridge γ=0.05": lambda s: OneShotModulatedRegressor(epsilon=8.0, ridge=0.05, inference=False,
+                                                                      random_state=s),
+    }
+    series, table = {}, []
+    seeds = np.random.SeedSequence(budget.seed("modulated convergence fits")).spawn(len(ks) * reps)
+    risks = {name: np.zeros((len(ks), reps)) for name in methods}
+    for i, k in enumerate(ks):
+        for r in range(reps):
+            ss = seeds[i * reps + r]
+            x, y = draw(k, np.random.default_rng(ss))
+            for name, make in methods.items():
+                e = make(int(ss.generate_state(1)[0])).fit(x, y).coef_ - beta_star
+                risks[name][i, r] = e @ cov @ e
+    for name, v in risks.items():
+        mean, se = _curve_stats(v)
+        series[name] = {"x": ks, "y": mean, "yerr": se}
+        table.append({"method": name, "log-log slope": _slope(ks, mean), "excess risk at largest K": mean[-1]})
+    ridge = np.linalg.solve(cov + 0.05 * np.eye(d), cov @ beta_star) - beta_star
+    return ExperimentResult(
+        name="modulated_convergence", target="Modulated regression: excess risk vs number of clients K",
+        xlabel="clients K", ylabel="excess risk (β̂ − β*)ᵀΣ(β̂ − β*)", xscale="log", series=series,
+        reference={"one-shot ridge bias floor": float(ridge @ cov @ ridge)}, table=table,
+        notes=["ε = 8, δ = 1e-5 over all rounds; mean ± s.e. over replicates.",
+               "Unbiased server gradient: the iterative learner's excess risk keeps decreasing with K (slope ≈ −1); "
+               "the fixed-γ ridge one-shot estimator plateaus at its shrinkage bias."],
+        seed=budget.random_state,
+    )
+
+
+# =============================================================================================
 # DP-SGD: clipping bias (seed 002's baselines)
 # =============================================================================================
 class ClippingSetup:
@@ -522,5 +591,6 @@ def run_bias_checks(*, n_scale: float = 1.0, random_state: int = 0, small: bool 
     out += modulated_variance_checks(budget)
     out += iwp_checks(budget)
     out += truncation_checks(budget)
+    out.append(modulated_convergence(budget))
     out += clipping_checks(budget)
     return out
