@@ -1,0 +1,695 @@
+"""IWP-SGD: unbiased SGD on locally private examples (seed 001, §5, Algorithm 1, App. D.5/D.6, E.2).
+
+**Unbiased GLM loss (§5.2).** For ℓ(θ, x, y) = f(θᵀxy) with a release x̃ = x + N(0, σ²I),
+ỹ = RR_{ε_y}(y), let z̃ = θᵀx̃ỹ and v = σ²‖θ‖². Then
+
+    ℓ̃(θ, x̃, ỹ) = S̃ W⁻¹_v[f](z̃) + (1 − S̃) W⁻¹_v[f](−z̃),       S̃ = e^{ε_y}/(e^{ε_y} − 1),
+
+satisfies E[ℓ̃] = ℓ(θ, x, y) (Prop. 5.2).
+
+**Unbiased gradient (App. D.5/D.6).** v depends on θ, and ∂_v W⁻¹_v[g] = −½ W⁻¹_v[g''], so
+
+    ∇_θ W⁻¹_{σ²‖θ‖²}[f](θᵀx̃ỹ) = x̃ỹ W⁻¹_v[f'](z̃) − σ²θ W⁻¹_v[f''](z̃),
+
+and ∇ℓ̃ = a·x̃ỹ − σ² c·θ with a = S̃ W⁻¹[f'](z̃) − (1−S̃) W⁻¹[f'](−z̃) and
+c = S̃ W⁻¹[f''](z̃) + (1−S̃) W⁻¹[f''](−z̃). For the truncated logistic series this is
+the exact gradient of the truncated loss: W⁻¹ of f' keeps K terms, W⁻¹ of f'' keeps K−1.
+The −σ²θc term acts as a *negative* ℓ₂ regularisation that undoes the smoothing of
+the Gaussian features (for the quadratic loss c = 1: exactly −σ²θ).
+
+**Regression (App. E.2).** With ỹ = y + N(0, σ_y²) and ℓ = ½(θᵀx − y)², the double
+Weierstrass inverse (Laplacian ‖θ‖² in x and 1 in y) gives
+ℓ̃ = ½(θᵀx̃ − ỹ)² − ½(σ²‖θ‖² + σ_y²) and ∇ℓ̃ = (θᵀx̃ − ỹ)x̃ − σ²θ.
+
+**Algorithm 1.** Single-pass projected mini-batch SGD on the regularised loss
+ℓ̃ + λ‖θ‖²/2: θ ← Π_{‖θ‖≤R}(θ − γ(mean_batch ∇ℓ̃ + λθ)). The same pass without
+correction (S̃ = 1, σ = 0) on the release is "SGD – noisy data"; on clean data it is
+"SGD – real data".
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from functools import lru_cache
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privaudit.mechanisms import PrivacyClaim
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_int,
+    check_positive,
+)
+
+from .release import LocalRelease, encode_binary_labels, release_dataset
+from .weierstrass import (
+    GLMLoss,
+    _sigmoid_polynomials,
+    check_series_variance,
+    get_loss,
+    inverse_bernoulli_variance,
+    inverse_weight,
+    keep_probability,
+    series_variance_limit,
+    truncation_bias,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Per-sample terms of the estimators
+# --------------------------------------------------------------------------------------
+def _glm_terms(loss: GLMLoss, z: np.ndarray, v: float, st: float, n_terms: int | None):
+    """Per-sample (ℓ̃, a, c) at released margins z (see module docstring); c is None if not needed.
+
+    S̃ = 1 and v = 0 give the uncorrected loss f(z), a = f'(z).
+    """
+    name = loss.name
+    two_sided = st != 1.0
+    if name == "exponential":
+        e = np.exp(-0.5 * v - z)
+        if not two_sided:
+            return e, -e, e
+        e2 = np.exp(-0.5 * v + z)
+        ell = st * e + (1 - st) * e2
+        return ell, (1 - st) * e2 - st * e, ell
+    if name == "quadratic":
+        ell = 0.5 * st * (z - 1.0) ** 2 - 0.5 * v
+        if two_sided:
+            ell += 0.5 * (1 - st) * (z + 1.0) ** 2
+        return ell, z + (1.0 - 2.0 * st), 1.0
+    # Logistic: truncated series; the f'' factor keeps one term less (gradient of the truncated loss).
+    return _logistic_terms(z, v, st, n_terms)
+
+
+@lru_cache(maxsize=None)
+def _logistic_basis(n_terms: int) -> np.ndarray:
+    """M[k, :, j]: ascending sigmoid-polynomial coefficients of the k-th series term of column j.
+
+    Columns: 0 → f^{(2k)} (k >= 1; k = 0 is f itself, not a polynomial), 1 → f^{(2k+1)},
+    2 → f^{(2k+2)} (k < K only). With weights w_k = (−v/2)^k/k!, Σ_k w_k M[k] gives the
+    polynomial parts of W⁻¹_{v,K}[f], W⁻¹_{v,K}[f'] and W⁻¹_{v,K−1}[f''] in one matrix.
+    """
+    polys = _sigmoid_polynomials(2 * n_terms + 2)
+    deg = len(polys[2 * n_terms + 2])
+    M = np.zeros((n_terms + 1, deg, 3))
+    for k in range(n_terms + 1):
+        if k >= 1:
+            M[k, : len(polys[2 * k]), 0] = polys[2 * k]
+        M[k, : len(polys[2 * k + 1]), 1] = polys[2 * k + 1]
+        if k < n_terms:
+            M[k, : len(polys[2 * k + 2]), 2] = polys[2 * k + 2]
+    inv_fact = np.array([1.0 / math.factorial(k) for k in range(n_terms + 1)])
+    for arr in (M, inv_fact):
+        arr.setflags(write=False)
+    return M.reshape(n_terms + 1, -1), inv_fact, np.arange(n_terms + 1)
+
+
+def _logistic_terms(z: np.ndarray, v: float, st: float, n_terms: int):
+    """(ℓ̃, a, c) for the truncated logistic series, both label branches in one matrix product.
+
+    p(−z) = 1 − p(z) and f(−z) = f(z) + z, so one sigmoid and one log1p-exp serve both branches.
+    """
+    M, inv_fact, ks = _logistic_basis(n_terms)
+    coef = (((-0.5 * v) ** ks * inv_fact) @ M).reshape(-1, 3)  # (deg, 3)
+    p = 0.5 * (1.0 + np.tanh(0.5 * z))
+    f0 = np.logaddexp(0.0, -z)
+    pc = p[:, None] if st == 1.0 else np.stack([p, 1.0 - p])[..., None]
+    # Horner's rule on the three polynomials at once (integer powers of arrays are slow).
+    R = coef[-1] * pc + coef[-2]
+    for d in range(coef.shape[0] - 3, -1, -1):
+        R *= pc
+        R += coef[d]
+    if st == 1.0:
+        return f0 + R[:, 0], R[:, 1], R[:, 2]
+    ell = st * (f0 + R[0, :, 0]) + (1 - st) * (f0 + z + R[1, :, 0])
+    a = st * R[0, :, 1] - (1 - st) * R[1, :, 1]
+    c = st * R[0, :, 2] + (1 - st) * R[1, :, 2]
+    return ell, a, c
+
+
+def _mse_terms(r: np.ndarray, v: float, label_var: float):
+    """Regression (App. E.2): ℓ̃ = ½r² − ½(v + σ_y²), a = r, c = 1, with r = θᵀx̃ − ỹ."""
+    return 0.5 * r * r - 0.5 * (v + label_var), r, 1.0
+
+
+def _check_theta(theta, p: int | None = None) -> np.ndarray:
+    return check_array("theta", theta, ndim=1, dim=p)
+
+
+def _check_xy(X, y, theta) -> tuple[np.ndarray, np.ndarray]:
+    X = check_array("X", X, ndim=2, dim=theta.shape[0])
+    y = check_array("y", y, ndim=1)
+    if y.shape[0] != X.shape[0]:
+        raise InvalidInputError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}")
+    return X, y
+
+
+def _check_labels_pm1(name: str, y: np.ndarray) -> None:
+    if not np.all(np.abs(y) == 1.0):
+        bad = y[np.abs(y) != 1.0][0]
+        raise InvalidInputError(f"{name} must be in {{-1, 1}} (map labels with encode_binary_labels), found {bad!r}")
+
+
+def iwp_loss(
+    theta, X_tilde, y_tilde, *, loss: str = "exponential", sigma: float, epsilon_y: float,
+    n_terms: int | None = None,
+) -> np.ndarray:
+    """Per-sample IWP loss ℓ̃(θ, x̃_i, ỹ_i) = T⁻¹[ℓ(θ, ·, ·)](x̃_i, ỹ_i) (seed 001, §5.2), shape (n,).
+
+    Unbiased: E over the release of ℓ̃ equals f(θᵀx_i y_i) (exactly for the quadratic and
+    exponential losses; up to the truncation bias for the logistic series with K = ``n_terms``).
+    ``sigma`` is the feature noise std, ``epsilon_y`` the RR budget (``inf``: clean labels).
+    No regularisation term is included.
+    """
+    loss, theta, X, y, v, st, k = _prepare(loss, theta, X_tilde, y_tilde, sigma, epsilon_y, n_terms)
+    return _glm_terms(loss, (X @ theta) * y, v, st, k)[0]
+
+
+def iwp_gradient(
+    theta, X_tilde, y_tilde, *, loss: str = "exponential", sigma: float, epsilon_y: float,
+    n_terms: int | None = None,
+) -> np.ndarray:
+    """Per-sample IWP gradients ∇_θℓ̃ = a_i x̃_i ỹ_i − σ² c_i θ (App. D.5/D.6), shape (n, p).
+
+    E over the release equals ∇_θ f(θᵀx_i y_i) = f'(θᵀx_i y_i) x_i y_i (Prop. 5.2).
+    """
+    loss, theta, X, y, v, st, k = _prepare(loss, theta, X_tilde, y_tilde, sigma, epsilon_y, n_terms)
+    _, a, c = _glm_terms(loss, (X @ theta) * y, v, st, k)
+    c = np.broadcast_to(np.asarray(c, dtype=float), a.shape)
+    return (a * y)[:, None] * X - (sigma**2 * c)[:, None] * theta
+
+
+def _prepare(loss, theta, X, y, sigma, epsilon_y, n_terms):
+    loss = get_loss(loss)
+    theta = _check_theta(theta)
+    X, y = _check_xy(X, y, theta)
+    _check_labels_pm1("y_tilde", y)
+    sigma = check_positive("sigma", sigma, allow_zero=True)
+    st = inverse_weight(epsilon_y)
+    v = sigma**2 * float(theta @ theta)
+    if loss.closed_form:
+        k = None
+    else:
+        k = check_int("n_terms", 1 if n_terms is None else n_terms, minimum=1)
+        check_series_variance(loss, v, k)
+    return loss, theta, X, y, v, st, k
+
+
+def glm_loss(theta, X, y, *, loss: str = "exponential") -> np.ndarray:
+    """Per-sample plain loss f(θᵀx_i y_i) (the "SGD – noisy data" loss on a release), shape (n,)."""
+    loss = get_loss(loss)
+    theta = _check_theta(theta)
+    X, y = _check_xy(X, y, theta)
+    return loss.derivative((X @ theta) * y, 0)
+
+
+def glm_gradient(theta, X, y, *, loss: str = "exponential") -> np.ndarray:
+    """Per-sample plain gradient f'(θᵀx_i y_i) x_i y_i, shape (n, p)."""
+    loss = get_loss(loss)
+    theta = _check_theta(theta)
+    X, y = _check_xy(X, y, theta)
+    return (loss.derivative((X @ theta) * y, 1) * y)[:, None] * X
+
+
+def iwp_loss_variance(theta, X, y, *, loss: str = "exponential", sigma: float, epsilon_y: float) -> np.ndarray:
+    """Exact per-sample variance of ℓ̃ over the release, at clean (x_i, y_i) (App. D.4 for GLMs).
+
+    Law of total variance over ỹ then x̃, with m = θᵀx y, v = σ²‖θ‖², S = S(ε_y), S̃ = S̃(ε_y):
+    Var ℓ̃ = E_ỹ[V(ỹ m)] + S̃(S̃−1)(f(m) − f(−m))² (the B⁻¹ variance of App. D.4), where V(q)
+    is the variance over the feature noise at label-signed margin q:
+
+    * exponential: V(q) = (S̃² e^{−2q} + (1−S̃)² e^{2q})(e^{v} − 1) + 2S̃(1−S̃)(e^{−v} − 1);
+    * quadratic:   V(q) = v(q + 1 − 2S̃)² + v²/2.
+
+    Only for the closed-form losses (quadratic, exponential).
+    """
+    loss = get_loss(loss)
+    if not loss.closed_form:
+        raise InvalidParameterError("iwp_loss_variance has closed forms only for loss in ('quadratic', 'exponential')")
+    theta = _check_theta(theta)
+    X, y = _check_xy(X, y, theta)
+    _check_labels_pm1("y", y)
+    sigma = check_positive("sigma", sigma, allow_zero=True)
+    s, st = keep_probability(epsilon_y), inverse_weight(epsilon_y)
+    v = sigma**2 * float(theta @ theta)
+    m = (X @ theta) * y
+
+    def feature_var(q):
+        if loss.name == "exponential":
+            return (st**2 * np.exp(-2 * q) + (1 - st) ** 2 * np.exp(2 * q)) * math.expm1(v) + 2 * st * (1 - st) * (
+                math.expm1(-v)
+            )
+        return v * (q + 1 - 2 * st) ** 2 + 0.5 * v**2
+
+    label_var = inverse_bernoulli_variance(loss.derivative(m), loss.derivative(-m), epsilon_y=epsilon_y)
+    return s * feature_var(m) + (1 - s) * feature_var(-m) + label_var
+
+
+def iwp_regression_loss(theta, X_tilde, y_tilde, *, sigma: float, sigma_y: float) -> np.ndarray:
+    """Per-sample ℓ̃ = ½(θᵀx̃ − ỹ)² − ½(σ²‖θ‖² + σ_y²) (App. E.2), unbiased for ½(θᵀx − y)²."""
+    theta = _check_theta(theta)
+    X, y = _check_xy(X_tilde, y_tilde, theta)
+    v = check_positive("sigma", sigma, allow_zero=True) ** 2 * float(theta @ theta)
+    return _mse_terms(X @ theta - y, v, check_positive("sigma_y", sigma_y, allow_zero=True) ** 2)[0]
+
+
+def iwp_regression_gradient(theta, X_tilde, y_tilde, *, sigma: float) -> np.ndarray:
+    """Per-sample ∇ℓ̃ = (θᵀx̃ − ỹ)x̃ − σ²θ (App. E.2), unbiased for (θᵀx − y)x; shape (n, p)."""
+    theta = _check_theta(theta)
+    X, y = _check_xy(X_tilde, y_tilde, theta)
+    sigma = check_positive("sigma", sigma, allow_zero=True)
+    return (X @ theta - y)[:, None] * X - sigma**2 * theta
+
+
+def glm_risk(coefs, X, y, *, loss: str = "exponential", lam: float = 0.0, chunk: int = 65536) -> np.ndarray:
+    """Clean regularised empirical risk mean_i f(θᵀx_i y_i) + λ‖θ‖²/2 for each row θ of ``coefs``.
+
+    ``coefs`` (T, p) or (p,); returns shape (T,) (or a scalar). ``loss="mse"`` gives
+    mean ½(θᵀx_i − y_i)² + λ‖θ‖²/2 for regression. Chunked over samples to bound memory.
+    """
+    coefs = np.asarray(coefs, dtype=float)
+    single = coefs.ndim == 1
+    C = np.atleast_2d(coefs)
+    X = check_array("X", X, ndim=2, dim=C.shape[1])
+    y = check_array("y", y, ndim=1)
+    lam = check_positive("lam", lam, allow_zero=True)
+    mse = loss == "mse"
+    f = None if mse else get_loss(loss)
+    total = np.zeros(C.shape[0])
+    for start in range(0, X.shape[0], chunk):
+        Z = X[start : start + chunk] @ C.T
+        yb = y[start : start + chunk, None]
+        total += (0.5 * (Z - yb) ** 2).sum(0) if mse else f.derivative(Z * yb, 0).sum(0)
+    out = total / X.shape[0] + 0.5 * lam * np.einsum("ij,ij->i", C, C)
+    return float(out[0]) if single else out
+
+
+# --------------------------------------------------------------------------------------
+# The single-pass projected mini-batch SGD (Algorithm 1)
+# --------------------------------------------------------------------------------------
+def _sgd_pass(U, offset, theta, terms, *, sigma2, step, lam, radius, batch_size, trace_every, batch_count):
+    """One pass of Algorithm 1 over rows of U (= x̃ỹ for classification, x̃ for regression).
+
+    ``terms(z, v)`` returns per-sample (ℓ̃, a, c) at margins z = Uθ − offset and v = σ²‖θ‖².
+    Updates ``theta`` in place; returns (risk per batch, coef snapshots, their batch counts,
+    max v). The loop does O(10) numpy calls per batch on preallocated data.
+    """
+    n = U.shape[0]
+    n_batches = -(-n // batch_size)
+    risks = np.empty(n_batches)
+    snaps, snap_at = [], []
+    vmax = 0.0
+    half_lam = 0.5 * lam
+    for b in range(n_batches):
+        lo = b * batch_size
+        Ub = U[lo : lo + batch_size]
+        z = Ub @ theta
+        if offset is not None:
+            z -= offset[lo : lo + batch_size]
+        sq = float(theta @ theta)
+        v = sigma2 * sq
+        if v > vmax:
+            vmax = v
+        ell, a, c = terms(z, v)
+        inv_b = 1.0 / z.shape[0]
+        risks[b] = ell.sum() * inv_b + half_lam * sq
+        grad = a @ Ub
+        grad *= inv_b
+        shrink = lam if sigma2 == 0.0 else lam - sigma2 * (c if c.__class__ is float else c.sum() * inv_b)
+        theta *= 1.0 - step * shrink
+        theta -= step * grad
+        if radius is not None:
+            nrm = math.sqrt(theta @ theta)
+            if nrm > radius:
+                theta *= radius / nrm
+        if trace_every and (batch_count + b + 1) % trace_every == 0:
+            snaps.append(theta.copy())
+            snap_at.append(batch_count + b + 1)
+    if not np.all(np.isfinite(theta)):
+        raise FloatingPointError(
+            "SGD diverged (non-finite coefficients): reduce step, increase lam or set a projection radius"
+        )
+    return risks, snaps, snap_at, vmax
+
+
+class _IWPBase(BaseEstimator):
+    """Shared machinery of the IWP / noisy / real-data SGD estimators (not public)."""
+
+    #: "classification" or "regression"
+    _task = "classification"
+    #: apply the inverse transforms (IWP) or not (noisy / real)
+    _correct = True
+    #: train on a local-DP release (True) or on clean data (False)
+    _private = True
+
+    # ----- validation -----------------------------------------------------------------
+    def _validate_params(self) -> None:
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_positive("step", self.step)
+        check_positive("lam", self.lam, allow_zero=True)
+        if self.radius is not None:
+            check_positive("radius", self.radius)
+        if self.trace_every is not None:
+            check_int("trace_every", self.trace_every, minimum=1)
+        if self._task == "classification":
+            get_loss(self.loss)
+            check_int("n_terms", self.n_terms, minimum=1)
+
+    def _loss_obj(self) -> GLMLoss | None:
+        return get_loss(self.loss) if self._task == "classification" else None
+
+    def _release(self, X, y, classes, rng) -> LocalRelease:
+        """Privatise raw (X, y) on the simulated clients with this estimator's budget."""
+        kw = {}
+        if self._task == "regression":
+            kw["label_bounds"] = self.label_bounds
+        else:
+            kw["classes"] = classes
+        return release_dataset(
+            X, y, epsilon=self.epsilon, delta=self.delta, split=self.split, bounds=self.bounds, task=self._task,
+            calibration=self.calibration, random_state=rng, **kw,
+        )
+
+    def _as_training_data(self, X, y, classes, rng):
+        """(U, offset, sigma², S̃, label variance, release-or-None) for one pass."""
+        if isinstance(X, LocalRelease):
+            if not self._private:
+                raise InvalidInputError(f"{type(self).__name__} trains on clean data; got a LocalRelease")
+            if y is not None:
+                raise InvalidInputError("pass either a LocalRelease alone or raw (X, y), not both")
+            rel = X
+            if rel.task != self._task:
+                raise InvalidInputError(f"{type(self).__name__} needs a {self._task} release, got task={rel.task!r}")
+            Xd, yd = rel.X_tilde, rel.y_tilde
+        else:
+            if y is None:
+                raise InvalidInputError("y is required when X is not a LocalRelease")
+            Xd = check_array("X", X, ndim=2)
+            yd = check_array("y", y, ndim=1)
+            if Xd.shape[0] != yd.shape[0]:
+                raise InvalidInputError(f"X and y must have the same number of rows, got {Xd.shape[0]} and {yd.shape[0]}")
+            if self._private:
+                rel = self._release(Xd, yd, classes, rng)
+                Xd, yd = rel.X_tilde, rel.y_tilde
+            else:
+                rel = None
+                if self._task == "classification":
+                    yd, classes = encode_binary_labels(yd, classes)
+                    self._classes_seen = classes
+        if hasattr(self, "coef_") and Xd.shape[1] != self.coef_.shape[0]:
+            raise InvalidInputError(f"X has {Xd.shape[1]} features, but the model was fitted with {self.coef_.shape[0]}")
+        if rel is not None and hasattr(self, "sigma_") and (rel.sigma != self.sigma_ or rel.epsilon_y != self.epsilon_y_):
+            raise InvalidInputError("partial_fit got a release with a different (sigma, epsilon_y) than earlier batches")
+        correct = self._correct and rel is not None
+        if self._task == "classification":
+            U = Xd * yd[:, None]
+            offset = None
+            st = inverse_weight(rel.epsilon_y) if correct else 1.0
+            label_var = 0.0
+        else:
+            U, offset, st = Xd, yd, 1.0
+            label_var = rel.sigma_y**2 if correct else 0.0
+        sigma2 = rel.sigma**2 if correct else 0.0
+        return U, offset, sigma2, st, label_var, rel
+
+    # ----- fitting --------------------------------------------------------------------
+    def fit(self, X, y=None, classes=None):
+        """Fit by one pass of Algorithm 1 over (X, y) or over a :class:`LocalRelease` ``X``.
+
+        Raw (X, y) are first released under this estimator's (``epsilon``, ``delta``,
+        ``split``, ``bounds``) on the simulated clients (private estimators only).
+        """
+        for attr in ("coef_", "_rng", "_classes_seen"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        return self.partial_fit(X, y, classes=classes)
+
+    def partial_fit(self, X, y=None, classes=None):
+        """Continue Algorithm 1 with one pass over a new chunk (raw data or a release chunk)."""
+        self._validate_params()
+        if not hasattr(self, "_rng"):
+            self._rng = np.random.default_rng(self.random_state)
+        if classes is None and self._task == "classification" and hasattr(self, "classes_"):
+            classes = self.classes_
+        U, offset, sigma2, st, label_var, rel = self._as_training_data(X, y, classes, self._rng)
+        if self.shuffle:
+            order = self._rng.permutation(U.shape[0])
+            U = U[order]
+            offset = None if offset is None else offset[order]
+        first = not hasattr(self, "coef_")
+        if first:
+            self.coef_ = np.zeros(U.shape[1])
+            self.n_features_in_ = U.shape[1]
+            self.n_batches_ = 0
+            self.risk_trace_ = np.empty(0)
+            self.coef_trace_ = np.empty((0, U.shape[1]))
+            self.trace_batches_ = np.empty(0, dtype=int)
+            self.max_variance_ = 0.0
+            self._set_privacy_attrs(rel)
+        loss = self._loss_obj()
+        n_terms = self.n_terms if self._task == "classification" else None
+        if loss is not None and not loss.closed_form and sigma2 > 0 and self.radius is not None:
+            # ‖θ‖ <= R bounds the series variance σ²‖θ‖² in advance: refuse a divergent truncation.
+            check_series_variance(loss, sigma2 * self.radius**2, n_terms)
+        if loss is not None:
+            def terms(z, v):
+                return _glm_terms(loss, z, v, st, n_terms)
+        else:
+            def terms(z, v):
+                return _mse_terms(z, v, label_var)
+        with np.errstate(over="ignore"):
+            risks, snaps, at, vmax = _sgd_pass(
+                U, offset, self.coef_, terms, sigma2=sigma2, step=self.step, lam=self.lam, radius=self.radius,
+                batch_size=self.batch_size, trace_every=self.trace_every, batch_count=self.n_batches_,
+            )
+        self.n_batches_ += risks.size
+        self.risk_trace_ = np.concatenate([self.risk_trace_, risks])
+        if snaps:
+            self.coef_trace_ = np.vstack([self.coef_trace_, snaps])
+            self.trace_batches_ = np.concatenate([self.trace_batches_, at])
+        self.max_variance_ = max(self.max_variance_, vmax)
+        if loss is not None and not loss.closed_form and sigma2 > 0:
+            self._check_logistic_domain(loss, n_terms)
+        return self
+
+    def _set_privacy_attrs(self, rel: LocalRelease | None) -> None:
+        if rel is None:
+            self.claim = PrivacyClaim(math.inf, 0.0, "any")
+            self.sigma_, self.epsilon_y_ = 0.0, math.inf
+            self.release_ = None
+            if self._task == "classification":
+                self.classes_ = np.asarray(self._classes_seen)
+            return
+        self.claim = rel.claim
+        self.sigma_, self.epsilon_y_ = rel.sigma, rel.epsilon_y
+        self.release_ = rel
+        if self._task == "classification":
+            self.classes_ = np.asarray(rel.classes if rel.classes is not None else (-1.0, 1.0))
+        else:
+            self.sigma_y_ = rel.sigma_y
+
+    def _check_logistic_domain(self, loss: GLMLoss, n_terms: int) -> None:
+        """After a pass without a radius: report the truncation bias at the largest variance met."""
+        limit = series_variance_limit(loss, n_terms)
+        zgrid = np.linspace(-30, 30, 601)
+        vm = min(self.max_variance_, limit * (1 - 1e-9))
+        self.truncation_bias_ = float(np.abs(truncation_bias(loss, zgrid, vm, n_terms)).max())
+        if self.max_variance_ >= limit:
+            warnings.warn(
+                f"the logistic W⁻¹ series truncated at n_terms={n_terms} was used at variance σ²‖θ‖² = "
+                f"{self.max_variance_:.4g} >= {limit:.4g}, beyond the domain where its terms decrease; the "
+                "gradient estimates are biased. Set a projection radius R with σ²R² below that limit.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # ----- prediction / evaluation --------------------------------------------------------
+    def decision_function(self, X) -> np.ndarray:
+        """θᵀx for clean features ``X``."""
+        check_is_fitted(self, "coef_")
+        return check_array("X", X, ndim=2, dim=self.coef_.shape[0]) @ self.coef_
+
+    def risk_path(self, X, y) -> np.ndarray:
+        """Clean regularised risk (:func:`glm_risk`) of every coefficient snapshot in ``coef_trace_``."""
+        check_is_fitted(self, "coef_")
+        return glm_risk(self.coef_trace_, X, self._encode_eval(y), loss=self._risk_loss(), lam=self.lam)
+
+    def risk(self, X, y) -> float:
+        """Clean regularised risk of ``coef_`` on (X, y)."""
+        check_is_fitted(self, "coef_")
+        return glm_risk(self.coef_, X, self._encode_eval(y), loss=self._risk_loss(), lam=self.lam)
+
+    def _risk_loss(self) -> str:
+        return self.loss if self._task == "classification" else "mse"
+
+    def _encode_eval(self, y):
+        if self._task == "classification":
+            return encode_binary_labels(y, self.classes_)[0]
+        return check_array("y", y, ndim=1)
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    batch_size : int
+        Mini-batch size (paper: 128).
+    step : float
+        Step size γ (paper: 1e−4).
+    lam : float
+        ℓ₂ regularisation λ of ℓ + λ‖θ‖²/2 (paper: 5).
+    radius : float, optional
+        Projection radius R of Θ = {‖θ‖ ≤ R}; ``None``: no projection.
+    epsilon, delta, split, bounds, calibration
+        Local budget used when ``fit`` receives raw data (see :func:`release_dataset`).
+        Ignored when ``fit`` receives a :class:`LocalRelease`, whose σ, ε_y and claim are used.
+    shuffle : bool
+        Visit the records in a random order.
+    trace_every : int, optional
+        Store a copy of θ every that many batches in ``coef_trace_`` (for risk curves).
+    random_state : int, Generator or None
+        Seeds the release noise and the shuffling.
+
+    Attributes
+    ----------
+    coef_ : ndarray (p,)
+    claim : PrivacyClaim
+        Claim of the release trained on (ε = ∞ for clean data).
+    release_ : LocalRelease or None
+    sigma_, epsilon_y_ : float
+    risk_trace_ : ndarray (n_batches_,)
+        Per batch, the batch-mean loss estimate (+λ‖θ‖²/2) *before* the update: on fresh
+        data an online estimate of the risk of the current θ (unbiased for IWP-SGD; the
+        noisy risk for noisy SGD).
+    coef_trace_, trace_batches_
+        θ snapshots and the number of batches seen at each.
+    max_variance_ : float
+        Largest σ²‖θ‖² met during training.
+"""
+
+
+class _ClassifierBase(ClassifierMixin, _IWPBase):
+    def __init__(
+        self, *, loss: str = "exponential", n_terms: int = 1, batch_size: int = 128, step: float = 1e-4,
+        lam: float = 5.0, radius: float | None = None, epsilon: float = 5.0, delta: float = 1e-5,
+        split: float = 0.5, bounds=None, calibration: str = "analytic", shuffle: bool = True,
+        trace_every: int | None = None, random_state=None,
+    ) -> None:
+        self.loss = loss
+        self.n_terms = n_terms
+        self.batch_size = batch_size
+        self.step = step
+        self.lam = lam
+        self.radius = radius
+        self.epsilon = epsilon
+        self.delta = delta
+        self.split = split
+        self.bounds = bounds
+        self.calibration = calibration
+        self.shuffle = shuffle
+        self.trace_every = trace_every
+        self.random_state = random_state
+
+    def predict(self, X) -> np.ndarray:
+        """Class of sign(θᵀx) (classes_[1] for θᵀx >= 0)."""
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+
+
+class IWPSGDClassifier(_ClassifierBase):
+    """IWP-SGD (seed 001, Algorithm 1) for a linear classifier on an (ε, δ)-LDP release.
+
+    Minimises E[f(θᵀxy)] + λ‖θ‖²/2 with f in {exponential e^{−z}, logistic log(1+e^{−z}),
+    quadratic ½(z−1)²}, using the unbiased gradient a·x̃ỹ − σ²c·θ of §5.2 / App. D.6.
+    Labels: any binary labels, mapped to {−1, 1} (see :func:`encode_binary_labels`).
+
+    loss : {"exponential", "logistic", "quadratic"}
+    n_terms : int
+        K ≥ 1, truncation of the logistic W⁻¹ series (ignored by the closed forms). With a
+        ``radius`` R, σ²R² must lie in the series' domain (:func:`series_variance_limit`)
+        or ``fit`` raises; otherwise a warning is emitted after fitting if it was left.
+    """
+
+
+class NoisySGDClassifier(_ClassifierBase):
+    """"SGD – noisy data": Algorithm 1 on the release with the plain loss f(θᵀx̃ỹ), no correction.
+
+    Converges to the minimiser of the *noisy* risk T[ℓ] (Thm 4.2), which is biased.
+    Same parameters as :class:`IWPSGDClassifier` (``n_terms`` unused).
+    """
+
+    _correct = False
+
+
+class SGDRealClassifier(_ClassifierBase):
+    """"SGD – real data": Algorithm 1 on clean (X, y) (non-private reference, claim ε = ∞).
+
+    Same parameters as :class:`IWPSGDClassifier`; the privacy parameters are unused.
+    """
+
+    _correct = False
+    _private = False
+
+
+class _RegressorBase(RegressorMixin, _IWPBase):
+    _task = "regression"
+
+    def __init__(
+        self, *, batch_size: int = 128, step: float = 5e-6, lam: float = 10.0, radius: float | None = None,
+        epsilon: float = 5.0, delta: float = 1e-5, split: float = 0.5, bounds=None, label_bounds=None,
+        calibration: str = "analytic", shuffle: bool = True, trace_every: int | None = None, random_state=None,
+    ) -> None:
+        self.batch_size = batch_size
+        self.step = step
+        self.lam = lam
+        self.radius = radius
+        self.epsilon = epsilon
+        self.delta = delta
+        self.split = split
+        self.bounds = bounds
+        self.label_bounds = label_bounds
+        self.calibration = calibration
+        self.shuffle = shuffle
+        self.trace_every = trace_every
+        self.random_state = random_state
+
+    def predict(self, X) -> np.ndarray:
+        """θᵀx."""
+        return self.decision_function(X)
+
+    def fit(self, X, y=None):
+        return super().fit(X, y)
+
+    def partial_fit(self, X, y=None):
+        return super().partial_fit(X, y)
+
+
+class IWPSGDRegressor(_RegressorBase):
+    """IWP-SGD for least squares on a release with Gaussian features and labels (seed 001, App. E.2).
+
+    Unbiased gradient (θᵀx̃ − ỹ)x̃ − σ²θ of the double-Weierstrass-inverted loss
+    ½(θᵀx̃ − ỹ)² − ½(σ²‖θ‖² + σ_y²). Labels are released on the declared ``label_bounds``.
+    Defaults follow App. E.2 (λ = 10, γ = 5e−6, batch 128).
+    """
+
+
+class NoisySGDRegressor(_RegressorBase):
+    """Least-squares SGD on the regression release without correction (biased: attenuation bias)."""
+
+    _correct = False
+
+
+class SGDRealRegressor(_RegressorBase):
+    """Least-squares SGD on clean (X, y): the "SGD – real data" reference for regression (claim ε = ∞)."""
+
+    _correct = False
+    _private = False
+
+
+for _cls in (IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier, IWPSGDRegressor, NoisySGDRegressor,
+             SGDRealRegressor):
+    _cls.__doc__ += _COMMON_DOC
+del _cls
