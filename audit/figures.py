@@ -12,7 +12,7 @@ Known kinds and their figures
 ``tradeoff``
     Empirical trade-off curve (FPR α, FNR β) with its confidence band, over
     f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)} of the claim and the exact
-    curve of the mechanism (G_μ when μ is known, else f at the exact ε); and the ROC
+    curve of the mechanism (``exact_curve`` on ``alpha``, else f at the exact ε); and the ROC
     (TPR = 1 − β against α) on log-log axes, where the low-FPR corner that
     certifies large ε is visible.
 ``reconstruction``
@@ -85,6 +85,14 @@ def headline(audit: dict) -> str:
     kind = audit.get("kind")
     if audit.get("verdict") == "error":
         return str(audit.get("error", "error"))[:160]
+    prefix = ""
+    if audit.get("expect") == "violation":
+        caught = audit.get("audit_verdict") == "violation"
+        prefix = "negative control " + ("caught: " if caught else "MISSED: ")
+    return prefix + _headline(kind, audit)
+
+
+def _headline(kind: str, audit: dict) -> str:
     if kind == "tradeoff":
         c = _claim(audit)
         parts = [f"ε_lb = {_f(audit.get('epsilon_lb'))} vs claimed ε = {_f(c.get('epsilon'))}"]
@@ -148,7 +156,7 @@ def _band(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(alpha, lower, upper) from the entry's ``band`` in any of its usual layouts."""
     band = audit.get("band")
     if isinstance(band, dict):
-        alpha = _arr(band.get("alpha") or band.get("fpr") or band.get("grid"))
+        alpha = _arr(band.get("alpha") or band.get("grid") or audit.get("alpha"))
         lo = _arr(band.get("lower") or band.get("fnr_lower") or band.get("lo"))
         hi = _arr(band.get("upper") or band.get("fnr_upper") or band.get("hi"))
         if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
@@ -167,7 +175,7 @@ def _band(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
 # --------------------------------------------------------------------------- per-kind figures
 def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
     """Trade-off curve with band over f_{ε,δ} of the claim and the exact curve; log-scale ROC."""
-    from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
+    from privaudit.mechanisms.tradeoff import tradeoff_curve
 
     fpr, fnr = _arr(audit.get("fpr")), _arr(audit.get("fnr"))
     c = _claim(audit)
@@ -183,14 +191,15 @@ def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
     if eps is not None and math.isfinite(eps):
         ax.plot(grid, tradeoff_curve(eps, delta, grid), color="tab:red", lw=1.6,
                 label=f"claim f(ε={_f(eps)}, δ={_f(delta)})")
-    mu_exact = _num(audit.get("mu_exact")) or _num(audit.get("mu"))
+    alpha = _arr(audit.get("alpha"))
+    exact = _arr(audit.get("exact_curve"))
+    has_exact = alpha is not None and exact is not None and exact.size == alpha.size
     eps_exact = _num(audit.get("epsilon_exact"))
-    if mu_exact is not None and math.isfinite(mu_exact):
-        ax.plot(grid, gaussian_tradeoff(mu_exact, grid), color="black", ls="--", lw=1.2,
-                label=f"exact G_μ, μ={_f(mu_exact)}")
+    if has_exact:
+        ax.plot(alpha, exact, color="black", ls="--", lw=1.2, label="exact curve of the mechanism")
     elif eps_exact is not None and math.isfinite(eps_exact):
         ax.plot(grid, tradeoff_curve(eps_exact, delta, grid), color="black", ls="--", lw=1.2,
-                label=f"exact f(ε={_f(eps_exact)}, δ)")
+                label=f"f(exact ε={_f(eps_exact)}, δ)")
     eps_lb = _num(audit.get("epsilon_lb"))
     if eps_lb is not None and math.isfinite(eps_lb) and eps_lb > 0:
         ax.plot(grid, tradeoff_curve(eps_lb, delta, grid), color="tab:orange", ls=":", lw=1.2,
@@ -218,9 +227,9 @@ def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
         if eps is not None and math.isfinite(eps):
             ax.plot(g, np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1), color="tab:red",
                     label="claim bound on TPR")
-        if mu_exact is not None and math.isfinite(mu_exact):
-            ax.plot(g, np.clip(1 - gaussian_tradeoff(mu_exact, g), floor, 1), color="black", ls="--",
-                    label="exact")
+        if has_exact:
+            keep = alpha >= floor
+            ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
         ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
         ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="FPR (log)",
                ylabel="TPR (log)", title="ROC, log scale")

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from .config import Config, ConfigError
 from .report import atomic_write, build_report, write_report
-from .tasks import Task, execute_task, plan_tasks
+from .tasks import Task, execute_task, get_task_kind, plan_tasks
 
 CACHE_DIR = ".cache"
 
@@ -105,7 +105,9 @@ def _local_outcomes(tasks: list[Task], jobs: int) -> Iterator[dict]:
         return
     from joblib import Parallel, delayed
 
-    yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(execute_task)(t) for t in tasks)
+    yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(execute_task)(t, get_task_kind(t.kind).run) for t in tasks
+    )
 
 
 def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
@@ -120,7 +122,10 @@ def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterato
     except (OSError, TimeoutError, ValueError) as exc:
         raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from exc
     with client:
-        futures = client.map(execute_task, tasks, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False)
+        runs = [get_task_kind(t.kind).run for t in tasks]
+        futures = client.map(
+            execute_task, tasks, runs, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False
+        )
         by_key = {f.key: t for f, t in zip(futures, tasks)}
         for fut in as_completed(futures):
             try:

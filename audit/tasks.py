@@ -204,7 +204,8 @@ def validate_kwargs(func_ref: str, path: str, table: dict) -> dict:
         default = params[key].default
         if default is inspect.Parameter.empty or default is None:
             continue
-        ok = isinstance(value, type(default)) or (isinstance(default, float) and isinstance(value, int))
+        ok = (isinstance(value, type(default)) or (isinstance(default, float) and isinstance(value, int))
+              or (isinstance(default, list | tuple) and isinstance(value, list | tuple)))
         if isinstance(default, bool) != isinstance(value, bool) or not ok:
             raise ConfigTypeError(
                 f"{path}.{key} must be {type(default).__name__} like its default {default!r}, "
@@ -240,12 +241,19 @@ class Task:
 
 
 def scale_params(kind: TaskKind, params: dict, samples: float) -> dict:
-    """Multiply every sample-size field by ``samples`` (rounded, at least the field's minimum, ≥ 1)."""
+    """Multiply every sample-size field by ``samples``.
+
+    Integer fields are rounded and kept at least at the field's minimum (and ≥ 1);
+    float fields (scale factors such as ``n_scale``) are multiplied as they are.
+    """
     out = dict(params)
     for name, field in kind.fields.items():
         if field.samples and out.get(name) is not None:
-            floor = int(field.low) if field.low is not None else 1
-            out[name] = max(floor, 1, int(round(out[name] * samples)))
+            if field.type == "int":
+                floor = int(field.low) if field.low is not None else 1
+                out[name] = max(floor, 1, int(round(out[name] * samples)))
+            else:
+                out[name] = float(out[name]) * samples
     return out
 
 
@@ -288,15 +296,23 @@ def _as_dicts(result: Any, task: Task) -> list[dict]:
         else:
             raise TypeError(f"task kind {task.kind!r} returned {type(item).__name__}, expected an AuditResult")
         d.setdefault("kind", task.kind)
-        if not d.get("target"):
+        # One result: the configuration's label names it (the audit's own name is kept).
+        # Several (a catalogue such as the bias checks): each keeps its own name.
+        if len(items) == 1 or not d.get("target"):
+            if d.get("target") and d["target"] != task.target:
+                d["audited"] = d["target"]
             d["target"] = task.target
         d.setdefault("verdict", "info")
         out.append(d)
     return out
 
 
-def execute_task(task: Task) -> dict:
+def execute_task(task: Task, run: Callable | None = None) -> dict:
     """Run one task; never raises for an ordinary exception.
+
+    ``run`` is the kind's adapter, shipped with the task so that kinds registered at
+    run time (a user's script, a test) also run on worker processes and Dask workers
+    (cloudpickle serialises it); by default it is looked up in this process's registry.
 
     Returns ``{"key", "index", "ok", "results": [dict, ...]}``. A failing audit is
     recorded as one result with verdict ``"error"``, its exception and a traceback,
@@ -304,8 +320,8 @@ def execute_task(task: Task) -> dict:
     ``SystemExit`` propagate (an interrupted run is resumed from the cache).
     """
     try:
-        kind = get_task_kind(task.kind)
-        results = _as_dicts(kind.run(dict(task.params), task.rng()), task)
+        run = run if run is not None else get_task_kind(task.kind).run
+        results = _as_dicts(run(dict(task.params), task.rng()), task)
         ok = True
     except Exception as exc:  # noqa: BLE001 - recorded in the report, the run goes on
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
@@ -333,6 +349,26 @@ def _mech_target(params: dict) -> str:
     return f"{m.get('name', '?')}({args})"
 
 
+def apply_expectation(result: Any, expect: str, *, caught: str, missed: str = "fail") -> dict:
+    """Verdict of a negative control: a deliberately broken target must be caught.
+
+    With ``expect="violation"`` (a mechanism whose claim is known to be false) the
+    entry passes when the audit reports ``caught`` and fails otherwise; its original
+    verdict is kept as ``audit_verdict``. ``expect="private"`` leaves the verdict as is.
+    """
+    d = result.to_dict() if isinstance(result, AuditResult) else dict(result)
+    if expect in ("private", "unbiased"):
+        return d
+    raw = d.get("verdict")
+    d["audit_verdict"] = raw
+    d["expect"] = expect
+    d["verdict"] = "pass" if raw == caught else missed
+    note = (f"negative control: the claim is known to be false; the audit {'caught' if raw == caught else 'MISSED'} "
+            f"it (audit verdict {raw!r})")
+    d["notes"] = [*(d.get("notes") or []), note]
+    return d
+
+
 @register_task_kind(
     "tradeoff",
     fields={
@@ -343,6 +379,10 @@ def _mech_target(params: dict) -> str:
         "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
         "confidence": _CONF,
         "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
+        "selection": Field("str", "split", choices=("split", "bonferroni")),
+        "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
+        "expect": Field("str", "private", choices=("private", "violation"),
+                        doc="'violation' marks a negative control: it passes when the audit catches it"),
     },
     target=_mech_target,
 )
@@ -351,10 +391,56 @@ def run_tradeoff(params: dict, rng: np.random.Generator):
     from .tradeoff import audit_tradeoff
 
     mech = build_mechanism(params["mechanism"])
-    return audit_tradeoff(
+    res = audit_tradeoff(
         mech, np.asarray(params["x"]), np.asarray(params["x_prime"]), n=params["n"], attacker=params["attacker"],
-        confidence=params["confidence"], estimator=params["estimator"], rng=rng,
+        confidence=params["confidence"], estimator=params["estimator"], selection=params["selection"],
+        delta=params["delta"], rng=rng,
     )
+    return apply_expectation(res, params["expect"], caught="violation")
+
+
+def _validate_callable_ref(path: str, ref: str) -> str:
+    if ":" not in ref:
+        raise ConfigValueError(f"{path} must be 'package.module:function', got {path} = {ref!r}")
+    if not callable(_import_object(ref, path)):
+        raise ConfigTypeError(f"{path} = {ref!r} is not callable")
+    return ref
+
+
+@register_task_kind(
+    "bias",
+    fields={
+        "sampler": Field("str", validate=_validate_callable_ref,
+                         doc="'package.module:function' with sampler(n, rng) -> n draws of the estimator"),
+        "target_value": Field("array", doc="the estimator's claimed expectation"),
+        "n": Field("int", 100_000, low=10, samples=True, doc="draws of the estimator"),
+        "confidence": _CONF,
+        "expect": Field("str", "unbiased", choices=("unbiased", "biased")),
+    },
+    target=lambda p: p["sampler"].rpartition(":")[2],
+)
+def run_bias(params: dict, rng: np.random.Generator):
+    """Bias audit of a user estimator: is E[sampler(n, rng)] equal to target_value? (audit_bias)."""
+    from .bias import audit_bias
+
+    sampler = _import_object(params["sampler"], "sampler")
+    return audit_bias(sampler, np.asarray(params["target_value"]), n=params["n"], confidence=params["confidence"],
+                      expect=params["expect"], name=params["sampler"].rpartition(":")[2], rng=rng)
+
+
+@register_task_kind(
+    "bias-checks",
+    fields={
+        "small": Field("bool", False, doc="smaller caps (smoke runs; may be under-powered, notes say so)"),
+        "n_scale": Field("float", 1.0, low=0.0, closed="neither", samples=True, doc="multiplies every cap on draws"),
+    },
+    target=lambda p: "bias checks" + (" (small)" if p["small"] else ""),
+)
+def run_bias_checks(params: dict, rng: np.random.Generator):
+    """The catalogue of bias checks of every estimator the papers claim unbiased (run_bias_checks)."""
+    from .bias_checks import run_bias_checks as run
+
+    return run(n_scale=params["n_scale"], random_state=default_rng_int(rng), small=params["small"])
 
 
 #: Experiments runnable by the ``utility`` kind: name -> "module:function" (ExperimentResult).
