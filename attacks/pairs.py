@@ -1,0 +1,180 @@
+"""Neighbouring-pair generators: worst-case pairs, random pairs and label canaries.
+
+A trade-off audit is only as strong as its pair. :func:`worst_case_pair` returns,
+for each shipped mechanism, the pair (and, where the attacker is assumed to know
+it, the auxiliary randomness) on which the mechanism's privacy loss is largest:
+
+* Gaussian (ℓ₂ sensitivity Δ): x = 0, x′ = Δ e₁ — every pair at distance Δ is
+  equivalent by rotation invariance.
+* Laplace (ℓ₁ sensitivity Δ₁): x = 0, x′ = Δ₁ e₁ — along one coordinate the
+  privacy loss reaches ε (spreading Δ₁ over coordinates is never worse).
+* Randomised response: two distinct categories (all pairs are equivalent).
+* Modulated map, phase known (seed 000): x and x′ = x + v₁ at distance 1 along
+  the first modulation vector, with the phase φ₁ fixed at the value maximising
+  the displacement of the noise-free map. Along v₁ the map is
+  a ↦ (1 − α)a + (λ/m) cos(ωa + φ), so
+  g(x′) − g(x) = [(1 − α) − (2λ/m) sin(θ + ω/2) sin(ω/2)] v₁ with θ = ω a + φ;
+  its norm is maximal, D = (1 − α) + (2λ/m)|sin(ω/2)| ≤ L, at
+  sin(θ + ω/2) = −sign(sin(ω/2)). The released pair is then two Gaussians at
+  distance D, so the exact curve is G_{D/σ}.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privaudit.mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    ModulatedMechanism,
+    RandomizedResponse,
+)
+from privaudit.mechanisms.tradeoff import gaussian_tradeoff
+from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
+
+
+@dataclass(frozen=True)
+class NeighbouringPair:
+    """A pair (x, x′) to audit, the mechanism to audit it on, and what is known about it.
+
+    ``mechanism`` may wrap the original (e.g. with the phase fixed); ``exact_mu``
+    is the GDP parameter of this very pair when its trade-off is Gaussian.
+    """
+
+    x: Any
+    x_prime: Any
+    mechanism: Any
+    description: str
+    exact_mu: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def exact_curve(self, alpha) -> np.ndarray | None:
+        """G_μ of this pair when known (else None)."""
+        return None if self.exact_mu is None else gaussian_tradeoff(self.exact_mu, alpha)
+
+
+class PhaseKnownRelease:
+    """A modulated release whose phases are known to the attacker (fixed to ``phase``).
+
+    Satisfies the mechanism protocol: ``sample`` draws fresh noise with the fixed
+    phase, ``log_density`` is the Gaussian density around g_V(x; φ), and the claim
+    is the mechanism's own.
+    """
+
+    def __init__(self, mechanism: ModulatedMechanism, phase) -> None:
+        self.mechanism = mechanism
+        self.phase = np.atleast_1d(np.asarray(phase, dtype=float))
+        self.claim = mechanism.claim
+
+    def __repr__(self) -> str:
+        return f"PhaseKnown({self.mechanism!r}, phase={np.round(self.phase, 4).tolist()})"
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        return self.mechanism.sample(x, n, rng, phase=self.phase)
+
+    def log_density(self, outputs, x) -> np.ndarray:
+        return self.mechanism.log_density(outputs, x, phase=self.phase)
+
+    def exact_epsilon(self, delta: float) -> float:
+        return self.mechanism.exact_epsilon(delta)
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return self.mechanism.tradeoff(alpha)
+
+
+def steepest_phase(mechanism: ModulatedMechanism, x) -> np.ndarray:
+    """Phases φ (one per vector) maximising ‖g(x + v₁) − g(x)‖ (see module docstring)."""
+    w = mechanism.omega
+    a = float(np.asarray(x, float) @ mechanism.basis[:, 0])
+    s = math.sin(w / 2)
+    target = -math.pi / 2 if s >= 0 else math.pi / 2  # θ + ω/2 with sin = −sign(sin(ω/2))
+    phase = np.zeros(mechanism.n_vectors)
+    phase[0] = (target - w / 2 - w * a) % (2 * math.pi)
+    return phase
+
+
+def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, offset: float = 0.0) -> NeighbouringPair:
+    """Pair at distance 1 along v₁ (x = offset·v₁), phase known at its steepest or unknown."""
+    v = mechanism.basis[:, 0]
+    x = offset * v
+    x_prime = x + v
+    if not phase_known:
+        return NeighbouringPair(x, x_prime, mechanism, "modulated, distance 1 along v1, phase unknown (marginalised)")
+    phase = steepest_phase(mechanism, x)
+    released = PhaseKnownRelease(mechanism, phase)
+    disp = np.linalg.norm(mechanism.map(x_prime, phase) - mechanism.map(x, phase))
+    return NeighbouringPair(x, x_prime, released, "modulated, distance 1 along v1, steepest phase known",
+                            exact_mu=float(disp / mechanism.sigma), extra={"phase": phase, "displacement": float(disp)})
+
+
+def worst_case_pair(mechanism, *, dim: int = 1) -> NeighbouringPair:
+    """The worst-case neighbouring pair of a shipped mechanism (see module docstring).
+
+    ``dim`` is the input dimension for mechanisms that do not fix one (Gaussian, Laplace).
+    """
+    dim = check_int("dim", dim)
+    if isinstance(mechanism, ModulatedMechanism):
+        return modulated_pair(mechanism, phase_known=True)
+    if isinstance(mechanism, GaussianMechanism):
+        x = np.zeros(dim)
+        xp = x.copy()
+        xp[0] = mechanism.sensitivity
+        return NeighbouringPair(x, xp, mechanism, f"Gaussian, distance {mechanism.sensitivity:g} along e1",
+                                exact_mu=mechanism.mu)
+    if isinstance(mechanism, LaplaceMechanism):
+        x = np.zeros(dim)
+        xp = x.copy()
+        xp[0] = mechanism.sensitivity
+        return NeighbouringPair(x, xp, mechanism, f"Laplace, l1 distance {mechanism.sensitivity:g} along e1")
+    if isinstance(mechanism, RandomizedResponse):
+        c = mechanism.categories
+        return NeighbouringPair(c[0], c[1], mechanism, "randomized response, two distinct categories")
+    raise InvalidParameterError(
+        f"no worst-case pair is known for {type(mechanism).__name__}; pass x and x_prime explicitly"
+    )
+
+
+def random_pair(dim: int, distance: float = 1.0, *, radius: float = 1.0, norm: str = "l2", rng=None):
+    """A random pair: x uniform in the ball of ``radius``, x′ = x + distance·u, u a random unit direction.
+
+    ``norm="l1"`` draws u on the ℓ₁ sphere (random signs times a Dirichlet(1) split).
+    """
+    dim = check_int("dim", dim)
+    distance = check_positive("distance", distance)
+    radius = check_positive("radius", radius, allow_zero=True)
+    rng = np.random.default_rng(rng)
+    g = rng.standard_normal(dim)
+    x = g / np.linalg.norm(g) * radius * rng.random() ** (1.0 / dim)
+    if norm == "l2":
+        u = rng.standard_normal(dim)
+        u /= np.linalg.norm(u)
+    elif norm == "l1":
+        u = rng.dirichlet(np.ones(dim)) * rng.choice((-1.0, 1.0), dim)
+    else:
+        raise InvalidParameterError(f"norm must be 'l2' or 'l1', got norm={norm!r}")
+    return x, x + distance * u
+
+
+def label_canaries(m: int, dim: int, *, norm: float = 1.0, rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """m label canaries for label-DP audits: features and random ±1 labels (the secret bits).
+
+    Features are orthogonal-ish random directions of norm ``norm`` (i.i.d.
+    Gaussian directions, nearly orthogonal when dim ≫ m is not required); the
+    label signs S_i are i.i.d. uniform, drawn before training, as the one-run
+    estimator (Steinke et al. 2023) requires.
+    """
+    m = check_int("m", m)
+    dim = check_int("dim", dim)
+    rng = np.random.default_rng(rng)
+    g = rng.standard_normal((m, dim))
+    feats = g / np.linalg.norm(g, axis=1, keepdims=True) * check_positive("norm", norm)
+    signs = rng.choice((-1.0, 1.0), m)
+    return feats, signs
+
+
+__all__ = ["NeighbouringPair", "PhaseKnownRelease", "label_canaries", "modulated_pair", "random_pair",
+           "steepest_phase", "worst_case_pair"]

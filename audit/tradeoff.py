@@ -1,0 +1,367 @@
+"""Hypothesis-test trade-off audits against f_{ε,δ}.
+
+:func:`audit_tradeoff` draws ``n`` releases of a mechanism under each of two
+neighbouring inputs x (null) and x′ (alternative), scores them with a
+distinguisher, and returns a :class:`TradeoffAudit`: the empirical trade-off
+curve with a simultaneous (DKW) band, a lower confidence bound ε̲ on the ε of
+the mechanism at the claimed δ, and the theory curves to plot against it.
+
+Splits. The releases of each hypothesis are cut into contiguous, independent
+blocks: *train* (only for attackers that must be fitted), *select* (choice of
+the attacker of a suite and of its threshold) and *eval* (the bound and the
+curve). The bound is therefore valid at the stated confidence whatever the
+selection did (DESIGN.md, "Standards for audits").
+
+Theory curves. :func:`pld_tradeoff` turns any dp_accounting privacy loss
+distribution into a trade-off curve through its *whole* privacy profile δ(ε):
+T ≥ sup_ε f_{ε,δ(ε)} (Dong, Roth & Su 2019, Prop. 2.12), evaluated on a fine ε
+grid with :func:`privaudit.mechanisms.tradeoff.tradeoff_from_profile`.
+:func:`composed_tradeoff` does so for T (Poisson-subsampled) Gaussian steps,
+e.g. DP-SGD or T rounds of a Gaussian release; for T full Gaussian rounds it
+reproduces G_{μ√T}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import ClassVar
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
+from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
+from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
+from privaudit.mechanisms.validation import (
+    InvalidParameterError,
+    check_delta,
+    check_int,
+    check_interval,
+    check_positive,
+)
+
+from . import epsilon_bounds as eb
+from .results import AuditResult
+
+ESTIMATORS = ("clopper-pearson", "gdp")
+#: α grid on which theory curves and the band are reported: dense near 0, where ε is decided.
+ALPHA_GRID = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1e-2, 41), np.linspace(0.01, 1.0, 100)]))
+
+
+# --- theory curves of compositions -------------------------------------------------------------
+def pld_tradeoff(pld, alpha, epsilon_grid=None) -> np.ndarray:
+    """Trade-off curve of a dp_accounting ``PrivacyLossDistribution`` from its whole profile.
+
+    δ(ε) is read on ``epsilon_grid`` (default 4000 points on [0, 60]) and the curve is
+    sup_i f_{ε_i, δ(ε_i)}. With dp_accounting's pessimistic discretisation the
+    profile is an upper bound on the true δ(ε), so the curve is a valid *lower*
+    bound on the true trade-off, tight as the grid and discretisation refine.
+    Asymmetric (add/remove) PLDs return max over both directions, i.e. the
+    symmetrised curve.
+    """
+    eps = np.linspace(0.0, 60.0, 4001) if epsilon_grid is None else np.asarray(epsilon_grid, dtype=float)
+    deltas = np.asarray(pld.get_delta_for_epsilon(eps), dtype=float)
+    return tradeoff_from_profile(eps, np.clip(deltas, 0.0, 1.0), alpha)
+
+
+def composed_pld(
+    *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3,
+):
+    """PLD of ``steps`` Gaussian steps of noise multiplier z (σ over the ℓ₂ bound), via dp_accounting.
+
+    Under ``"replace-one"``/``"label"`` dp_accounting treats one replacement as a
+    shift of twice the bound, exactly as :func:`privaudit.mechanisms.dpsgd_epsilon`.
+    """
+    z = check_positive("noise_multiplier", noise_multiplier)
+    steps = check_int("steps", steps)
+    q = check_interval("sampling_rate", sampling_rate, 0.0, 1.0, closed="right")
+    one = pld_lib.from_gaussian_mechanism(
+        standard_deviation=z, sensitivity=1.0, sampling_prob=q, neighboring_relation=neighboring_relation(adjacency),
+        value_discretization_interval=check_positive("value_discretization_interval", value_discretization_interval),
+    )
+    return one.self_compose(steps)
+
+
+def composed_tradeoff(
+    alpha, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3, epsilon_grid=None,
+) -> np.ndarray:
+    """Trade-off curve of T composed (subsampled) Gaussian steps from dp_accounting's PLD.
+
+    For full participation (``sampling_rate=1``) under add/remove this is G_μ with
+    μ = √T/z (Dong, Roth & Su 2019, Cor. 3.3), up to the grid/discretisation error.
+    """
+    pld = composed_pld(noise_multiplier=noise_multiplier, steps=steps, sampling_rate=sampling_rate,
+                       adjacency=adjacency, value_discretization_interval=value_discretization_interval)
+    return pld_tradeoff(pld, alpha, epsilon_grid)
+
+
+# --- the result --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TradeoffAudit(AuditResult):
+    """Result of a trade-off audit (``kind = "tradeoff"``). Field names are stable for reports.
+
+    Attributes
+    ----------
+    target : str
+        Name of the audited mechanism (``repr`` by default).
+    attacker : str
+        Registered name of the distinguisher used (the one chosen, for a suite).
+    attackers_tried : tuple of str
+        Every attacker compared on the selection split.
+    claim : PrivacyClaim
+        The claim under test.
+    estimator : {"clopper-pearson", "gdp"}
+        How ε̲ was computed (see :mod:`privaudit.audit.epsilon_bounds`).
+    selection : {"split", "bonferroni"}
+        How the threshold was chosen.
+    epsilon_lb : float
+        Lower confidence bound on ε at ``delta``: P(ε̲ ≤ ε_true) ≥ ``confidence``.
+    mu_lb : float or None
+        Lower bound on μ (GDP estimator only).
+    delta : float
+        δ at which ε̲ is computed (the claim's δ).
+    epsilon_exact : float or None
+        Exact ε of the mechanism at ``delta`` (worst-case pair), when known.
+    verdict : {"pass", "violation"}
+        "violation" iff ``epsilon_lb > claim.epsilon``.
+    n : int
+        Releases drawn per hypothesis.
+    n_train, n_select, n_eval : int
+        Sizes (per hypothesis) of the three splits.
+    confidence : float
+        Confidence level of ε̲ and of the band.
+    seed : int
+        Root seed: rerunning with ``rng=seed`` reproduces the audit.
+    operating_point : dict
+        The test ε̲ was read from: threshold, direction, empirical and upper-bound
+        FPR/FNR on the evaluation split.
+    fpr, fnr : ndarray
+        Empirical trade-off curve (vertices, increasing FPR) on the evaluation split.
+    alpha : ndarray
+        Grid of type-I errors for the curves below.
+    band : dict
+        ``{"lower": ..., "upper": ..., "method": "DKW"}``: simultaneous band, on
+        ``alpha``, for the trade-off curve of the attacker's threshold tests.
+    claim_curve : ndarray
+        f_{ε,δ}(alpha) of the claim.
+    exact_curve : ndarray or None
+        Exact trade-off curve of the mechanism (worst-case pair), when known.
+    notes : tuple of str
+        Assumptions and caveats (e.g. the Gaussian-trade-off assumption of "gdp").
+    """
+
+    kind: ClassVar[str] = "tradeoff"
+    target: str
+    attacker: str
+    attackers_tried: tuple
+    claim: PrivacyClaim
+    estimator: str
+    selection: str
+    epsilon_lb: float
+    mu_lb: float | None
+    delta: float
+    epsilon_exact: float | None
+    verdict: str
+    n: int
+    n_train: int
+    n_select: int
+    n_eval: int
+    confidence: float
+    seed: int
+    operating_point: dict
+    fpr: np.ndarray
+    fnr: np.ndarray
+    alpha: np.ndarray
+    band: dict
+    claim_curve: np.ndarray
+    exact_curve: np.ndarray | None
+    notes: tuple = ()
+
+    @property
+    def band_lower(self) -> np.ndarray:
+        return self.band["lower"]
+
+    @property
+    def band_upper(self) -> np.ndarray:
+        return self.band["upper"]
+
+    def __repr__(self) -> str:
+        exact = "None" if self.epsilon_exact is None else f"{self.epsilon_exact:.4g}"
+        return (f"TradeoffAudit(target={self.target!r}, attacker={self.attacker!r}, estimator={self.estimator!r}, "
+                f"epsilon_lb={self.epsilon_lb:.4g}, claim_epsilon={self.claim.epsilon:.4g}, epsilon_exact={exact}, "
+                f"verdict={self.verdict!r}, n={self.n}, confidence={self.confidence})")
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def resolve_seed(rng) -> int:
+    """An int root seed: ``rng`` itself if an int, else drawn from the Generator (or fresh entropy)."""
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        return int(rng)
+    if rng is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(2**63 - 1))
+    raise InvalidParameterError(f"rng must be an int, a numpy Generator or None, got {rng!r}")
+
+
+def _exact_curve(mechanism, x, x_prime, alpha):
+    fn = getattr(mechanism, "tradeoff", None)
+    if not callable(fn):
+        return None
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "x" in params and "x_prime" in params:
+        return np.asarray(fn(alpha, x=x, x_prime=x_prime), dtype=float)
+    return np.asarray(fn(alpha), dtype=float)
+
+
+def _exact_epsilon(mechanism, delta: float) -> float | None:
+    fn = getattr(mechanism, "exact_epsilon", None)
+    if not callable(fn):
+        return None
+    try:
+        return float(fn(delta)) if delta > 0 else float(fn(0.0))
+    except (ValueError, TypeError):
+        return None
+
+
+def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
+    n_train = int(round(train_fraction * n)) if needs_training else 0
+    n_select = max(1, int(round(selection_fraction * n)))
+    n_eval = n - n_train - n_select
+    if n_eval < 1:
+        raise InvalidParameterError(f"n={n} is too small for the train/select/eval splits")
+    return n_train, n_select, n_eval
+
+
+def default_attackers(mechanism) -> list:
+    """Exact LR if the mechanism has ``log_density``, else the generic suite (atoms, projection, classifiers)."""
+    if callable(getattr(mechanism, "log_density", None)):
+        return ["likelihood-ratio"]
+    return list(GENERIC_SUITE)
+
+
+def audit_tradeoff(
+    mechanism, x, x_prime, *, n: int = 100_000, attacker=None, confidence: float = 0.95,
+    estimator: str = "clopper-pearson", selection: str = "split", rng=None, delta: float | None = None,
+    claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.1,
+    train_fraction: float = 0.2, n_thresholds: int = 256, exact_curve=None, epsilon_exact: float | None = None,
+) -> TradeoffAudit:
+    """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
+
+    Parameters
+    ----------
+    mechanism : object with ``claim`` and ``sample(x, n, rng)``
+        Anything satisfying :class:`privaudit.mechanisms.Mechanism`.
+    x, x_prime : array-like
+        The neighbouring inputs (null and alternative).
+    n : int
+        Releases per hypothesis (split into train/select/eval).
+    attacker : str, class, instance, list of those, or None
+        None picks the strongest applicable: the exact likelihood ratio when the
+        mechanism has ``log_density`` (Neyman–Pearson optimal), else the generic
+        suite ``("atom", "projection", "logistic", "mlp")``, which also catches
+        point masses. With several attackers the best on the selection split is used.
+    confidence : float
+        Confidence c of ε̲ and of the band.
+    estimator : {"clopper-pearson", "gdp"}
+        ``"gdp"`` assumes the mechanism's trade-off curve is Gaussian (Nasr et al. 2023).
+    selection : {"split", "bonferroni"}
+        Threshold chosen on the selection split, or best of the candidates with a
+        Bonferroni correction.
+    rng : int, Generator or None
+        Root seed; the result records the int seed actually used.
+    delta : float, optional
+        δ at which ε is bounded; default the claim's δ.
+    claim : PrivacyClaim, optional
+        Claim to test; default ``mechanism.claim``.
+    exact_curve : callable or array, optional
+        Exact trade-off curve (callable of α, or values on :data:`ALPHA_GRID`),
+        overriding ``mechanism.tradeoff``; ``epsilon_exact`` likewise.
+
+    Returns
+    -------
+    TradeoffAudit
+    """
+    claim = getattr(mechanism, "claim", None) if claim is None else claim
+    if not isinstance(claim, PrivacyClaim):
+        raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
+    if not callable(getattr(mechanism, "sample", None)):
+        raise InvalidParameterError(f"mechanism must have a sample(x, n, rng) method, got {type(mechanism).__name__}")
+    n = check_int("n", n, minimum=20)
+    confidence = check_interval("confidence", confidence, 0.0, 1.0)
+    if estimator not in ESTIMATORS:
+        raise InvalidParameterError(f"estimator must be one of {ESTIMATORS}, got estimator={estimator!r}")
+    if selection not in eb.SELECTIONS:
+        raise InvalidParameterError(f"selection must be one of {eb.SELECTIONS}, got selection={selection!r}")
+    delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
+    check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
+    check_interval("train_fraction", train_fraction, 0.0, 1.0, closed="left")
+    seed = resolve_seed(rng)
+    ss_sample0, ss_sample1, ss_attack = np.random.SeedSequence(seed).spawn(3)
+
+    specs = default_attackers(mechanism) if attacker is None else (
+        list(attacker) if isinstance(attacker, list | tuple) else [attacker])
+    attackers = [make_attacker(s, random_state=np.random.default_rng(ss_attack)) for s in specs]
+    needs_training = any(getattr(a, "requires_training", True) for a in attackers)
+    n_train, n_select, n_eval = _split_sizes(n, needs_training, selection_fraction, train_fraction)
+
+    out0 = mechanism.sample(x, n, np.random.default_rng(ss_sample0))
+    out1 = mechanism.sample(x_prime, n, np.random.default_rng(ss_sample1))
+    tr, se = slice(0, n_train), slice(n_train, n_train + n_select)
+    ev = slice(n_train + n_select, n)
+    fitted = []
+    for a in attackers:  # a handful of attackers, each vectorised over samples
+        a.fit(out0[tr] if n_train else None, out1[tr] if n_train else None, mechanism=mechanism, x=x, x_prime=x_prime)
+        fitted.append(a)
+    # Choose the attacker on the selection split only.
+    sel_scores = [(a.score(out0[se]), a.score(out1[se])) for a in fitted]
+    if len(fitted) > 1:
+        crits = [eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
+                                     estimator=estimator, n_thresholds=n_thresholds).criterion
+                 for s0, s1 in sel_scores]
+        best = int(np.argmax(crits))
+    else:
+        best = 0
+    chosen = fitted[best]
+    sel0, sel1 = sel_scores[best]
+    ev0 = np.sort(chosen.score(out0[ev]))
+    ev1 = np.sort(chosen.score(out1[ev]))
+    del out0, out1
+    bound = eb._bound(sel0, sel1, ev0, ev1, delta=delta, confidence=confidence, selection=selection,
+                      estimator=estimator, n_thresholds=n_thresholds, presorted=True)
+
+    fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
+    lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
+    claim_curve = tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID)
+    if exact_curve is None:
+        exact = _exact_curve(mechanism, x, x_prime, ALPHA_GRID)
+    else:
+        exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
+    eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
+
+    notes = []
+    if estimator == "gdp":
+        notes.append("GDP estimator: valid only if the mechanism's trade-off curve is Gaussian (G_mu); "
+                     "for other mechanisms epsilon_lb may exceed the true epsilon.")
+    if not claim.is_private:
+        notes.append("the claim is epsilon = inf: nothing to violate")
+    verdict = "violation" if claim.is_private and bound.epsilon > claim.epsilon else "pass"
+    op = {
+        "threshold": bound.threshold, "reverse_threshold": bound.reverse_threshold, "direction": bound.direction,
+        "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
+    }
+    return TradeoffAudit(
+        target=target or repr(mechanism), attacker=attacker_name(chosen),
+        attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim, estimator=estimator,
+        selection=selection, epsilon_lb=bound.epsilon, mu_lb=bound.mu, delta=delta, epsilon_exact=eps_exact,
+        verdict=verdict, n=n, n_train=n_train, n_select=n_select, n_eval=n_eval, confidence=confidence, seed=seed,
+        operating_point=op, fpr=fpr, fnr=fnr, alpha=ALPHA_GRID.copy(),
+        band={"lower": lower, "upper": upper, "method": "DKW"}, claim_curve=claim_curve, exact_curve=exact,
+        notes=tuple(notes),
+    )
