@@ -31,16 +31,14 @@ from sklearn.utils.validation import check_is_fitted
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.validation import (
-    InvalidInputError,
     InvalidParameterError,
-    check_array,
     check_delta,
     check_epsilon,
     check_int,
     check_positive,
 )
 
-from .modulated import check_data, iter_blocks, keyed_rng, project_ball, root_seed
+from .modulated import check_data, check_predict_data, iter_blocks, keyed_rng, project_ball, root_seed
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:
@@ -104,13 +102,12 @@ class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
             raise InvalidParameterError(f"conversion must be one of {ZCDP_CONVERSIONS}, got conversion={self.conversion!r}")
         if self.chunk_size is not None:
             check_int("chunk_size", self.chunk_size)
-        X, y = check_data(X, y, self.chunk_size)
+        X, y = check_data(X, y, self.chunk_size, self)
         K = X.shape[0]
-        self.n_features_in_ = X.shape[1]
         D = X.shape[1] + (1 if self.fit_intercept else 0)
         rho = zcdp_rho(eps, delta, self.conversion)
         sigma = sigma_for_rho(rho / T, 2 * C)  # replace-one sensitivity of the clipped sum: 2C
-        self.claim = PrivacyClaim(eps, delta, "replace-one", mu=math.sqrt(2 * rho), rho=rho)
+        self.claim_ = PrivacyClaim(eps, delta, "replace-one", mu=math.sqrt(2 * rho), rho=rho)
         root = root_seed(self.random_state)
         beta = np.zeros(D)
         path = [beta.copy()]
@@ -129,13 +126,15 @@ class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
             self.coef_, self.intercept_ = beta.copy(), 0.0
         return self
 
+    @property
+    def claim(self) -> PrivacyClaim:
+        """The (ε, δ) replace-one claim of the whole run (after ``fit``)."""
+        check_is_fitted(self, "claim_")
+        return self.claim_
+
     def predict(self, X) -> np.ndarray:
         """ŷ = X coef_ + intercept_."""
-        check_is_fitted(self, "coef_")
-        X = check_array("X", X, ndim=2)
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
-        return X @ self.coef_ + self.intercept_
+        return check_predict_data(self, X) @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -68,7 +68,8 @@ from typing import Iterator
 import numpy as np
 from scipy import stats as _st
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import check_X_y
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
@@ -111,27 +112,45 @@ def keyed_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(ss))
 
 
-def check_data(X, y, chunk_size) -> tuple:
-    """Validate shapes (and, in memory, values) of X (K, d) and y (K,).
+def check_data(X, y, chunk_size, estimator=None) -> tuple:
+    """Validate X (K, d) and y (K,); sets ``estimator.n_features_in_`` when given.
 
-    With ``chunk_size=None`` both are converted and checked in full; otherwise only
-    their shapes are checked here and values are checked chunk by chunk.
+    In memory (``chunk_size=None``) both are converted and checked in full with
+    scikit-learn's ``validate_data`` (NaN/inf, complex, object and sparse input, empty
+    arrays, y as a column), re-raised as :class:`InvalidInputError`. When streaming,
+    only shapes are checked here and values are checked chunk by chunk as they are read.
     """
     if chunk_size is None:
-        X = check_array("X", X, ndim=2)
+        try:
+            if estimator is not None:
+                X, y = validate_data(estimator, X, y, y_numeric=True, dtype=np.float64)
+            else:
+                X, y = check_X_y(X, y, y_numeric=True, dtype=np.float64)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        return X, y
+    if not hasattr(X, "shape") or len(X.shape) != 2:
+        raise InvalidInputError(f"X must be a 2-d array with shape and slicing, got {type(X).__name__}")
+    if not hasattr(y, "shape"):
         y = check_array("y", y, ndim=1)
-    else:
-        if not hasattr(X, "shape") or len(X.shape) != 2:
-            raise InvalidInputError(f"X must be a 2-d array with shape and slicing, got {type(X).__name__}")
-        if not hasattr(y, "shape"):
-            y = check_array("y", y, ndim=1)
-        if len(y.shape) != 1:
-            raise InvalidInputError(f"y must be 1-d, got shape {tuple(y.shape)}")
+    if len(y.shape) != 1:
+        raise InvalidInputError(f"y must be 1-d, got shape {tuple(y.shape)}")
     if X.shape[0] != y.shape[0]:
         raise InvalidInputError(f"X and y must have the same number of rows, got X.shape={tuple(X.shape)}, y.shape={tuple(y.shape)}")
     if X.shape[0] < 1 or X.shape[1] < 1:
         raise InvalidInputError(f"X must have at least one row and one column, got shape {tuple(X.shape)}")
+    if estimator is not None:
+        estimator.n_features_in_ = int(X.shape[1])
     return X, y
+
+
+def check_predict_data(estimator, X) -> np.ndarray:
+    """Validate X for ``predict`` (features must match ``n_features_in_``)."""
+    check_is_fitted(estimator, "coef_")
+    try:
+        return validate_data(estimator, X, reset=False, dtype=np.float64)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from exc
 
 
 def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
@@ -292,10 +311,10 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             rho = zcdp_rho(self.epsilon, self.delta, self.conversion)
             sigma = sigma_for_rho(rho / T, L)
             # The T rounds compose to exactly sqrt(2ρ)-GDP; (ε, δ) holds by the chosen conversion.
-            self.claim = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1", mu=math.sqrt(2 * rho), rho=rho)
+            self.claim_ = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1", mu=math.sqrt(2 * rho), rho=rho)
         else:
             sigma = classical_sigma(self.epsilon / T, self.delta / T, L)
-            self.claim = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1")
+            self.claim_ = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonContractiveWarning)  # already warned by the probe
             return ModulatedMechanism(alpha=self.alpha, lam=self.lam, omega=self.omega, n_vectors=self.n_vectors,
@@ -342,8 +361,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
 
     def _setup_fit(self, X, y):
         self._check_params()
-        X, y = check_data(X, y, self.chunk_size)
-        self.n_features_in_ = X.shape[1]
+        X, y = check_data(X, y, self.chunk_size, self)
         D = X.shape[1] + (1 if self.fit_intercept else 0)
         template = self._template(D)
         root = root_seed(self.random_state)
@@ -365,12 +383,15 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             self.pvalues_ = 2 * _st.norm.sf(np.abs(self.tvalues_))
 
     # ----- public API -----
+    @property
+    def claim(self) -> PrivacyClaim:
+        """The (ε, δ) claim of the whole transcript (after ``fit``)."""
+        check_is_fitted(self, "claim_")
+        return self.claim_
+
     def predict(self, X) -> np.ndarray:
         """ŷ = X coef_ + intercept_."""
-        check_is_fitted(self, "coef_")
-        X = check_array("X", X, ndim=2)
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        X = check_predict_data(self, X)
         return X @ self.coef_ + self.intercept_
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:

@@ -1,0 +1,207 @@
+"""Seed 000's Figure 1: test R² over an ε grid for the modulated learners and DP-SGD FedAvg.
+
+For each Table-1 task (:mod:`privaudit.learners.datasets`) and each ε in the grid this
+fits
+
+* ``iterative``: :class:`~privaudit.learners.ModulatedRegressor` (T = 10 rounds, m = 1),
+* ``one-shot``: :class:`~privaudit.learners.OneShotModulatedRegressor` (ridge γ),
+* ``dp-sgd``: :class:`~privaudit.learners.FedAvgDPSGDRegressor` (T = 10, clip C, step),
+
+and reports the mean test R² (on the standardised response) ± its standard error over
+``n_repeats`` seeded repetitions, with the non-private OLS R² of the same split as
+the reference line.
+
+Tuning (seed 000, Table 2: "jointly tuned over the considered range of ε"): for each
+task and method one hyperparameter setting is chosen for *all* ε, the one with the
+highest validation R² averaged over the ε grid and ``n_tune`` repetitions. The
+grids span the values of the seed's Table 2 and are kept small for 2 cores:
+
+* step factor c ∈ {0.5, 0.8, 1.0};
+* ridge γ ∈ {0.5, 1.0, 2.0};
+* clip C ∈ {1.8, 2.05, 2.3} × learning rate ∈ {0.05, 0.1} (seed: C ∈ [1.82, 2.27], lr ∈ {0.05, 0.1}).
+
+The seed does not state α, λ, ω; we use α = 0.2, λ = 0.1, ω = 1 (L = 0.9 < 1).
+The seed's accounting uses its zCDP conversion ε = ρ + 2 sqrt(ρ log 1/δ); we do
+the same (``conversion="seed"``) for all three methods so the comparison matches
+Figure 1, with δ = 1e−5. The modulated claims are local, for ‖x − x′‖₂ ≤ 1 on
+standardised features (whose norms are ≈ sqrt(d)), as in the seed; DP-SGD's is
+central, replace-one.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics import r2_score
+
+from privaudit.audit.results import ExperimentResult
+from privaudit.learners.datasets import PAPER_OLS_R2, TASKS, load_task
+from privaudit.learners.fedavg import FedAvgDPSGDRegressor
+from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
+from privaudit.mechanisms.validation import InvalidParameterError, check_int
+
+METHODS = ("iterative", "one-shot", "dp-sgd")
+
+#: Default ε grid (δ = 1e−5).
+EPSILONS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+
+#: Default tuning grids: method -> list of keyword dicts (seed 000, Table 2 ranges).
+GRIDS = {
+    "iterative": [{"step": c} for c in (0.5, 0.8, 1.0)],
+    "one-shot": [{"ridge": g} for g in (0.5, 1.0, 2.0)],
+    "dp-sgd": [{"clip": C, "learning_rate": lr} for C in (1.8, 2.05, 2.3) for lr in (0.05, 0.1)],
+}
+
+#: Reduced settings for smoke tests (seconds).
+SMALL = {"tasks": ("modechoice", "co2"), "epsilons": (2.0, 64.0), "n_repeats": 1, "n_tune": 1,
+         "grids": {"iterative": [{"step": 0.8}, {"step": 1.0}], "one-shot": [{"ridge": 0.5}],
+                   "dp-sgd": [{"clip": 2.05, "learning_rate": 0.1}]}}
+
+
+def _make(method: str, eps: float, hyper: dict, seed: int, *, delta, alpha, lam, omega, rounds, conversion):
+    if method == "iterative":
+        return ModulatedRegressor(epsilon=eps, delta=delta, alpha=alpha, lam=lam, omega=omega, rounds=rounds,
+                                  conversion=conversion, random_state=seed, inference=False, **hyper)
+    if method == "one-shot":
+        return OneShotModulatedRegressor(epsilon=eps, delta=delta, alpha=alpha, lam=lam, omega=omega,
+                                         conversion=conversion, random_state=seed, inference=False, **hyper)
+    return FedAvgDPSGDRegressor(epsilon=eps, delta=delta, rounds=rounds, conversion=conversion, random_state=seed,
+                                **hyper)
+
+
+def _seed(root: np.random.SeedSequence, *key: int) -> int:
+    return int(np.random.SeedSequence(root.entropy, spawn_key=key).generate_state(1)[0])
+
+
+def run_modulated_figure1(
+    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 5, n_tune: int = 2, random_state=0, grids=None,
+    small: bool = False, delta: float = 1e-5, alpha: float = 0.2, lam: float = 0.1, omega: float = 1.0,
+    rounds: int = 10, conversion: str = "seed",
+) -> ExperimentResult:
+    """Reproduce seed 000's Figure 1 (test R² vs ε per task) and its Tables 1–2.
+
+    Parameters
+    ----------
+    tasks : sequence of str
+        Subset of :data:`~privaudit.learners.datasets.TASKS`.
+    epsilons : sequence of float
+        Total ε of each fit (δ = ``delta``).
+    n_repeats : int
+        Seeded repetitions per (task, method, ε) on the test split.
+    n_tune : int
+        Repetitions per grid point and ε for validation tuning.
+    random_state : int
+        Seed of the splits' fits (the splits themselves are the fixed ``load_task`` ones).
+    grids : dict, optional
+        method -> list of hyperparameter dicts; defaults to :data:`GRIDS`.
+    small : bool
+        Smoke-test size (:data:`SMALL`: two tasks, two ε, one repetition, tiny grids);
+        overrides ``tasks``, ``epsilons``, ``n_repeats``, ``n_tune`` and ``grids``.
+    delta, alpha, lam, omega, rounds, conversion
+        Shared privacy and protocol settings (see the module docstring).
+
+    Returns
+    -------
+    ExperimentResult
+        One panel per task (``panels[task][method] = {x, y, yerr}``), the OLS test R²
+        per task in ``reference``, a table of measured vs. paper OLS R² with the tuned
+        hyperparameters, and ``notes`` stating the measured pattern.
+    """
+    if small:
+        tasks, epsilons, n_repeats, n_tune, grids = (SMALL[k] for k in ("tasks", "epsilons", "n_repeats", "n_tune", "grids"))
+    grids = GRIDS if grids is None else grids
+    for name in tasks:
+        if name not in TASKS:
+            raise InvalidParameterError(f"unknown task {name!r}; expected one of {TASKS}")
+    missing = [m for m in METHODS if not grids.get(m)]
+    if missing:
+        raise InvalidParameterError(f"grids must give at least one setting for every method; missing {missing}")
+    n_repeats = check_int("n_repeats", n_repeats)
+    n_tune = check_int("n_tune", n_tune)
+    epsilons = tuple(float(e) for e in epsilons)
+    if not epsilons:
+        raise InvalidParameterError("epsilons must not be empty")
+    root = np.random.SeedSequence(random_state)
+    common = dict(delta=delta, alpha=alpha, lam=lam, omega=omega, rounds=rounds, conversion=conversion)
+    t0 = time.perf_counter()
+    panels, reference, table, summary = {}, {}, [], {}
+    for ti, name in enumerate(tasks):
+        task = load_task(name)
+        ols = LinearRegression().fit(task.X_train, task.y_train)
+        ols_r2 = float(r2_score(task.y_test, ols.predict(task.X_test)))
+        reference[f"{name}: OLS"] = ols_r2
+        row = {"task": name, "n": task.n_samples, "d": task.n_features, "paper_ols_r2": PAPER_OLS_R2[name],
+               "measured_ols_r2": round(ols_r2, 4), "difference": round(ols_r2 - PAPER_OLS_R2[name], 4)}
+        panel = {}
+        for mi, method in enumerate(METHODS):
+            # --- joint tuning on validation: one setting for the whole ε grid ---
+            best, best_score = None, -np.inf
+            for hi, hyper in enumerate(grids[method]):
+                scores = []
+                for ei, eps in enumerate(epsilons):
+                    for r in range(n_tune):
+                        est = _make(method, eps, hyper, _seed(root, 0, ti, mi, hi, ei, r), **common)
+                        est.fit(task.X_train, task.y_train)
+                        scores.append(r2_score(task.y_val, est.predict(task.X_val)))
+                score = float(np.mean(scores))
+                if score > best_score:
+                    best, best_score = hyper, score
+            row[f"{method}_hyper"] = dict(best)
+            # --- test R² with the tuned setting ---
+            ys, errs = [], []
+            for ei, eps in enumerate(epsilons):
+                r2 = [r2_score(task.y_test, _make(method, eps, best, _seed(root, 1, ti, mi, ei, r), **common)
+                               .fit(task.X_train, task.y_train).predict(task.X_test)) for r in range(n_repeats)]
+                ys.append(float(np.mean(r2)))
+                errs.append(float(np.std(r2, ddof=1) / np.sqrt(n_repeats)) if n_repeats > 1 else 0.0)
+            panel[method] = {"x": list(epsilons), "y": ys, "yerr": errs}
+        panels[name] = panel
+        table.append(row)
+        summary[name] = panel
+    notes = _pattern_notes(summary, epsilons, reference)
+    notes.append(
+        f"Settings: δ={delta:g}, α={alpha:g}, λ={lam:g}, ω={omega:g}, T={rounds} (iterative and DP-SGD), "
+        f"zCDP conversion '{conversion}', {n_repeats} test repetitions, {n_tune} tuning repetitions per grid point; "
+        f"y = mean test R² on the standardised response, yerr = its standard error; run time "
+        f"{time.perf_counter() - t0:.1f} s."
+    )
+    return ExperimentResult(
+        name="modulated_figure1", target="seed 000 Figure 1: test R² vs ε (iterative, one-shot ridge, DP-SGD FedAvg)",
+        xlabel="ε (total, δ = %g)" % delta, ylabel="test R²", panels=panels, reference=reference, table=table,
+        notes=notes, seed=random_state if isinstance(random_state, int) else None, xscale="log",
+    )
+
+
+def _pattern_notes(summary: dict, epsilons: tuple, reference: dict) -> list[str]:
+    """State, from the measured curves, which method wins where and where curves cross."""
+    notes = []
+    low_wins, high_wins, cross = {}, {}, {}
+    for name, panel in summary.items():
+        y = {m: np.asarray(panel[m]["y"]) for m in METHODS}
+        low_wins[name] = max(METHODS, key=lambda m: y[m][0])
+        high_wins[name] = max(METHODS, key=lambda m: y[m][-1])
+        ahead = np.nonzero(y["iterative"] > y["one-shot"])[0]
+        cross[name] = epsilons[ahead[0]] if len(ahead) else None
+        best_hi = max(y[m][-1] for m in METHODS)
+        ols = reference[f"{name}: OLS"]
+        notes.append(
+            f"{name}: at ε={epsilons[0]:g} best is {low_wins[name]} "
+            f"(R² {', '.join(f'{m} {y[m][0]:.3f}' for m in METHODS)}); at ε={epsilons[-1]:g} best is "
+            f"{high_wins[name]} (R² {', '.join(f'{m} {y[m][-1]:.3f}' for m in METHODS)}; OLS {ols:.3f}, "
+            f"gap {ols - best_hi:.3f}); iterative first beats one-shot at "
+            f"{'ε=%g' % cross[name] if cross[name] is not None else 'no ε in the grid'}."
+        )
+    n = len(summary)
+    one_low = sum(v == "one-shot" for v in low_wins.values())
+    it_high = sum(v == "iterative" for v in high_wins.values())
+    overtakes = sum(c is not None and c > epsilons[0] for c in cross.values())
+    notes.insert(0, (
+        f"Measured pattern over {n} task(s): one-shot is best at the smallest ε on {one_low}/{n}; iterative is best "
+        f"at the largest ε on {it_high}/{n}; iterative overtakes one-shot inside the grid on {overtakes}/{n}. "
+        f"Seed 000 reports one-shot strongest at small ε and iterative overtaking as ε grows "
+        f"({'consistent' if one_low == n and overtakes == n else 'only partly consistent' if one_low + overtakes else 'not reproduced'} "
+        f"with these measurements)."
+    ))
+    return notes
