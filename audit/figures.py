@@ -279,15 +279,15 @@ def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
     fig, ax = _new(size=(6.0, 3.4))
     ax = ax[0, 0]
     idx = np.arange(bias.size)
-    if isinstance(ci, list) and len(ci) == 2 and _arr(ci[0]) is not None:
-        lo, hi = _arr(ci[0]).ravel()[:40], _arr(ci[1]).ravel()[:40]
-    elif isinstance(ci, list) and ci and isinstance(ci[0], list) and len(ci[0]) == 2:
-        pairs = np.asarray(ci, dtype=float)[:40]
-        lo, hi = pairs[:, 0], pairs[:, 1]
-    else:
-        lo = hi = None
-    if lo is not None and lo.size == bias.size:
-        ax.errorbar(idx, bias, yerr=[bias - lo, hi - bias], fmt="o", ms=3, capsize=3, color="tab:blue",
+    lo = hi = None
+    try:  # BiasAudit layout: one [low, high] pair per coordinate
+        pairs = np.asarray(ci, dtype=float).reshape(-1, 2)[:40]
+        if pairs.shape[0] == bias.size:
+            lo, hi = pairs[:, 0], pairs[:, 1]
+    except (TypeError, ValueError):
+        pass
+    if lo is not None:
+        ax.errorbar(idx, bias, yerr=[np.maximum(bias - lo, 0), np.maximum(hi - bias, 0)], fmt="o", ms=3, capsize=3, color="tab:blue",
                     label=f"bias, {_f(audit.get('confidence'))} simultaneous CI")
     else:
         ax.plot(idx, bias, "o", ms=3, label="bias")

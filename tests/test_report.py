@@ -1,0 +1,163 @@
+"""Report writer: JSON schema, Markdown, self-contained HTML, figures, ε table."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privaudit.audit.config import parse_config
+from privaudit.audit.figures import max_certifiable_epsilon, summary_tables
+from privaudit.audit.report import SCHEMA, build_report, load_report, summarize, write_report
+from privaudit.audit.results import ExperimentResult
+from privaudit.audit.tasks import plan_tasks
+from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
+
+
+def tradeoff_entry(verdict="pass"):
+    """A trade-off entry in TradeoffAudit.to_dict() layout, from the exact Gaussian curve (μ = 0.5)."""
+    alpha = np.linspace(0, 1, 41)
+    exact = gaussian_tradeoff(0.5, alpha)
+    return {
+        "kind": "tradeoff", "target": "gauss", "verdict": verdict, "epsilon_lb": 0.8, "epsilon_exact": 1.2,
+        "claim": {"epsilon": 1.0, "delta": 1e-5, "adjacency": "l2<=1", "mu": None, "rho": None},
+        "n": 5000, "n_eval": 4500, "confidence": 0.95, "fpr": alpha.tolist(), "fnr": exact.tolist(),
+        "alpha": alpha.tolist(), "band": {"lower": np.clip(exact - 0.05, 0, 1).tolist(),
+                                          "upper": np.clip(exact + 0.05, 0, 1).tolist(), "method": "DKW"},
+        "claim_curve": tradeoff_curve(1.0, 1e-5, alpha).tolist(), "exact_curve": exact.tolist(),
+    }
+
+
+def entries():
+    util = ExperimentResult(
+        name="demo", target="utility demo", xlabel="ε", ylabel="R²", xscale="log",
+        series={"ours": {"x": [0.5, 1, 2], "y": [0.1, 0.4, 0.6], "yerr": [0.05, 0.04, 0.02]}},
+        panels={"panel B": {"base": {"x": [1, 2], "y": [0.3, 0.2]}}},
+        reference={"OLS": 0.7}, notes=["a finding"],
+    ).to_dict()
+    return [
+        tradeoff_entry(),
+        {"kind": "reconstruction", "target": "recon", "verdict": "pass", "mse": 0.5, "mse_ci": [0.45, 0.56],
+         "crb": 0.4, "van_trees": 0.3, "ratio": 1.25},
+        {"kind": "bias", "target": "est", "verdict": "fail", "expect": "unbiased", "bias": [0.1, -0.02],
+         "bias_ci": [[0.05, 0.15], [-0.07, 0.03]], "bias_norm": 0.102, "p_value": 1e-4, "n": 1000,
+         "confidence": 0.95},
+        util,
+        {"kind": "mystery", "target": "new kind", "verdict": "info", "answer": 42, "score": "inf",
+         "pair": [1, 2], "long": list(range(50))},
+        {"kind": "tradeoff", "target": "crashed", "verdict": "error", "error": "ValueError: boom",
+         "traceback": "Traceback ...\nValueError: boom"},
+    ]
+
+
+class FakeTask:
+    def __init__(self, index, seed):
+        self.index, self.seed, self.key = index, seed, f"key{index}"
+
+
+@pytest.fixture(scope="module")
+def report():
+    cfg = parse_config({"name": "rep", "seed": 3, "audits": [
+        {"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 1.0}, "x": [0.0], "x_prime": [1.0]}]})
+    tasks = [FakeTask(i, 3) for i in range(len(entries()))]
+    return build_report(cfg, tasks, {i: {"results": [e]} for i, e in enumerate(entries())})
+
+
+@pytest.fixture(scope="module")
+def written(report, tmp_path_factory):
+    """The report written once (figures are the slow part); tests only read it."""
+    return write_report(report, tmp_path_factory.mktemp("report"))
+
+
+def test_report_json_schema_and_contents(written):
+    tmp_path = written
+    data = json.loads((tmp_path / "report.json").read_text())  # strict JSON: no NaN/Infinity tokens
+    assert data["schema"] == SCHEMA == "privaudit.report/1"
+    assert {"privaudit", "numpy", "scipy", "scikit-learn", "torch", "dp-accounting", "python"} <= set(data["versions"])
+    assert data["seed"] == 3 and data["config"]["name"] == "rep" and data["seeds"][0]["spawn_key"] == [0]
+    assert [a["kind"] for a in data["audits"]] == ["tradeoff", "reconstruction", "bias", "utility", "mystery",
+                                                   "tradeoff"]
+    for a in data["audits"]:
+        assert {"kind", "target", "verdict", "task"} <= set(a)
+    assert data["summary"] == {"status": "fail", "counts": {"error": 1, "fail": 1, "info": 2, "pass": 2},
+                               "n_audits": 6}
+    assert load_report(tmp_path)["audits"] == data["audits"]
+    assert "Infinity" not in (tmp_path / "report.json").read_text()
+
+
+def test_summary_status_severity():
+    assert summarize([{"verdict": "pass"}, {"verdict": "info"}])["status"] == "pass"
+    assert summarize([{"verdict": "pass"}, {"verdict": "error"}])["status"] == "error"
+    assert summarize([{"verdict": "error"}, {"verdict": "fail"}])["status"] == "fail"
+    assert summarize([{"verdict": "fail"}, {"verdict": "violation"}])["status"] == "violation"
+    assert summarize([])["status"] == "pass"
+
+
+def test_figures_for_known_kinds_and_markdown_links(written):
+    tmp_path = written
+    names = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
+    assert names == ["00-tradeoff-gauss-roc.png", "00-tradeoff-gauss-tradeoff.png", "01-reconstruction-recon-mse.png",
+                     "02-bias-est-bias.png", "03-utility-utility-demo-utility.png"]
+    for n in names:
+        assert (tmp_path / "figures" / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (tmp_path / "report.md").read_text()
+    for link in re.findall(r"\]\((figures/[^)]+)\)", md):
+        assert (tmp_path / link).is_file()
+    assert len(re.findall(r"\]\((figures/[^)]+)\)", md)) == len(names)
+    # unknown kinds still render their scalar fields (short lists, "inf"), long arrays are left to the JSON
+    assert "| answer | 42 |" in md and "| score | inf |" in md and "| pair | [1, 2] |" in md and "| long |" not in md
+    assert "ValueError: boom" in md and "a finding" in md
+
+
+def test_html_is_self_contained(written):
+    tmp_path = written
+    page = (tmp_path / "report.html").read_text()
+    assert "<script" not in page and "<link" not in page
+    srcs = re.findall(r"src='([^']+)'", page)
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+    embedded = sorted(base64.b64decode(s.split(",", 1)[1]) for s in srcs)
+    on_disk = sorted(p.read_bytes() for p in (tmp_path / "figures").glob("*.png"))
+    assert embedded == on_disk
+    assert "status" in page.lower() and "violation" not in re.findall(r"Status: <span class=\"v-(\w+)", page)
+
+
+def test_rerender_from_json_is_identical(written, tmp_path):
+    (tmp_path / "b/figures").mkdir(parents=True)
+    (tmp_path / "b/figures/99-stale.png").write_bytes(b"x")  # a figure of an earlier run
+    write_report(load_report(written), tmp_path / "b")
+    assert not (tmp_path / "b/figures/99-stale.png").exists()
+    for name in ("report.json", "report.md", "report.html"):
+        assert (written / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "b/figures").glob("*.png")) == sorted(
+        p.name for p in (written / "figures").glob("*.png"))
+    for p in (written / "figures").glob("*.png"):
+        assert p.read_bytes() == (tmp_path / "b/figures" / p.name).read_bytes()
+
+
+def test_max_certifiable_epsilon_matches_clopper_pearson():
+    for n, c, delta in [(100, 0.95, 0.0), (4500, 0.95, 1e-5), (10**6, 0.99, 1e-6)]:
+        a = (1 - c) / 2
+        u = stats.beta.ppf(1 - a, 1, n)  # CP upper bound at 0 errors, one-sided level 1 − (1 − c)/2
+        assert u == pytest.approx(1 - a ** (1 / n), rel=1e-9)
+        want = math.log((1 - delta - u) / u)
+        assert max_certifiable_epsilon(n, c, delta) == pytest.approx(want, rel=1e-9)
+        # the rule of thumb ln(n / ln(2/(1 − c))): error O(u)
+        assert max_certifiable_epsilon(n, c, delta) == pytest.approx(math.log(n / math.log(1 / a)), abs=3 * u + 1e-5)
+
+
+def test_epsilon_and_bias_tables(report):
+    tables = dict((t[0], t) for t in summary_tables(report))
+    title, header, rows, note = tables["Privacy: claimed, exact and certified ε"]
+    assert len(rows) == 1 and rows[0][2:6] == ["1", "1e-05", "1.2", "0.8"]
+    assert rows[0][6] == f"{max_certifiable_epsilon(4500, 0.95, 1e-5):.4g}" and "ln(n/ln(2/(1−c)))" in note
+    assert tables["Bias checks"][2][0][1] == "est"
+
+
+def test_render_figures_skips_errors_and_unknown_kinds(written):
+    indices = {int(p.name[:2]) for p in (written / "figures").glob("*.png")}
+    assert indices == {0, 1, 2, 3}  # not 4 (unknown kind) nor 5 (error)
