@@ -84,7 +84,7 @@ def _co2():
 
     series = sm.datasets.co2.load_pandas().data["co2"].interpolate(method="time")
     idx = series.index
-    t = idx.year + (idx.dayofyear - 1) / 365.25 - 1958.0
+    t = idx.year + (idx.day_of_year - 1) / 365.25 - 1958.0
     t = np.asarray(t, dtype=float)
     two_pi_t = 2 * np.pi * t
     X = np.column_stack([t, t**2, t**3, np.sin(two_pi_t), np.cos(two_pi_t), np.sin(2 * two_pi_t), np.cos(2 * two_pi_t)])
