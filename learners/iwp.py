@@ -246,7 +246,7 @@ def iwp_loss_variance(theta, X, y, *, loss: str = "exponential", sigma: float, e
             )
         return v * (q + 1 - 2 * st) ** 2 + 0.5 * v**2
 
-    label_var = inverse_bernoulli_variance(loss.derivative(m), loss.derivative(-m), epsilon_y=epsilon_y)
+    label_var = inverse_bernoulli_variance(loss.derivative(m), loss.derivative(-m), epsilon=epsilon_y)
     return s * feature_var(m) + (1 - s) * feature_var(-m) + label_var
 
 
@@ -427,10 +427,13 @@ class _IWPBase(BaseEstimator):
         for attr in ("coef_", "_rng", "_classes_seen"):
             if hasattr(self, attr):
                 delattr(self, attr)
-        return self.partial_fit(X, y, classes=classes)
+        return self._partial_fit(X, y, classes)
 
     def partial_fit(self, X, y=None, classes=None):
         """Continue Algorithm 1 with one pass over a new chunk (raw data or a release chunk)."""
+        return self._partial_fit(X, y, classes)
+
+    def _partial_fit(self, X, y, classes):
         self._validate_params()
         if not hasattr(self, "_rng"):
             self._rng = np.random.default_rng(self.random_state)
@@ -661,10 +664,12 @@ class _RegressorBase(RegressorMixin, _IWPBase):
         return self.decision_function(X)
 
     def fit(self, X, y=None):
+        """Fit by one pass of Algorithm 1 over (X, y) or over a regression :class:`LocalRelease`."""
         return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
-        return super().partial_fit(X, y)
+        """Continue Algorithm 1 with one pass over a new chunk (raw data or a release chunk)."""
+        return self._partial_fit(X, y, None)
 
 
 class IWPSGDRegressor(_RegressorBase):
