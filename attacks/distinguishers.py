@@ -116,21 +116,25 @@ class ProjectionAttack(Distinguisher):
     Parameters
     ----------
     direction : array, optional
-        Fixed w. Default: x′ − x when the pair is given, else the difference of the
-        training means (the Fisher direction for isotropic noise).
+        Fixed w. Default: x′ − x when the pair is given (and ``use_pair``), else the
+        difference of the training means (the Fisher direction for isotropic noise).
+    use_pair : bool
+        Whether x′ − x may serve as the direction; set False when outputs do not
+        live in the input space (e.g. a trained model released for a label pair).
     """
 
-    def __init__(self, direction=None) -> None:
+    def __init__(self, direction=None, use_pair: bool = True) -> None:
         self.direction = direction
+        self.use_pair = use_pair
 
     @property
     def requires_training(self) -> bool:  # type: ignore[override]
-        return self.direction is None
+        return self.direction is None and not self.use_pair
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "ProjectionAttack":
         if self.direction is not None:
             w = np.asarray(self.direction, dtype=float).ravel()
-        elif x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)):
+        elif self.use_pair and x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)):
             w = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel()
         elif outputs0 is not None and outputs1 is not None:
             w = _rows(outputs1).mean(axis=0) - _rows(outputs0).mean(axis=0)

@@ -86,15 +86,23 @@ class PhaseKnownRelease:
         return self.mechanism.tradeoff(alpha)
 
 
-def steepest_phase(mechanism: ModulatedMechanism, x) -> np.ndarray:
-    """Phases φ (one per vector) maximising ‖g(x + v₁) − g(x)‖ (see module docstring)."""
+def steepest_phase(mechanism: ModulatedMechanism, x, x_prime=None) -> np.ndarray:
+    """Phases φ_j maximising ‖g(x′; φ) − g(x; φ)‖ (default x′ = x + v₁).
+
+    With c_j = ⟨x′ − x, v_j⟩ and A_j = ω⟨x, v_j⟩ + φ_j, the cosine term changes by
+    −2 sin(A_j + ωc_j/2) sin(ωc_j/2) along v_j; it adds to the contraction part
+    (1 − α)c_j with the largest magnitude, 2|sin(ωc_j/2)|, at
+    A_j + ωc_j/2 = −(π/2)·sign(c_j)·sign(sin(ωc_j/2)). Each v_j is set independently.
+    """
+    V = mechanism.basis
+    x = np.asarray(x, float)
+    xp = x + V[:, 0] if x_prime is None else np.asarray(x_prime, float)
     w = mechanism.omega
-    a = float(np.asarray(x, float) @ mechanism.basis[:, 0])
-    s = math.sin(w / 2)
-    target = -math.pi / 2 if s >= 0 else math.pi / 2  # θ + ω/2 with sin = −sign(sin(ω/2))
-    phase = np.zeros(mechanism.n_vectors)
-    phase[0] = (target - w / 2 - w * a) % (2 * math.pi)
-    return phase
+    c = (xp - x) @ V
+    a0 = w * (x @ V)
+    sign = np.sign(c) * np.sign(np.sin(w * c / 2))
+    target = -(np.pi / 2) * np.where(sign == 0, 1.0, sign)
+    return (target - w * c / 2 - a0) % (2 * np.pi)
 
 
 def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, offset: float = 0.0) -> NeighbouringPair:
@@ -104,7 +112,7 @@ def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, o
     x_prime = x + v
     if not phase_known:
         return NeighbouringPair(x, x_prime, mechanism, "modulated, distance 1 along v1, phase unknown (marginalised)")
-    phase = steepest_phase(mechanism, x)
+    phase = steepest_phase(mechanism, x, x_prime)
     released = PhaseKnownRelease(mechanism, phase)
     disp = np.linalg.norm(mechanism.map(x_prime, phase) - mechanism.map(x, phase))
     return NeighbouringPair(x, x_prime, released, "modulated, distance 1 along v1, steepest phase known",

@@ -11,8 +11,12 @@ from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
 _LAZY = {
     "audit_tradeoff": "tradeoff",
     "TradeoffAudit": "tradeoff",
+    "composed_tradeoff": "tradeoff", "pld_tradeoff": "tradeoff",
+    "audit_calibration": "calibration", "CalibrationAudit": "calibration",
+    "audit_modulated": "learner_audits", "audit_iwp_release": "learner_audits", "audit_dpsgd_label": "learner_audits", "one_run_label_audit": "learner_audits",
     "audit_reconstruction": "reconstruction",
     "ReconstructionAudit": "reconstruction",
+    "mse_crb_curve": "reconstruction", "composition_curve": "reconstruction", "release_fisher": "fisher", "autograd_fisher": "fisher", "marginal_fisher": "fisher", "side_information_fisher": "fisher", "compose_fisher": "fisher", "GaussianNoiseMap": "fisher", "crb": "bounds", "seed_trace_bound": "bounds", "van_trees": "bounds", "hammersley_chapman_robbins": "bounds", "rero_bound": "bounds", "rero_mu": "bounds",
     "audit_bias": "bias",
     "BiasAudit": "bias",
 }
