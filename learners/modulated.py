@@ -157,13 +157,18 @@ def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int
     """Yield (block index, X block, y block), reading ``chunk_size`` rows (rounded up to BLOCK) at a time.
 
     Blocks are always BLOCK rows (the last may be shorter), whatever ``chunk_size``.
+    With ``chunk_size=None`` X and y must already be validated float arrays
+    (:func:`check_data`); otherwise every chunk read is checked for finiteness.
     With ``intercept`` a column of ones is appended to each X block.
     """
     K = X.shape[0]
     read = K if chunk_size is None else max(1, math.ceil(chunk_size / BLOCK)) * BLOCK
     for start in range(0, K, read):
-        Xc = check_array("X", X[start : start + read], ndim=2)
-        yc = check_array("y", y[start : start + read], ndim=1)
+        if chunk_size is None:  # validated in full by check_data already
+            Xc, yc = X, y
+        else:
+            Xc = check_array("X", X[start : start + read], ndim=2)
+            yc = check_array("y", y[start : start + read], ndim=1)
         if intercept:
             Xc = np.hstack([Xc, np.ones((Xc.shape[0], 1))])
         for off in range(0, Xc.shape[0], BLOCK):
