@@ -134,7 +134,8 @@ class ProjectionAttack(Distinguisher):
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "ProjectionAttack":
         if self.direction is not None:
             w = np.asarray(self.direction, dtype=float).ravel()
-        elif self.use_pair and x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)):
+        elif self.use_pair and x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)) \
+                and (outputs0 is None or np.size(x) == _rows(outputs0[:1]).shape[1]):
             w = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel()
         elif outputs0 is not None and outputs1 is not None:
             w = _rows(outputs1).mean(axis=0) - _rows(outputs0).mean(axis=0)

@@ -1,0 +1,113 @@
+"""Distinguishers, the registry entries and neighbouring-pair generators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privaudit.attacks import available_attacks, get_attack, load_all
+from privaudit.attacks.distinguishers import AtomAttack, LikelihoodRatioAttack, make_attacker, row_hashes
+from privaudit.attacks.pairs import modulated_pair, random_pair, steepest_phase, worst_case_pair
+from privaudit.audit import audit_tradeoff
+from privaudit.mechanisms import (
+    GaussianMechanism,
+    InvalidParameterError,
+    LaplaceMechanism,
+    ModulatedMechanism,
+    PrivacyClaim,
+    RandomizedResponse,
+)
+
+
+def test_registered_names():
+    load_all()
+    names = set(available_attacks("distinguisher"))
+    assert {"likelihood-ratio", "projection", "logistic", "mlp", "atom"} <= names
+    assert get_attack("atom") is AtomAttack
+    with pytest.raises(InvalidParameterError):
+        make_attacker(42)
+
+
+def test_lr_closed_form_equals_density_difference():
+    g = GaussianMechanism(sigma=1.7)
+    x, xp = np.array([0.2, -1.0]), np.array([1.0, 0.5])
+    o = g.sample(x, 50, 0)
+    lr = LikelihoodRatioAttack().fit(mechanism=g, x=x, x_prime=xp).score(o)
+    assert np.allclose(lr, g.log_density(o, xp) - g.log_density(o, x))
+
+
+def test_lr_requires_density():
+    with pytest.raises(InvalidParameterError, match="log_density"):
+        LikelihoodRatioAttack().fit(mechanism=object(), x=0, x_prime=1)
+
+
+def test_atom_attack_recovers_discrete_likelihood_ratio():
+    rr = RandomizedResponse(epsilon=1.0, categories=(0, 1, 2))
+    o0, o1 = rr.sample(0, 40000, 1)[:, None], rr.sample(1, 40000, 2)[:, None]
+    att = AtomAttack().fit(o0, o1, x=0.0, x_prime=1.0)
+    scores = att.score(np.array([[0.0], [1.0], [2.0]]))
+    exact = np.log(rr.pmf(1)) - np.log(rr.pmf(0))
+    # Counts of 40000 draws: each log-count has SE ≤ 1/sqrt(40000·0.2) ≈ 0.011; 5 SE both terms.
+    assert np.allclose(scores, exact, atol=5 * np.sqrt(2) * 0.011)
+
+
+def test_row_hashes_distinguish_rows_and_fold_signed_zero():
+    rows = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0]])
+    h = row_hashes(rows)
+    assert h[0] == h[1] and h[0] != h[2]
+
+
+class _VarianceLeak:
+    """No density exposed: N(0, 1) under x = 0, N(0, 1.5²) under x = 1 (scale leak, no location change)."""
+
+    claim = PrivacyClaim(0.5, 1e-5, "any")
+
+    def sample(self, x, n, rng=None):
+        return np.random.default_rng(rng).standard_normal((n, 2)) * (1.0 + 0.5 * float(x))
+
+
+def test_suite_classifiers_catch_a_scale_leak():
+    res = audit_tradeoff(_VarianceLeak(), 0.0, 1.0, n=40000, rng=0)
+    assert res.attacker in ("logistic", "mlp")
+    assert res.verdict == "violation"
+
+
+def test_worst_case_pairs():
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2.0)
+    p = worst_case_pair(g, dim=3)
+    assert np.linalg.norm(p.x_prime - p.x) == pytest.approx(2.0) and p.exact_mu == pytest.approx(g.mu)
+    lp = worst_case_pair(LaplaceMechanism(epsilon=1.0), dim=2)
+    assert np.abs(lp.x_prime - lp.x).sum() == pytest.approx(1.0)
+    rp = worst_case_pair(RandomizedResponse(epsilon=1.0))
+    assert rp.x != rp.x_prime
+    with pytest.raises(InvalidParameterError, match="worst-case"):
+        worst_case_pair(object())
+
+
+@pytest.mark.parametrize("omega,m", [(0.8, 1), (3.0, 1), (1.5, 2)])
+def test_steepest_phase_maximises_displacement(omega, m):
+    mech = ModulatedMechanism(alpha=0.5, lam=0.6, omega=omega, n_vectors=m, dim=3, sigma=1.0)
+    x = np.array([0.3, -0.2, 0.1])
+    xp = x + np.array([0.6, 0.8, 0.0])
+    best = steepest_phase(mech, x, xp)
+    d_best = np.linalg.norm(mech.map(xp, best) - mech.map(x, best))
+    grid = np.random.default_rng(0).random((4000, m)) * 2 * np.pi  # brute force over phases
+    d = np.linalg.norm(mech.map(np.tile(xp, (4000, 1)), grid) - mech.map(np.tile(x, (4000, 1)), grid), axis=1)
+    assert d_best >= d.max() - 1e-12
+    assert d_best <= mech.lipschitz * np.linalg.norm(xp - x) + 1e-12
+
+
+def test_modulated_pair_phase_known_is_gaussian_with_exact_mu():
+    mech = ModulatedMechanism(alpha=0.5, lam=0.5, omega=0.8, dim=2, sigma=2.0)
+    p = modulated_pair(mech)
+    o0, o1 = p.mechanism.sample(p.x, 20000, 0), p.mechanism.sample(p.x_prime, 20000, 1)
+    diff = (o1.mean(0) - o0.mean(0)) @ mech.basis[:, 0] / mech.sigma
+    # SE of a difference of two means of N(·, 1): sqrt(2/20000) = 0.01; 4 SE.
+    assert diff == pytest.approx(p.exact_mu, abs=0.04)
+
+
+def test_random_pair_distance():
+    x, xp = random_pair(5, 0.7, rng=0)
+    assert np.linalg.norm(xp - x) == pytest.approx(0.7) and np.linalg.norm(x) <= 1
+    x, xp = random_pair(5, 0.7, norm="l1", rng=0)
+    assert np.abs(xp - x).sum() == pytest.approx(0.7)

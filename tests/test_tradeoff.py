@@ -1,0 +1,184 @@
+"""Trade-off theory curves, ε lower-bound estimators and audit_tradeoff mechanics."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+from statsmodels.stats.proportion import proportion_confint
+
+from privaudit.audit import audit_tradeoff, tradeoff_curve
+from privaudit.audit import epsilon_bounds as eb
+from privaudit.audit.learner_audits import LabelCanarySteps, RecordRelease, transcript_pair
+from privaudit.audit.tradeoff import ALPHA_GRID, TradeoffAudit, composed_tradeoff
+from privaudit.mechanisms import (
+    GaussianMechanism,
+    InvalidParameterError,
+    LaplaceMechanism,
+    ModulatedMechanism,
+    PrivacyClaim,
+    RandomizedResponse,
+    dpsgd_epsilon,
+    gaussian_tradeoff,
+    random_orthonormal_basis,
+)
+
+# The ε grid of pld_tradeoff has step h = 60/4000 = 0.015; the envelope of tangent lines
+# misses a smooth convex curve by O(h²/2) ≈ 1.1e-4 at most.
+ENVELOPE_TOL = 0.015**2 / 2
+
+
+# --- theory curves -------------------------------------------------------------------------------
+@pytest.mark.parametrize("steps,z", [(1, 1.0), (10, 2.0), (100, 5.0)])
+def test_composed_curve_matches_gaussian_closed_form(steps, z):
+    c = composed_tradeoff(ALPHA_GRID, noise_multiplier=z, steps=steps)
+    g = gaussian_tradeoff(math.sqrt(steps) / z, ALPHA_GRID)
+    # dp_accounting's pessimistic PLD over-estimates δ(ε), so the curve can only be lower.
+    assert np.all(c <= g + 1e-12)
+    assert np.max(g - c) <= ENVELOPE_TOL
+
+
+def test_replace_one_doubles_sensitivity():
+    c = composed_tradeoff(ALPHA_GRID, noise_multiplier=4.0, steps=4, adjacency="label")
+    g = gaussian_tradeoff(2 * math.sqrt(4) / 4.0, ALPHA_GRID)
+    assert np.all(c <= g + 1e-12) and np.max(g - c) <= ENVELOPE_TOL
+
+
+def _theory_cases():
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    yield "gaussian", g.tradeoff(ALPHA_GRID), g.claim, 1e-12
+    lap = LaplaceMechanism(epsilon=1.0)
+    yield "laplace", lap.tradeoff(ALPHA_GRID), lap.claim, 1e-12
+    rr = RandomizedResponse(epsilon=1.5, categories=(0, 1, 2))
+    yield "rr", rr.tradeoff(ALPHA_GRID), rr.claim, 1e-12
+    steps = LabelCanarySteps(noise_multiplier=2.0, steps=20, sampling_rate=0.1)
+    yield "dpsgd-subsampled", steps.tradeoff(ALPHA_GRID), steps.claim, 1e-12
+    rec = RecordRelease(GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2.0),
+                        RandomizedResponse(epsilon=1.0), PrivacyClaim(2.0, 1e-5, "any"))
+    yield "iwp-record", rec.tradeoff(ALPHA_GRID), rec.claim, 1e-12
+    mechs = [ModulatedMechanism(alpha=0.5, lam=0.5, omega=0.8, dim=3, epsilon=0.5, delta=1e-5,
+                                basis=random_orthonormal_basis(3, 1, t)) for t in range(4)]
+    rel, x, xp = transcript_pair(mechs)
+    yield "modulated-transcript", gaussian_tradeoff(rel.displacement_mu(x, xp), ALPHA_GRID), rel.claim, 1e-12
+
+
+@pytest.mark.parametrize("case", list(_theory_cases()), ids=lambda c: c[0])
+def test_theory_curves_lie_above_claim(case):
+    _, curve, claim, tol = case
+    assert np.all(curve >= tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID) - tol)
+
+
+def test_record_release_exact_epsilon_matches_basic_composition_for_pure_parts():
+    # RR(ε₁) ⊗ RR(ε₂) is exactly (ε₁ + ε₂)-DP at δ = 0 (the product of the two likelihood ratios).
+    rec = RecordRelease(RandomizedResponse(epsilon=0.7), RandomizedResponse(epsilon=0.4), PrivacyClaim(1.1, 0.0, "any"))
+    pld = rec.pld()
+    assert pld.get_epsilon_for_delta(1e-12) == pytest.approx(1.1, abs=2e-3)  # PLD grid 1e-3 per part
+
+
+# --- estimators ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k,n", [(0, 100), (5, 100), (500, 1000), (99, 100)])
+def test_clopper_pearson_matches_statsmodels(k, n):
+    # A one-sided bound at level c is the upper end of the two-sided interval at 1 − 2(1 − c).
+    ref = proportion_confint(k, n, alpha=0.1, method="beta")[1]
+    assert eb.clopper_pearson_upper(k, n, 0.95) == pytest.approx(ref, rel=1e-9)
+    ref_lo = proportion_confint(k, n, alpha=0.1, method="beta")[0]
+    assert eb.clopper_pearson_lower(k, n, 0.95) == pytest.approx(ref_lo, rel=1e-9, abs=1e-15)
+
+
+def test_epsilon_from_rates_inverts_the_privacy_region():
+    eps, delta = 1.3, 1e-3
+    a = np.array([0.01, 0.1, 0.3])
+    b = 1 - delta - math.exp(eps) * a  # points on the first line of f_{ε,δ}
+    assert np.allclose(eb.epsilon_from_rates(a, b, delta), eps)
+    assert eb.epsilon_from_rates(0.5, 0.5, 0.0) == 0.0
+
+
+def test_mu_from_rates_inverts_gaussian_tradeoff():
+    a = np.array([0.01, 0.2, 0.5])
+    assert np.allclose(eb.mu_from_rates(a, gaussian_tradeoff(0.8, a)), 0.8)
+
+
+def test_one_run_p_value_brute_force():
+    # δ = 0: the p-value is the binomial tail; δ > 0 adds 2mδ·max_i P[v − i ≤ Bin < v]/i.
+    m, r, v, eps, delta = 100, 20, 16, 1.0, 1e-4
+    q = 1 / (1 + math.exp(-eps))
+    tail = binom.sf(v - 1, r, q)
+    assert eb.one_run_p_value(m, r, v, eps, 0.0) == pytest.approx(tail)
+    extra = max(sum(binom.pmf(v - j, r, q) for j in range(1, i + 1)) / i for i in range(1, v + 1))
+    assert eb.one_run_p_value(m, r, v, eps, delta) == pytest.approx(tail + 2 * m * delta * extra)
+
+
+def test_one_run_bound_is_zero_without_signal():
+    rng = np.random.default_rng(0)
+    res = eb.one_run_bound(rng.standard_normal(1000), rng.choice((-1.0, 1.0), 1000), delta=1e-5)
+    assert res.epsilon == 0.0 or res.epsilon < 0.5
+
+
+def test_dkw_band_contains_true_curve():
+    rng = np.random.default_rng(1)
+    mu, n = 1.0, 20000
+    s0, s1 = np.sort(rng.standard_normal(n)), np.sort(rng.standard_normal(n) + mu)
+    fpr, fnr, _ = eb.empirical_curve(s0, s1, presorted=True)
+    lo, hi = eb.dkw_band(fpr, fnr, n, n, ALPHA_GRID, 0.95)
+    true = gaussian_tradeoff(mu, ALPHA_GRID)
+    assert np.all(lo <= true + 1e-12) and np.all(true <= hi + 1e-12)
+
+
+def test_bounds_reject_bad_input():
+    with pytest.raises(InvalidParameterError, match="selection"):
+        eb.clopper_pearson_bound([0, 1], [0, 1], [0, 1], [0, 1], delta=1e-5, selection="nope")
+    with pytest.raises(InvalidParameterError, match="confidence"):
+        eb.gdp_bound([0, 1], [0, 1], [0, 1], [0, 1], delta=1e-5, confidence=1.5)
+
+
+# --- audit_tradeoff --------------------------------------------------------------------------------
+def test_audit_result_fields_and_json():
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    res = audit_tradeoff(g, np.zeros(2), np.array([1.0, 0.0]), n=20000, rng=3)
+    assert isinstance(res, TradeoffAudit) and res.kind == "tradeoff"
+    assert res.attacker == "likelihood-ratio" and res.verdict == "pass"
+    assert res.epsilon_exact == pytest.approx(1.0, rel=1e-6)
+    assert res.n_select + res.n_eval + res.n_train == res.n
+    assert res.band["lower"].shape == res.alpha.shape == res.claim_curve.shape == res.exact_curve.shape
+    assert np.all(np.diff(res.fpr) >= 0)
+    d = json.loads(json.dumps(res.to_dict()))
+    for key in ("epsilon_lb", "claim", "epsilon_exact", "verdict", "fpr", "fnr", "band", "n", "confidence", "seed"):
+        assert key in d
+    # The seed reproduces the audit.
+    again = audit_tradeoff(g, np.zeros(2), np.array([1.0, 0.0]), n=20000, rng=res.seed)
+    assert again.epsilon_lb == res.epsilon_lb
+
+
+def test_audit_rejects_bad_arguments():
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    with pytest.raises(InvalidParameterError, match="estimator"):
+        audit_tradeoff(g, np.zeros(1), np.ones(1), n=1000, estimator="bayes")
+    with pytest.raises(InvalidParameterError, match="claim"):
+        audit_tradeoff(object(), 0, 1, n=1000)
+
+
+def test_gdp_estimator_is_tight_on_gaussian():
+    g = GaussianMechanism(epsilon=2.0, delta=1e-5)
+    res = audit_tradeoff(g, np.zeros(1), np.ones(1), n=200_000, estimator="gdp", rng=0)
+    # μ̲ is a 95% lower bound whose slack shrinks like n^{-1/2}: about 3·SE ≈ 0.02 at this n.
+    assert g.mu - 0.05 < res.mu_lb <= g.mu + 1e-9 or res.verdict == "violation"
+    assert res.verdict == "pass"
+
+
+@pytest.mark.slow
+def test_null_calibration_rate():
+    """Over 200 seeded audits of correct mechanisms with tight claims, violations ≤ 1 − confidence."""
+    cases = [
+        (GaussianMechanism(epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), "clopper-pearson"),
+        (GaussianMechanism(epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), "gdp"),
+        (LaplaceMechanism(epsilon=1.0), np.zeros(1), np.ones(1), "clopper-pearson"),
+        (RandomizedResponse(epsilon=1.0), -1.0, 1.0, "clopper-pearson"),
+    ]
+    for mech, x, xp, est in cases:
+        v = [audit_tradeoff(mech, x, xp, n=20000, estimator=est, rng=s).verdict == "violation" for s in range(200)]
+        rate = float(np.mean(v))
+        print(f"null violation rate {type(mech).__name__} {est}: {rate:.3f} over 200 audits")
+        assert rate <= 1 - 0.95
