@@ -1,0 +1,106 @@
+"""Trade-off audits of the learners' releases: modulated transcripts, IWP records, label-DP DP-SGD."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from privaudit.audit.epsilon_bounds import gdp_epsilon
+from privaudit.audit.learner_audits import (
+    DPSGDLabelCanary,
+    LabelCanarySteps,
+    RecordRelease,
+    audit_dpsgd_label,
+    audit_iwp_release,
+    audit_modulated,
+    canary_dataset,
+    one_run_label_audit,
+    transcript_pair,
+)
+from privaudit.mechanisms import (
+    GaussianMechanism,
+    ModulatedMechanism,
+    PrivacyClaim,
+    RandomizedResponse,
+    random_orthonormal_basis,
+)
+
+
+def _rounds(T=4, sigma=4.0):
+    return [ModulatedMechanism(alpha=0.5, lam=0.5, omega=0.8, dim=3, sigma=sigma,
+                               basis=random_orthonormal_basis(3, 1, t)) for t in range(T)]
+
+
+def test_transcript_phase_known_is_exactly_gaussian():
+    mechs = _rounds()
+    rel, x, xp = transcript_pair(mechs)
+    mu = rel.displacement_mu(x, xp)
+    assert mu <= math.sqrt(sum(m.mu**2 for m in mechs)) + 1e-12  # D_t ≤ L per round
+    o0, o1 = rel.sample(x, 20000, 0), rel.sample(xp, 20000, 1)
+    s0 = rel.log_density(o0, xp) - rel.log_density(o0, x)
+    s1 = rel.log_density(o1, xp) - rel.log_density(o1, x)
+    # Under GDP the LR is N(∓μ²/2, μ²): its mean difference is μ² (SE sqrt(2/20000)·μ).
+    se = math.sqrt(2 / 20000) * mu
+    assert s1.mean() - s0.mean() == pytest.approx(mu**2, abs=5 * se)
+
+
+def test_audit_modulated_phase_known_and_unknown():
+    mechs = _rounds()
+    known = audit_modulated(mechs, n=40000, rng=0)
+    assert known.verdict == "pass" and known.estimator == "gdp"
+    assert known.epsilon_lb <= known.epsilon_exact <= known.claim.epsilon + 1e-9
+    unknown = audit_modulated(mechs, n=10000, rng=0, phase_known=False)
+    assert unknown.verdict == "pass" and unknown.epsilon_exact is None
+    assert unknown.epsilon_lb <= known.epsilon_exact  # marginalising the phase only removes information
+
+
+def test_audit_modulated_regressor_transcript():
+    from privaudit.learners import ModulatedRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (400, 3))
+    y = X @ np.array([1.0, -0.5, 0.2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg = ModulatedRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+    res = audit_modulated(reg, n=20000, rng=1)
+    assert res.claim == reg.claim and res.verdict == "pass"
+
+
+def test_audit_iwp_release_worst_case_pair():
+    rec = RecordRelease(GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2 * math.sqrt(2)),
+                        RandomizedResponse(epsilon=1.0), PrivacyClaim(2.0, 1e-5, "any"))
+    res = audit_iwp_release(rec, bounds=(-np.ones(2), np.ones(2)), n=40000, rng=0)
+    assert res.verdict == "pass" and res.epsilon_exact < 2.0
+    broken = RecordRelease(GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2 * math.sqrt(2)),
+                           RandomizedResponse(epsilon=1.0, keep_probability=0.97), PrivacyClaim(2.0, 1e-5, "any"))
+    assert audit_iwp_release(broken, bounds=(-np.ones(2), np.ones(2)), n=40000, rng=0).verdict == "violation"
+
+
+def test_label_canary_steps_subsampled_matches_pld_epsilon():
+    m = LabelCanarySteps(noise_multiplier=2.0, steps=8, sampling_rate=0.5)
+    res = audit_dpsgd_label(m, n=20000, estimator="clopper-pearson", rng=0)
+    assert res.verdict == "pass" and res.epsilon_lb <= res.epsilon_exact
+    with pytest.raises(Exception, match="Gaussian trade-off"):
+        audit_dpsgd_label(m, n=1000, estimator="gdp")
+
+
+@pytest.mark.slow
+def test_engine_white_box_matches_exact_mu():
+    data = canary_dataset(rng=0)
+    good = DPSGDLabelCanary(data, epsilon=2.0, epochs=5, adjacency="label", mode="white-box")
+    res = audit_dpsgd_label(good, n=3000, rng=2)
+    assert res.epsilon_exact == pytest.approx(gdp_epsilon(good.exact_mu(), 1e-5))
+    assert res.verdict == "pass"
+    bad = DPSGDLabelCanary(data, epsilon=2.0, epochs=5, adjacency="add-remove", mode="white-box")
+    assert audit_dpsgd_label(bad, n=3000, rng=2).verdict == "violation"
+
+
+def test_one_run_label_audit():
+    res = one_run_label_audit(m=500, epsilon=8.0, rng=0)
+    assert 0 < res.epsilon <= 8.0
+    bad = one_run_label_audit(m=500, epsilon=8.0, adjacency="add-remove", rng=0)
+    assert bad.epsilon > res.epsilon
