@@ -536,10 +536,19 @@ class _IWPBase(BaseEstimator):
         return check_array("y", y, ndim=1)
 
 
-_COMMON_DOC = """
+_LOSS_DOC = """
     Parameters
     ----------
-    batch_size : int
+    loss : {"exponential", "logistic", "quadratic"}
+        Margin loss f of ℓ(θ, x, y) = f(θᵀxy).
+    n_terms : int
+        K ≥ 1, truncation of the logistic W⁻¹ series (ignored by the closed forms). With a
+        ``radius`` R, σ²R² must lie in the series' domain (:func:`series_variance_limit`)
+        or ``fit`` raises; otherwise a warning is emitted after fitting if it was left, and
+        ``truncation_bias_`` holds sup_z of the truncation bias at the largest σ²‖θ‖² met.
+"""
+
+_COMMON_DOC = """    batch_size : int
         Mini-batch size (paper: 128).
     step : float
         Step size γ (paper: 1e−4).
@@ -608,12 +617,6 @@ class IWPSGDClassifier(_ClassifierBase):
     Minimises E[f(θᵀxy)] + λ‖θ‖²/2 with f in {exponential e^{−z}, logistic log(1+e^{−z}),
     quadratic ½(z−1)²}, using the unbiased gradient a·x̃ỹ − σ²c·θ of §5.2 / App. D.6.
     Labels: any binary labels, mapped to {−1, 1} (see :func:`encode_binary_labels`).
-
-    loss : {"exponential", "logistic", "quadratic"}
-    n_terms : int
-        K ≥ 1, truncation of the logistic W⁻¹ series (ignored by the closed forms). With a
-        ``radius`` R, σ²R² must lie in the series' domain (:func:`series_variance_limit`)
-        or ``fit`` raises; otherwise a warning is emitted after fitting if it was left.
     """
 
 
@@ -694,7 +697,13 @@ class SGDRealRegressor(_RegressorBase):
     _private = False
 
 
-for _cls in (IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier, IWPSGDRegressor, NoisySGDRegressor,
-             SGDRealRegressor):
-    _cls.__doc__ += _COMMON_DOC
+for _cls in (IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier):
+    _cls.__doc__ += _LOSS_DOC + _COMMON_DOC
+for _cls in (IWPSGDRegressor, NoisySGDRegressor, SGDRealRegressor):
+    _cls.__doc__ += """
+    Parameters
+    ----------
+    label_bounds : (low, high), optional
+        Declared label interval of the regression release (sensitivity high − low).
+""" + _COMMON_DOC
 del _cls

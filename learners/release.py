@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,9 +42,11 @@ from privaudit.mechanisms.validation import (
 TASKS = ("classification", "regression")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LocalRelease:
     """A released dataset: the only thing a learner on the server side ever sees.
+
+    Equality is identity (a release is one published object, and holds arrays).
 
     Attributes
     ----------
@@ -75,8 +77,8 @@ class LocalRelease:
         The mechanisms used (for audits: ``.claim``, ``.sample``, ``.log_density``).
     """
 
-    X_tilde: np.ndarray
-    y_tilde: np.ndarray
+    X_tilde: np.ndarray = field(repr=False)
+    y_tilde: np.ndarray = field(repr=False)
     sigma: float
     epsilon_y: float
     claim: PrivacyClaim
@@ -84,12 +86,12 @@ class LocalRelease:
     sigma_y: float = 0.0
     epsilon_x: float = math.nan
     delta_x: float = math.nan
-    bounds: tuple = ()
+    bounds: tuple = field(default=(), repr=False)
     label_bounds: tuple | None = None
     classes: tuple | None = None
     n_clipped: int = 0
-    feature_mechanism: GaussianMechanism | None = None
-    label_mechanism: RandomizedResponse | GaussianMechanism | None = None
+    feature_mechanism: GaussianMechanism | None = field(default=None, repr=False)
+    label_mechanism: RandomizedResponse | GaussianMechanism | None = field(default=None, repr=False)
 
     @property
     def n_samples(self) -> int:
