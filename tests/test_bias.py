@@ -106,6 +106,24 @@ def test_chunked_moments_merge_exactly():
     np.testing.assert_allclose(diag.m2 / 1002, np.var(x, 0, ddof=1), rtol=1e-12)
 
 
+def test_chunked_shape_statistics_match_scipy():
+    x = np.random.default_rng(1).lognormal(0.0, 0.7, size=(1003, 3))
+    mom = _Moments(full=False)
+    for lo in range(0, 1003, 97):
+        mom.update(x[lo : lo + 97])
+    g1, g2 = mom.shape_statistics()
+    np.testing.assert_allclose(g1, stats.skew(x, axis=0), rtol=1e-10)
+    np.testing.assert_allclose(g2, stats.kurtosis(x, axis=0), rtol=1e-10)
+
+
+def test_heavy_tails_are_reported():
+    light = audit_bias(gaussian_sampler([0.0], [[1.0]]), [0.0], n=2000, rng=0)
+    assert light.normality_error < 0.01 and "heavy tails" not in light.note
+    # Lognormal(0, 1.5): excess kurtosis in the hundreds, so the O(1/n) term is large at n = 2000.
+    heavy = audit_bias(lambda n, r: r.lognormal(0.0, 1.5, n), np.exp(1.5**2 / 2), n=2000, rng=0)
+    assert heavy.normality_error > 0.01 and "heavy tails" in heavy.note
+
+
 def test_holm_adjustment_matches_statsmodels():
     from statsmodels.stats.multitest import multipletests
 
