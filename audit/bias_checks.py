@@ -2,7 +2,21 @@
 
 Every check is a function returning a :class:`~privaudit.audit.bias.BiasAudit`, an
 :class:`~privaudit.audit.results.ExperimentResult` or a list of them.
-:func:`run_bias_checks` runs them all.
+:func:`run_bias_checks` runs them all:
+
+* :func:`modulated_checks` — seed 000's Σ_x, Z and G for m = 1, 3 with the derived
+  correction (λ²/(2m²))P_V + σ²I and the seed's printed (λ²/(2m))P_V + σ²I, and the
+  server without debiasing (negative control);
+* :func:`modulated_variance_checks` — Theorem 8.1's E‖G − ∇L‖² against its mean;
+* :func:`iwp_checks` — seed 001's B⁻¹, W⁻¹ per loss, the IWP loss and gradient (and the
+  App. E.2 regression pair); the NoisySGD gradient (negative control);
+* :func:`truncation_checks` — the logistic W⁻¹ truncation bias against K and σ, and
+  its detection at large σ (negative controls);
+* :func:`modulated_convergence`, :func:`iwp_convergence` — excess risk against the
+  sample size (unbiased learners → 0, NoisySGD/ridge plateau);
+* :func:`clipping_checks` — DP-SGD's clipping bias against the clip norm (info);
+* :func:`rr_on_bins_checks` — the RR-on-Bins label estimator's bias (info), when
+  :mod:`privaudit.learners.rr_on_bins` is available.
 
 Sample sizes
 ------------

@@ -152,3 +152,24 @@ def test_full_preset_power_statement():
             assert a.min_detectable_relative_bias <= 0.01, a.target
     print("\n".join(rows))
     assert [a.target for a in results if a.verdict == "fail"] == []
+
+
+def test_powered_audit_sizes_n_from_the_variance():
+    """n = 1.15·λ*·λ_max(S)/(0.01‖θ‖)², λ* the χ² non-centrality of power 0.9 at level 1 − CONFIDENCE."""
+    from scipy import optimize, stats
+
+    from privaudit.audit.bias_checks import POWER, SAFETY, powered_audit
+
+    theta = np.array([3.0, 4.0])  # ‖θ‖ = 5
+    sd = np.array([2.0, 1.0])
+
+    def sampler(n, rng):
+        return theta + rng.standard_normal((n, 2)) * sd
+
+    a = powered_audit(sampler, theta, name="gaussian", budget=_Budget(1.0, 0, False), cap=10**7, small_cap=10**7)
+    crit = stats.chi2.isf(1 - CONFIDENCE, 2)
+    lam = optimize.brentq(lambda l: stats.ncx2.sf(crit, 2, l) - POWER, 0, 200)
+    closed = SAFETY * lam * sd.max() ** 2 / (0.01 * 5.0) ** 2
+    assert a.n == pytest.approx(closed, rel=0.05)  # the pilot's λ_max is within ~2 % at 2·10⁴ draws
+    assert a.verdict == "pass" and a.min_detectable_relative_bias <= 0.01
+    assert f"n = {a.n} draws" in a.note
