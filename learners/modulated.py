@@ -289,8 +289,6 @@ def estimating_functions(releases: np.ndarray, y: np.ndarray, beta: np.ndarray, 
 class _ModulatedBase(RegressorMixin, BaseEstimator):
     """Shared validation, client simulation and inference of the modulated learners."""
 
-    _rounds_attr = "rounds"
-
     # ----- parameters -----
     def _n_rounds(self) -> int:
         return 1
@@ -469,6 +467,8 @@ class ModulatedRegressor(_ModulatedBase):
     transcript_ : ndarray (T, K, d), only with ``store_transcript``.
     cov_params_, bse_, tvalues_, pvalues_ : inference (Wald, normal reference).
     contraction_ : float, ‖Π_t (I − η_t Σ̄)‖₂ (≈ 0 when the iteration has converged).
+    radius_active_ : bool, whether β̂ lies on the projection sphere (intervals then invalid).
+    step_sizes_ : ndarray (T,), the η_t used.
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, rounds=10,
@@ -529,6 +529,8 @@ class ModulatedRegressor(_ModulatedBase):
         for a_t in A:
             prod = a_t @ prod
         self.contraction_ = float(np.linalg.norm(prod, 2))
+        # On the boundary the linearisation behind cov_params_ does not hold.
+        self.radius_active_ = bool(np.linalg.norm(beta) >= radius * (1 - 1e-12))
         if self.inference:
             last = (T - 2, T - 1) if T >= 2 else (T - 1,)
             omega, S = self._psi_moments(X, y, mechs, last, root, beta)
@@ -542,7 +544,6 @@ class ModulatedRegressor(_ModulatedBase):
             else:
                 Bsum = sum(Bs)
                 cov = (Bsum @ S @ Bsum.T + sum(B @ (omega - S) @ B.T for B in Bs)) / K
-            self.radius_active_ = bool(np.linalg.norm(beta) >= radius * (1 - 1e-12))
         self._finish(beta, cov)
         return self
 

@@ -45,7 +45,7 @@ from privaudit.mechanisms.validation import InvalidParameterError, check_int
 METHODS = ("iterative", "one-shot", "dp-sgd")
 
 #: Default ε grid (δ = 1e−5).
-EPSILONS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
 #: Default tuning grids: method -> list of keyword dicts (seed 000, Table 2 ranges).
 GRIDS = {
@@ -76,7 +76,7 @@ def _seed(root: np.random.SeedSequence, *key: int) -> int:
 
 
 def run_modulated_figure1(
-    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 5, n_tune: int = 2, random_state=0, grids=None,
+    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 10, n_tune: int = 2, random_state=0, grids=None,
     small: bool = False, delta: float = 1e-5, alpha: float = 0.2, lam: float = 0.1, omega: float = 1.0,
     rounds: int = 10, conversion: str = "seed",
 ) -> ExperimentResult:
