@@ -19,6 +19,7 @@ _LAZY = {
     "mse_crb_curve": "reconstruction", "composition_curve": "reconstruction", "release_fisher": "fisher", "autograd_fisher": "fisher", "marginal_fisher": "fisher", "side_information_fisher": "fisher", "compose_fisher": "fisher", "GaussianNoiseMap": "fisher", "crb": "bounds", "seed_trace_bound": "bounds", "van_trees": "bounds", "hammersley_chapman_robbins": "bounds", "rero_bound": "bounds", "rero_mu": "bounds",
     "audit_bias": "bias",
     "BiasAudit": "bias",
+    "required_draws": "bias", "run_bias_checks": "bias_checks",
 }
 
 
