@@ -46,6 +46,9 @@ _LAZY = {
     "DPSGDRegressor": "conddp",
     "RROnBinsRegressor": "rr_on_bins",
     "WeightedLLPRegressor": "weighted_llp",
+    "DPSGDEngine": "dpsgd",
+    "train_linear_dpsgd_runs": "dpsgd",
+    "conditioning_matrix": "conditioning",
 }
 
 
