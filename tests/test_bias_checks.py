@@ -173,3 +173,33 @@ def test_powered_audit_sizes_n_from_the_variance():
     assert a.n == pytest.approx(closed, rel=0.05)  # the pilot's λ_max is within ~2 % at 2·10⁴ draws
     assert a.verdict == "pass" and a.min_detectable_relative_bias <= 0.01
     assert f"n = {a.n} draws" in a.note
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("estimator", ["modulated G", "IWP quadratic loss"])
+def test_null_false_alarm_rate_on_real_estimators(estimator):
+    """≤ 1 − confidence over 200 seeded runs of an estimator that is unbiased by construction."""
+    from scipy import stats
+
+    from privaudit.audit.bias import audit_bias
+    from privaudit.audit.bias_checks import IWPSetup
+    from privaudit.learners.iwp import iwp_loss
+
+    if estimator == "modulated G":
+        setup = ModulatedSetup(n_vectors=3)
+        sampler, target, n = setup.sampler("G", "derived"), setup.target("G"), 1000
+    else:
+        iw = IWPSetup()
+        k, p = iw.X.shape
+
+        def sampler(m, rng):
+            xt = iw.release_x(m, rng).reshape(m * k, p)
+            yt = iw.release_y(m, rng).reshape(m * k)
+            return iwp_loss(iw.theta, xt, yt, loss="quadratic", sigma=iw.sigma, epsilon_y=iw.epsilon_y).reshape(m, k)
+
+        target, n = 0.5 * (iw.margins - 1) ** 2, 5000
+    runs = 200
+    seeds = np.random.SeedSequence(99).spawn(runs)
+    alarms = sum(audit_bias(sampler, target, n=n, rng=s, confidence=0.95).detected for s in seeds)
+    print(f"{estimator}: null false-alarm rate {alarms / runs:.3f} over {runs} runs (level 0.05)")
+    assert alarms <= stats.binom.isf(1e-3, runs, 0.05)
