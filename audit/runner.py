@@ -121,7 +121,8 @@ def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterato
         client = Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from exc
-    with client:
+    # as_current: as_completed finds this client without making it the process-wide default.
+    with client, client.as_current():
         runs = [get_task_kind(t.kind).run for t in tasks]
         futures = client.map(
             execute_task, tasks, runs, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False

@@ -27,6 +27,7 @@ import importlib
 import inspect
 import json
 import traceback
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -144,16 +145,28 @@ def _import_object(ref: str, path: str):
         raise ConfigValueError(f"cannot import {path} = {ref!r}: {exc}") from exc
 
 
-def mechanism_class(name: str, path: str = "mechanism.name"):
-    """The class named by ``name``: a key of :data:`MECHANISMS` or ``"package.module:Class"``."""
-    if name in MECHANISMS:
-        return _import_object(MECHANISMS[name], path)
+#: Prior names usable in ``prior = { name = ..., ... }`` tables (reconstruction audits).
+PRIORS = {
+    "gaussian": "privaudit.attacks.priors:GaussianPrior",
+    "discrete": "privaudit.attacks.priors:DiscretePrior",
+}
+
+
+def component_class(registry: Mapping[str, str], name: str, path: str):
+    """The class named ``name`` in ``registry`` (name -> "module:Class"), or given as ``"package.module:Class"``."""
+    if name in registry:
+        return _import_object(registry[name], path)
     if ":" in name:
         return _import_object(name, path)
     raise ConfigValueError(
-        f"unknown {path} = {name!r}{did_you_mean(name, MECHANISMS)} "
-        f"(known: {', '.join(MECHANISMS)}, or 'package.module:Class')"
+        f"unknown {path} = {name!r}{did_you_mean(name, registry)} "
+        f"(known: {', '.join(registry)}, or 'package.module:Class')"
     )
+
+
+def mechanism_class(name: str, path: str = "mechanism.name"):
+    """The mechanism class named by ``name``: a key of :data:`MECHANISMS` or ``"package.module:Class"``."""
+    return component_class(MECHANISMS, name, path)
 
 
 def _keyword_params(cls) -> dict[str, inspect.Parameter]:
@@ -161,13 +174,13 @@ def _keyword_params(cls) -> dict[str, inspect.Parameter]:
     return {n: p for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
-def build_mechanism(spec: Mapping[str, Any], path: str = "mechanism"):
-    """Construct the mechanism described by a validated table ``{name = ..., <kwargs>}``.
+def build_component(registry: Mapping[str, str], spec: Mapping[str, Any], path: str):
+    """Construct the object described by a table ``{name = ..., <keyword arguments>}``.
 
-    Arrays (e.g. ``basis``) are passed as numpy arrays. Constructor errors are
-    re-raised as config errors prefixed with ``path``.
+    Arrays are passed as numpy arrays. Constructor errors are re-raised as config
+    errors prefixed with ``path``.
     """
-    cls = mechanism_class(spec["name"], f"{path}.name")
+    cls = component_class(registry, spec["name"], f"{path}.name")
     kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in spec.items() if k != "name"}
     try:
         return cls(**kwargs)
@@ -177,17 +190,31 @@ def build_mechanism(spec: Mapping[str, Any], path: str = "mechanism"):
         raise ConfigValueError(f"{path}: {exc}") from exc
 
 
-def validate_mechanism(path: str, table: dict) -> dict:
-    """Field validator of a ``mechanism`` table: known name, known keys, constructible."""
-    if "name" not in table:
-        raise ConfigKeyError(f"missing required key {path}.name (one of: {', '.join(MECHANISMS)})")
-    if not isinstance(table["name"], str):
-        raise ConfigTypeError(f"{path}.name must be a string, got {path}.name = {table['name']!r}")
-    cls = mechanism_class(table["name"], f"{path}.name")
-    params = _keyword_params(cls)
-    check_keys(path, table, ["name", *params])
-    build_mechanism(table, path)  # surfaces out-of-range parameters now, not on a worker
-    return dict(table)
+def build_mechanism(spec: Mapping[str, Any], path: str = "mechanism"):
+    """Construct the mechanism described by a validated ``mechanism`` table."""
+    return build_component(MECHANISMS, spec, path)
+
+
+def component_validator(registry: Mapping[str, str]) -> Callable[[str, dict], dict]:
+    """Field validator of a component table: known name, known keys, constructible now (not on a worker)."""
+
+    def validate(path: str, table: dict) -> dict:
+        if "name" not in table:
+            raise ConfigKeyError(f"missing required key {path}.name (one of: {', '.join(registry)})")
+        if not isinstance(table["name"], str):
+            raise ConfigTypeError(f"{path}.name must be a string, got {path}.name = {table['name']!r}")
+        cls = component_class(registry, table["name"], f"{path}.name")
+        check_keys(path, table, ["name", *_keyword_params(cls)])
+        with warnings.catch_warnings():  # warnings are for the run, not for loading the file
+            warnings.simplefilter("ignore")
+            build_component(registry, table, path)
+        return dict(table)
+
+    return validate
+
+
+validate_mechanism = component_validator(MECHANISMS)
+validate_prior = component_validator(PRIORS)
 
 
 def validate_kwargs(func_ref: str, path: str, table: dict) -> dict:
@@ -373,8 +400,9 @@ def apply_expectation(result: Any, expect: str, *, caught: str, missed: str = "f
     "tradeoff",
     fields={
         "mechanism": _MECH,
-        "x": Field("array", doc="input x (the null hypothesis)"),
-        "x_prime": Field("array", doc="neighbouring input x'"),
+        "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
+        "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
+        "dim": Field("int", 1, low=1, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
         "n": Field("int", 20000, low=10, samples=True, doc="releases per hypothesis"),
         "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
         "confidence": _CONF,
@@ -385,18 +413,64 @@ def apply_expectation(result: Any, expect: str, *, caught: str, missed: str = "f
                         doc="'violation' marks a negative control: it passes when the audit catches it"),
     },
     target=_mech_target,
+    check=lambda path, p: _check_pair(path, p),
 )
 def run_tradeoff(params: dict, rng: np.random.Generator):
     """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
     from .tradeoff import audit_tradeoff
 
     mech = build_mechanism(params["mechanism"])
+    extra = {}
+    if params["x"] is None:
+        from privaudit.attacks.pairs import worst_case_pair
+
+        pair = worst_case_pair(mech, dim=params["dim"])
+        mech, x, x_prime = pair.mechanism, pair.x, pair.x_prime
+        if pair.exact_mu is not None:
+            extra["exact_curve"] = pair.exact_curve
+    else:
+        x, x_prime = np.asarray(params["x"]), np.asarray(params["x_prime"])
     res = audit_tradeoff(
-        mech, np.asarray(params["x"]), np.asarray(params["x_prime"]), n=params["n"], attacker=params["attacker"],
-        confidence=params["confidence"], estimator=params["estimator"], selection=params["selection"],
-        delta=params["delta"], rng=rng,
+        mech, x, x_prime, n=params["n"], attacker=params["attacker"], confidence=params["confidence"],
+        estimator=params["estimator"], selection=params["selection"], delta=params["delta"], rng=rng, **extra,
     )
     return apply_expectation(res, params["expect"], caught="violation")
+
+
+def _check_pair(path: str, params: dict) -> None:
+    if (params["x"] is None) != (params["x_prime"] is None):
+        missing = "x_prime" if params["x_prime"] is None else "x"
+        raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
+
+
+@register_task_kind(
+    "reconstruction",
+    fields={
+        "mechanism": _MECH,
+        "rounds": Field("int", 1, low=1, doc="releases per client (T rounds of the iterative protocol)"),
+        "attacker": Field("str", None, doc="registered reconstruction attacker (default: strongest applicable)"),
+        "x": Field("array", None, doc="the client's input (default: (1,...,1)/sqrt(d) without a prior)"),
+        "prior": Field("table", None, validate=validate_prior, doc="prior table {name = 'gaussian', mean, cov}"),
+        "n": Field("int", 10_000, low=10, samples=True, doc="audited releases"),
+        "phase": Field("str", "known", choices=("known", "hidden"), doc="modulation phases revealed or not"),
+        "beta": Field("array", None, doc="public response weights (y = x'beta + noise)"),
+        "sigma_y": Field("float", None, low=0.0, closed="neither", doc="noise std of the public response"),
+        "confidence": _CONF,
+    },
+    target=lambda p: _mech_target(p) + (f" x{p['rounds']} rounds" if p["rounds"] > 1 else ""),
+)
+def run_reconstruction(params: dict, rng: np.random.Generator):
+    """Reconstruction attacker's MSE against Cramér–Rao / van Trees bounds (audit_reconstruction)."""
+    from .reconstruction import audit_reconstruction
+
+    mech = build_mechanism(params["mechanism"])
+    target = [mech] * params["rounds"] if params["rounds"] > 1 else mech
+    prior = build_component(PRIORS, params["prior"], "prior") if params["prior"] is not None else None
+    arr = {k: (None if params[k] is None else np.asarray(params[k])) for k in ("x", "beta")}
+    return audit_reconstruction(
+        target, params["attacker"], arr["x"], prior, n=params["n"], rng=rng, phase=params["phase"],
+        beta=arr["beta"], sigma_y=params["sigma_y"], confidence=params["confidence"],
+    )
 
 
 def _validate_callable_ref(path: str, ref: str) -> str:

@@ -1,0 +1,177 @@
+"""The privaudit command line: help, list, run, --json, exit codes, config errors naming key and value."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from privaudit.audit.cli import main
+from privaudit.audit.config import Field
+from privaudit.audit.tasks import register_task_kind, unregister_task_kind
+
+
+def verdict_task(params, rng):
+    """Returns the configured verdict with a number drawn from the task's generator."""
+    return {"kind": "stub", "verdict": params["verdict"], "value": float(rng.standard_normal())}
+
+
+@pytest.fixture(autouse=True)
+def stub_kind():
+    register_task_kind("stub-verdict", fields={"verdict": Field("str", "pass")}, force=True)(verdict_task)
+    yield
+    unregister_task_kind("stub-verdict")
+
+
+def config(tmp_path, *verdicts, name="c"):
+    p = tmp_path / f"{name}.toml"
+    p.write_text("seed = 1\n" + "".join(f'[[audits]]\nkind = "stub-verdict"\nverdict = "{v}"\n' for v in verdicts))
+    return p
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["list", "--help"], ["bench", "--help"],
+                                  ["bench", "attackers", "--help"]])
+def test_help_on_every_command(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: privaudit" in out
+
+
+def test_run_help_documents_options_and_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    for opt in ("--out", "--seed", "--samples", "--jobs", "--scheduler", "--json", "CONFIG|PRESET"):
+        assert opt in out
+    assert "Exit codes: 0" in out.replace("\n", " ")
+
+
+def test_exit_codes_and_json_summary(tmp_path, capsys):
+    code, out, _ = run(capsys, "run", config(tmp_path, "pass", "info"), "--out", tmp_path / "r", "--json")
+    assert code == 0
+    summary = json.loads(out)  # stdout holds nothing but the JSON summary
+    assert summary["status"] == "pass" and summary["exit_code"] == 0 and summary["executed"] == [0, 1]
+    assert (tmp_path / "r/c/report.json").is_file() and (tmp_path / "r/c/report.html").is_file()
+    assert summary["report"] == str(tmp_path / "r/c/report.json")
+    assert run(capsys, "run", config(tmp_path, "pass", "violation"), "--out", tmp_path / "r")[0] == 1
+    assert run(capsys, "run", config(tmp_path, "fail", name="f"), "--out", tmp_path / "r")[0] == 1
+
+
+def test_seed_and_samples_options_reach_the_tasks(tmp_path, capsys):
+    conf = config(tmp_path, "pass")
+    _, a, _ = run(capsys, "run", conf, "--out", tmp_path / "a", "--json", "--seed", "5")
+    _, b, _ = run(capsys, "run", conf, "--out", tmp_path / "b", "--json", "--seed", "6")
+    ra = json.loads((tmp_path / "a/c/report.json").read_text())
+    rb = json.loads((tmp_path / "b/c/report.json").read_text())
+    assert ra["seed"] == 5 and rb["seed"] == 6 and ra["audits"][0]["value"] != rb["audits"][0]["value"]
+    run(capsys, "run", conf, "--out", tmp_path / "a", "--samples", "0.25")
+    assert json.loads((tmp_path / "a/c/report.json").read_text())["samples"] == 0.25
+
+
+@pytest.mark.parametrize("line, key, value", [
+    ('verdict = "pass"\nverdit = "x"', "audits[0].verdit", "'x'"),
+    ('verdict = 3', "audits[0].verdict", "3"),
+])
+def test_broken_config_exits_2_naming_key_and_value(tmp_path, capsys, line, key, value):
+    p = tmp_path / "bad.toml"
+    p.write_text(f'[[audits]]\nkind = "stub-verdict"\n{line}\n')
+    code, out, err = run(capsys, "run", p, "--out", tmp_path)
+    assert code == 2 and out == ""
+    assert key in err and value in err and err.startswith("privaudit: error:")
+
+
+@pytest.mark.parametrize("body, needles", [
+    ('seed = -3\n[[audits]]\nkind = "stub-verdict"\n', ["seed", "-3"]),
+    ('[[audits]]\nkind = "tradeof"\n', ["audits[0].kind", "'tradeof'", "did you mean 'tradeoff'"]),
+    ('[[audits]]\nkind = "tradeoff"\nmechanism = { name = "gaussian", epsilon = -1.0, delta = 1e-5 }\n',
+     ["audits[0].mechanism", "epsilon=-1.0"]),
+    ('[[audits]]\nkind = "tradeoff"\nmechanism = { name = "gaussian", sigma = 1.0 }\nconfidence = 2\n',
+     ["audits[0].confidence", "2"]),
+    ('[[audits]]\nkind = "tradeoff"\nmechanism = { name = "gaussian", sigma = 1.0 }\nx = [0.0]\n',
+     ["audits[0].x_prime"]),
+    ('[[audits\nkind = 1', ["not valid TOML"]),
+])
+def test_more_broken_configs(tmp_path, capsys, body, needles):
+    p = tmp_path / "bad.toml"
+    p.write_text(body)
+    code, _, err = run(capsys, "run", p, "--out", tmp_path)
+    assert code == 2
+    for n in needles:
+        assert n in err
+
+
+def test_missing_config_and_unknown_preset_exit_2(tmp_path, capsys):
+    code, _, err = run(capsys, "run", tmp_path / "none.toml")
+    assert code == 2 and "none.toml" in err and "does not exist" in err
+    code, _, err = run(capsys, "run", "tradof")
+    assert code == 2 and "did you mean 'tradeoff'" in err
+
+
+@pytest.mark.parametrize("argv", [["run"], ["run", "x", "--jobs", "0"], ["run", "x", "--samples", "-1"],
+                                  ["run", "x", "--seed", "abc"], ["frobnicate"], []])
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "usage: privaudit" in capsys.readouterr().err
+
+
+def test_bad_scheduler_exits_2(tmp_path, capsys):
+    code, _, err = run(capsys, "run", config(tmp_path, "pass"), "--out", tmp_path, "--scheduler", "nohost")
+    assert code == 2 and "--scheduler" in err and "'nohost'" in err
+
+
+def test_list(capsys):
+    code, out, _ = run(capsys, "list", "--json")
+    data = json.loads(out)
+    assert code == 0 and set(data) == {"presets", "kinds", "mechanisms", "learners", "attackers"}
+    assert "quickstart" in data["presets"] and data["presets"]["quickstart"]
+    assert {"tradeoff", "reconstruction", "bias", "utility"} <= set(data["kinds"])
+    assert {"gaussian", "laplace", "randomized-response", "modulated"} <= set(data["mechanisms"])
+    assert "ModulatedRegressor" in data["learners"]
+    code, out, _ = run(capsys, "list", "presets")
+    assert code == 0 and out.startswith("presets:") and "mechanisms:" not in out
+
+
+def test_console_script_is_installed(tmp_path):
+    exe = shutil.which("privaudit")
+    if exe is None:
+        pytest.skip("the privaudit console script is not on PATH (package not installed)")
+    done = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "usage: privaudit" in done.stdout
+    done = subprocess.run([exe, "run", str(tmp_path / "missing.toml")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "missing.toml" in done.stderr
+
+
+@pytest.mark.slow
+def test_presets_ship_in_the_wheel(tmp_path):
+    """Presets are package data: a regular (non-editable) build contains every preset file."""
+    import zipfile
+    from pathlib import Path
+
+    from privaudit.audit.config import available_presets
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path), str(root)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    wheel = next(tmp_path.glob("privaudit-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for preset in available_presets():
+        assert f"privaudit/audit/presets/{preset}.toml" in names
+    assert "privaudit/audit/cli.py" in names
+    entry = [n for n in names if n.endswith("entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry[0]).decode()
+    assert "privaudit = privaudit.audit.cli:main" in textwrap.dedent(text)
