@@ -97,9 +97,13 @@ def bench_fit_time(K: int, d: int, T: int, repeats: int) -> None:
         warnings.simplefilter("ignore")
         t_mod = best(lambda: ModulatedRegressor(rounds=T, inference=False, random_state=0).fit(X, y))
         t_inf = best(lambda: ModulatedRegressor(rounds=T, inference=True, random_state=0).fit(X, y))
+    # The floor of any honest client simulation: T·K·d Gaussian draws (numpy, float64).
+    t_rng = best(lambda: [rng.standard_normal((K, d)) for _ in range(T)])
     print(f"[fit] K={K:.0e} d={d} T={T}: LinearRegression {t_ols:.3f} s (anchor)")
+    print(f"[fit] raw T*K*d normal draws alone {t_rng:.3f} s  ratio {t_rng / t_ols:.2f}  (floor)")
     print(f"[fit] ModulatedRegressor (no inference) {t_mod:.3f} s  ratio {t_mod / t_ols:.2f}  (target <= 3)")
     print(f"[fit] ModulatedRegressor (+ inference)  {t_inf:.3f} s  ratio {t_inf / t_ols:.2f}")
+    print(f"[fit] ModulatedRegressor (no inference) / raw normal draws: {t_mod / t_rng:.2f}")
 
 
 def bench_stream(K: int, d: int, chunk: int) -> None:

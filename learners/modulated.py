@@ -87,7 +87,7 @@ from privaudit.mechanisms.validation import (
 )
 
 #: Rows per random-number block: the unit of client randomness and of summation.
-BLOCK = 4096
+BLOCK = 32768
 CORRECTIONS = ("derived", "seed", "none")
 CALIBRATIONS = ("zcdp", "classical")
 
