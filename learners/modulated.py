@@ -552,8 +552,14 @@ class OneShotModulatedRegressor(_ModulatedBase):
     """One-shot modulated regression: one release, β̂ = (Σ_x + γI)⁻¹ Z (seed 000, §5).
 
     Parameters are those of :class:`ModulatedRegressor` without the iteration
-    (``rounds``, ``step``, ``radius``), plus ``ridge`` γ ≥ 0. With one Gaussian
-    release, ``conversion="gaussian"`` equals the analytic calibration.
+    (``rounds``, ``step``, ``radius``), plus ``ridge`` γ ≥ 0 and ``psd``. With one
+    Gaussian release, ``conversion="gaussian"`` equals the analytic calibration.
+
+    ``psd=False`` is the seed's formula. At small ε the debiased Σ_x is often
+    indefinite, so Σ_x + γI can be nearly singular and β̂ explode; ``psd=True``
+    (not in the seed) first projects Σ_x onto the PSD cone (post-processing, so the
+    claim is unchanged), which bounds ‖β̂‖ ≤ ‖Z‖/γ. The sandwich covariance then
+    uses the projected H (the projection is inactive when Σ_x ≻ 0, as for large K·ε).
 
     Attributes
     ----------
@@ -563,7 +569,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, ridge=1.0,
-                 conversion="gaussian", calibration="zcdp", chunk_size=None, fit_intercept=False,
+                 psd=False, conversion="gaussian", calibration="zcdp", chunk_size=None, fit_intercept=False,
                  random_state=None, store_transcript=False, inference=True):
         self.epsilon = epsilon
         self.delta = delta
@@ -572,6 +578,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
         self.omega = omega
         self.n_vectors = n_vectors
         self.ridge = ridge
+        self.psd = psd
         self.conversion = conversion
         self.calibration = calibration
         self.chunk_size = chunk_size
@@ -589,7 +596,13 @@ class OneShotModulatedRegressor(_ModulatedBase):
         mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, 0, 0)))
         gram, cross = self._round_sums(X, y, mech, root, 0, transcript)
         st = debias_moments(gram, cross, K, mech)
-        H = st.Sigma_x + gamma * np.eye(D)
+        sigma_x = st.Sigma_x
+        if self.psd:
+            # Post-processing: nearest PSD matrix (eigenvalues clipped at 0), so that
+            # H ⪰ γI and ‖β̂‖ ≤ ‖Z‖/γ however noisy the release.
+            w, U = np.linalg.eigh(sigma_x)
+            sigma_x = (U * np.clip(w, 0, None)) @ U.T
+        H = sigma_x + gamma * np.eye(D)
         beta = np.linalg.lstsq(H, st.Z, rcond=None)[0]
         self.round_mechanisms_ = [mech]
         self.round_sigma_ = np.array([mech.sigma])

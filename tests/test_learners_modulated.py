@@ -368,3 +368,19 @@ def test_claim_needs_fit():
 
     with pytest.raises(NotFittedError):
         ModulatedRegressor().claim  # noqa: B018
+
+
+def test_one_shot_psd_projection():
+    X, y = _regression(k=300)
+    # small ε, few clients: the debiased Σ_x is indefinite
+    noisy = OneShotModulatedRegressor(epsilon=0.3, ridge=0.5, psd=True, random_state=4).fit(X, y)
+    st = noisy.round_stats_[0]
+    assert np.linalg.eigvalsh(st.Sigma_x)[0] < 0
+    w, U = np.linalg.eigh(st.Sigma_x)
+    expected = np.linalg.solve((U * np.clip(w, 0, None)) @ U.T + 0.5 * np.eye(4), st.Z)
+    np.testing.assert_allclose(noisy.coef_, expected, rtol=1e-10)
+    assert np.linalg.norm(noisy.coef_) <= np.linalg.norm(st.Z) / 0.5 * (1 + 1e-12)
+    # with Σ_x ≻ 0 the projection is inactive
+    kw = dict(epsilon=50.0, ridge=0.5, random_state=4)
+    np.testing.assert_allclose(OneShotModulatedRegressor(psd=True, **kw).fit(X, y).coef_,
+                               OneShotModulatedRegressor(psd=False, **kw).fit(X, y).coef_, rtol=1e-10)
