@@ -110,26 +110,25 @@ def _logistic_basis(n_terms: int) -> np.ndarray:
 
 
 def _logistic_terms(z: np.ndarray, v: float, st: float, n_terms: int):
-    """(ℓ̃, a, c) for the truncated logistic series, both label branches in one matrix product.
+    """(ℓ̃, a, c) for the truncated logistic series.
 
-    p(−z) = 1 − p(z) and f(−z) = f(z) + z, so one sigmoid and one log1p-exp serve both branches.
+    The softplus symmetry f(−z) = f(z) + z gives f^{(m)}(−z) = (−1)^m (f^{(m)}(z) + [m = 1]),
+    hence W⁻¹[f](−z) = W⁻¹[f](z) + z, W⁻¹[f'](−z) = −(W⁻¹[f'](z) + 1), W⁻¹[f''](−z) = W⁻¹[f''](z),
+    and the B⁻¹ combination collapses to ℓ̃ = L0 + (1 − S̃)z, a = L1 + (1 − S̃), c = L2: one
+    sigmoid, one softplus and one Horner pass over three polynomials per batch.
     """
     M, inv_fact, ks = _logistic_basis(n_terms)
     coef = (((-0.5 * v) ** ks * inv_fact) @ M).reshape(-1, 3)  # (deg, 3)
-    p = 0.5 * (1.0 + np.tanh(0.5 * z))
-    f0 = np.logaddexp(0.0, -z)
-    pc = p[:, None] if st == 1.0 else np.stack([p, 1.0 - p])[..., None]
+    pc = (0.5 * (1.0 + np.tanh(0.5 * z)))[:, None]
     # Horner's rule on the three polynomials at once (integer powers of arrays are slow).
     R = coef[-1] * pc + coef[-2]
     for d in range(coef.shape[0] - 3, -1, -1):
         R *= pc
         R += coef[d]
-    if st == 1.0:
-        return f0 + R[:, 0], R[:, 1], R[:, 2]
-    ell = st * (f0 + R[0, :, 0]) + (1 - st) * (f0 + z + R[1, :, 0])
-    a = st * R[0, :, 1] - (1 - st) * R[1, :, 1]
-    c = st * R[0, :, 2] + (1 - st) * R[1, :, 2]
-    return ell, a, c
+    ell = np.logaddexp(0.0, -z) + R[:, 0]
+    if st != 1.0:
+        ell += (1.0 - st) * z
+    return ell, R[:, 1] + (1.0 - st), R[:, 2]
 
 
 def _mse_terms(r: np.ndarray, v: float, label_var: float):

@@ -91,6 +91,26 @@ def test_gradient_is_derivative_of_loss(loss):
         np.testing.assert_allclose(grad[:, j], num, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_logistic_fast_terms_match_generic_series(k):
+    """The learners' one-sided logistic kernel (softplus symmetry) equals the two-sided T⁻¹ series."""
+    rng = np.random.default_rng(14)
+    xt = rng.normal(size=(40, 3))
+    yt = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    sigma, eps_y = 1.1, 0.9
+    v = sigma**2 * THETA @ THETA
+    z = (xt @ THETA) * yt
+    st = W.inverse_weight(eps_y)
+    ell = I.iwp_loss(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y, n_terms=k)
+    expected = W.inverse_transform("logistic", z, variance=v, epsilon_y=eps_y, n_terms=k)
+    np.testing.assert_allclose(ell, expected, rtol=1e-12, atol=1e-14)
+    a = st * W.inverse_weierstrass("logistic", 1, z, v, k) - (1 - st) * W.inverse_weierstrass("logistic", 1, -z, v, k)
+    lower = W.inverse_weierstrass("logistic", 2, z, v, k - 1) if k > 1 else W.get_loss("logistic").derivative(z, 2)
+    grad = (a * yt)[:, None] * xt - sigma**2 * lower[:, None] * THETA  # W⁻¹[f''] is even in z
+    np.testing.assert_allclose(I.iwp_gradient(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y,
+                                              n_terms=k), grad, rtol=1e-10, atol=1e-13)
+
+
 def test_logistic_bias_shrinks_with_k_and_matches_monte_carlo():
     """At small σ the truncation bias of ℓ̃ shrinks with K; MC agrees with the quadrature bias."""
     sigma, eps_y, n = 1.0, 2.0, 400_000
