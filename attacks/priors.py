@@ -1,0 +1,118 @@
+"""Priors over a client's private input, for Bayesian attackers and Bayesian bounds.
+
+A prior π over x ∈ R^d is what an attacker believes before seeing a release.
+Bayesian attackers (posterior mean, MAP) use it; the van Trees bound needs its
+Fisher information J_π = E_π[∇ log π ∇ log πᵀ]; the ReRo bound needs the
+largest prior mass κ = max_z π(z) of a discrete prior.
+
+Protocol used by the bounds (``privaudit.audit.bounds``):
+
+* ``sample(n, rng) -> (n, d)`` draws from π;
+* ``grad_log_density(X) -> (n, d)`` is ∇_x log π(x) (continuous priors);
+* ``fisher_information()`` returns J_π in closed form where known.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
+
+
+class GaussianPrior:
+    """x ~ N(mean, cov).
+
+    Parameters
+    ----------
+    mean : array (d,)
+        Prior mean μ₀.
+    cov : float, array (d,) or array (d, d)
+        Prior covariance Σ₀: a scalar τ² (isotropic), a diagonal, or a full SPD matrix.
+
+    Notes
+    -----
+    Its Fisher information is J_π = Σ₀⁻¹, so the van Trees bound has the closed
+    form tr((E_π I + Σ₀⁻¹)⁻¹), tight for linear-Gaussian releases.
+    """
+
+    def __init__(self, mean, cov) -> None:
+        self.mean = check_array("mean", mean, ndim=1)
+        d = self.mean.size
+        c = check_array("cov", cov, ndim=(0, 1, 2))
+        if c.ndim == 0:
+            c = np.full(d, float(c))
+        if c.ndim == 1:
+            if c.size != d:
+                raise InvalidInputError(f"cov must have {d} diagonal entries, got shape {c.shape}")
+            c = np.diag(c)
+        if c.shape != (d, d) or not np.allclose(c, c.T):
+            raise InvalidInputError(f"cov must be a symmetric ({d}, {d}) matrix, got shape {c.shape}")
+        w = np.linalg.eigvalsh(c)
+        if w[0] <= 0:
+            raise InvalidParameterError(f"cov must be positive definite, got smallest eigenvalue {w[0]:.3g}")
+        self.cov = c
+        self.precision = np.linalg.inv(c)
+        self._chol = np.linalg.cholesky(c)
+
+    @property
+    def dim(self) -> int:
+        return self.mean.size
+
+    def __repr__(self) -> str:
+        iso = np.allclose(self.cov, self.cov[0, 0] * np.eye(self.dim))
+        cov = f"{self.cov[0, 0]:g}·I" if iso else "Σ₀"
+        return f"GaussianPrior(d={self.dim}, cov={cov})"
+
+    def sample(self, n: int, rng=None) -> np.ndarray:
+        """``n`` draws, shape (n, d)."""
+        z = np.random.default_rng(rng).standard_normal((check_int("n", n), self.dim))
+        return self.mean + z @ self._chol.T
+
+    def grad_log_density(self, X) -> np.ndarray:
+        """∇ log π(x) = −Σ₀⁻¹(x − μ₀), shape (n, d)."""
+        X = np.atleast_2d(check_array("X", X, dim=self.dim))
+        return -(X - self.mean) @ self.precision
+
+    def fisher_information(self) -> np.ndarray:
+        """J_π = Σ₀⁻¹."""
+        return self.precision
+
+
+class DiscretePrior:
+    """x uniform or weighted over a finite support {z_1, …, z_K} ⊂ R^d.
+
+    Used for reconstruction-robustness (ReRo) audits: an attacker "succeeds" when
+    it outputs the true support point; with no release its best success is
+    κ = max_k π(z_k).
+    """
+
+    def __init__(self, support, probs=None) -> None:
+        s = check_array("support", support, ndim=(1, 2))
+        self.support = s[:, None] if s.ndim == 1 else s
+        k = self.support.shape[0]
+        if k < 2:
+            raise InvalidParameterError(f"support needs at least 2 points, got {k}")
+        p = np.full(k, 1.0 / k) if probs is None else check_array("probs", probs, ndim=1)
+        if p.size != k or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+            raise InvalidParameterError(f"probs must be {k} non-negative numbers summing to 1, got {probs!r}")
+        self.probs = p
+
+    @property
+    def dim(self) -> int:
+        return self.support.shape[1]
+
+    @property
+    def kappa(self) -> float:
+        """Baseline success κ = max_k π(z_k) of guessing without a release."""
+        return float(self.probs.max())
+
+    def __repr__(self) -> str:
+        return f"DiscretePrior(K={self.support.shape[0]}, d={self.dim}, kappa={self.kappa:.3g})"
+
+    def sample_index(self, n: int, rng=None) -> np.ndarray:
+        """Indices of ``n`` draws."""
+        return np.random.default_rng(rng).choice(self.probs.size, size=check_int("n", n), p=self.probs)
+
+    def sample(self, n: int, rng=None) -> np.ndarray:
+        """``n`` draws, shape (n, d)."""
+        return self.support[self.sample_index(n, rng)]

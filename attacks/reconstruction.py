@@ -1,0 +1,916 @@
+"""Reconstruction attackers: estimate a client's private input x from its release(s).
+
+Every attacker is registered under a name (``kind = "reconstruction"``) and is built as
+``cls(mechanism, *, prior=None, beta=None, sigma_y=None, random_state=None, ...)``;
+``__init__`` only stores parameters. Attackers with a ``fit(outputs)`` method learn from a
+separate population split (the audit supplies one). Then
+
+    reconstruct(outputs, *, phase=None, y=None) -> (n, d)
+
+is vectorised over the n releases. ``mechanism`` is one release mechanism or a sequence of
+T rounds (a transcript); ``outputs`` is then (n, d) or (n, T, d), ``phase`` (n, m) or
+(n, T, m) — the modulation phases, for attackers that are told them — and ``y`` (n,) the
+public responses y = xᵀβ + N(0, σ_y²) (seed 000, §6).
+
+Class attributes state what each attacker is:
+
+* ``unbiased`` — unbiased (exactly or as σ → 0) under the conditions in its docstring, so
+  that the unbiased Cramér–Rao and Hammersley–Chapman–Robbins bounds apply to it;
+* ``needs_phase`` — needs the phases when the release is modulated (λ > 0);
+* ``strength`` — rank used when an audit picks "the strongest applicable attacker";
+* :meth:`ReconstructionAttacker.applicable` — whether it supports a configuration.
+
+Built-in attackers
+------------------
+``naive``               g̃/(1 − α) (x̃ for a Gaussian release), inverse-variance averaged over rounds.
+``identity``            IWP-SGD releases (seed 001): x̃ itself.
+``split-mle``           the efficient attacker with the phase known: exact least squares
+                        orthogonal to the modulation vectors plus a 1-D MLE along each v_j
+                        (grid search + Newton); transcripts: Fisher-weighted combination of the
+                        per-round estimates, then Gauss–Newton on the joint likelihood.
+``split-mle-marginal``  the same with the phase marginalised (1-D marginal MLE).
+``posterior-mean``      E[x | release] under a Gaussian prior (closed form, or 1-D quadrature
+                        along each v_j for a modulated release).
+``map``                 argmax of the posterior under a Gaussian prior (Gauss–Newton).
+``autodiff-mle``        multi-start Levenberg–Marquardt on the Gaussian likelihood of any torch
+                        map (``torch.func`` Jacobians), phase known.
+``y-aided``             MLE that also uses the public response y = xᵀβ + noise.
+``iwp-denoiser``        empirical-Bayes posterior-mean denoiser for Gaussian (IWP) releases,
+                        with the prior fitted on a population split.
+``discrete-map``        MAP over the support of a discrete prior (for ReRo audits).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import logsumexp
+
+from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int, check_positive
+
+from .priors import DiscretePrior, GaussianPrior
+from .registry import register_attack
+
+#: Rows processed at once by the grid/quadrature attackers (bounds memory to ~50 MB).
+_CHUNK = 8192
+
+
+# --- shared pieces -----------------------------------------------------------------------------
+def _arcsine_gaussian_logpdf_exact(u: np.ndarray, amplitude: float, sigma: float) -> np.ndarray:
+    q = int(min(4096, max(256, math.ceil(40 * amplitude / sigma))))
+    c = amplitude * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
+    out = np.empty(u.shape)
+    flat, res = u.ravel(), out.reshape(-1)
+    step = max(1, 2_000_000 // q)
+    for s in range(0, flat.size, step):
+        res[s : s + step] = logsumexp(-0.5 * ((flat[s : s + step, None] - c) / sigma) ** 2, axis=-1)
+    return out - math.log(q * sigma * math.sqrt(2 * math.pi))
+
+
+@lru_cache(maxsize=64)
+def _arcsine_gaussian_table(amplitude: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    half = amplitude + 40 * sigma
+    u = np.linspace(-half, half, int(min(400_001, math.ceil(2 * half / (sigma / 50)) + 1)))
+    return u, _arcsine_gaussian_logpdf_exact(u, amplitude, sigma)
+
+
+def arcsine_gaussian_logpdf(u, amplitude: float, sigma: float) -> np.ndarray:
+    """log-density of A cos φ + σ z with φ ~ U[0, 2π), z ~ N(0, 1), any shape of u.
+
+    This is the law of a modulated release along v_j when the phase is hidden (the
+    phase makes the cosine's law independent of x). The φ integral is the midpoint rule
+    (≥ 256 nodes, adjacent centres ≤ 2π·σ/40 apart — the Gaussian kernel makes the
+    integrand effectively band-limited, so it converges geometrically). Values with
+    |u| ≤ A + 40σ are interpolated linearly from a cached table with spacing σ/50
+    (error ≲ 1e−4 in log p); beyond it they are computed directly.
+    """
+    u = np.asarray(u, dtype=float)
+    amplitude, sigma = float(amplitude), float(sigma)
+    grid, logp = _arcsine_gaussian_table(amplitude, sigma)
+    out = np.interp(u, grid, logp)
+    far = np.abs(u) > grid[-1]
+    if np.any(far):
+        out[far] = _arcsine_gaussian_logpdf_exact(u[far], amplitude, sigma)
+    return out
+
+
+class _Round:
+    """One release g̃ = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I) (Gaussian: A = 0, m = 0)."""
+
+    __slots__ = ("c", "amp", "omega", "basis", "sigma", "mech")
+
+    def __init__(self, mech, dim: int) -> None:
+        self.mech = mech
+        self.sigma = float(mech.sigma)
+        if isinstance(mech, ModulatedMechanism):
+            self.c = 1.0 - mech.alpha
+            self.amp = mech.lam / mech.n_vectors
+            self.omega = mech.omega
+            self.basis = mech.basis
+        else:
+            self.c, self.amp, self.omega, self.basis = 1.0, 0.0, 0.0, np.zeros((dim, 0))
+
+    @property
+    def linear(self) -> bool:
+        """No modulation term at all (λ = 0 or a Gaussian release)."""
+        return self.amp == 0.0 or self.basis.shape[1] == 0
+
+    def mean(self, X: np.ndarray, phase: np.ndarray | None) -> np.ndarray:
+        if self.amp == 0.0 or self.basis.shape[1] == 0:
+            return self.c * X
+        if phase is None:
+            raise InvalidInputError("this attacker needs the modulation phases: pass phase=")
+        return self.c * X + (self.amp * np.cos(self.omega * (X @ self.basis) + phase)) @ self.basis.T
+
+    def gn_terms(self, X, g, phase):
+        """Residual norm², Jᵀr/σ² and JᵀJ/σ² of this round at each row of X (Gauss–Newton)."""
+        r = g - self.mean(X, phase)
+        s2 = self.sigma**2
+        n, d = X.shape
+        jtr = self.c * r
+        jtj = np.broadcast_to(self.c**2 * np.eye(d), (n, d, d)).copy()
+        if not self.linear:
+            s = self.amp * self.omega * np.sin(self.omega * (X @ self.basis) + phase)  # (n, m)
+            jtr -= (s * (r @ self.basis)) @ self.basis.T
+            jtj += np.einsum("dm,nm,em->nde", self.basis, s**2 - 2 * self.c * s, self.basis)
+        return np.einsum("nd,nd->n", r, r) / s2, jtr / s2, jtj / s2
+
+
+def _supported(mech) -> bool:
+    return isinstance(mech, GaussianMechanism | ModulatedMechanism)
+
+
+def _as_rounds(mechanism) -> list:
+    if isinstance(mechanism, list | tuple):
+        if not mechanism:
+            raise InvalidParameterError("mechanism must not be an empty sequence of rounds")
+        return list(mechanism)
+    return [mechanism]
+
+
+def _modulated(mech) -> bool:
+    return isinstance(mech, ModulatedMechanism) and mech.lam > 0
+
+
+def torch_map(mechanism):
+    """The noise-free map of a mechanism as a torch function ``f(x (n, d), phase (n, m) | None)``.
+
+    Built in for Gaussian (identity) and modulated mechanisms; any other object that has
+    a ``torch_map`` attribute (e.g. :class:`privaudit.audit.fisher.GaussianNoiseMap`) is
+    used as is.
+    """
+    import torch
+
+    if isinstance(mechanism, ModulatedMechanism):
+        v = torch.as_tensor(mechanism.basis, dtype=torch.float64)
+        c, amp, w = 1 - mechanism.alpha, mechanism.lam / mechanism.n_vectors, mechanism.omega
+
+        def modulated(x, phase=None):
+            if phase is None:
+                if amp == 0:
+                    return c * x
+                raise InvalidInputError("the modulated map needs its phases")
+            return c * x + (amp * torch.cos(w * (x @ v) + phase)) @ v.T
+
+        return modulated
+    if isinstance(mechanism, GaussianMechanism):
+        return lambda x, phase=None: x
+    if hasattr(mechanism, "torch_map"):
+        return mechanism.torch_map
+    raise InvalidParameterError(f"mechanism={mechanism!r} has no torch map (give it a torch_map(x, phase) method)")
+
+
+# --- base class --------------------------------------------------------------------------------
+class ReconstructionAttacker:
+    """Base class: stores the mechanism and side knowledge; subclasses implement ``_reconstruct``.
+
+    Parameters
+    ----------
+    mechanism : mechanism or sequence of mechanisms
+        The release (or the T rounds of a transcript) being attacked.
+    prior : GaussianPrior or DiscretePrior, optional
+        The attacker's prior on x (Bayesian attackers only).
+    beta, sigma_y : optional
+        Model of the public response y = xᵀβ + N(0, σ_y²) (y-aided attackers).
+    random_state : int, Generator or None
+        Randomness of multi-start and tie-breaking.
+    """
+
+    kind: ClassVar[str] = "reconstruction"
+    unbiased: ClassVar[bool] = False
+    needs_phase: ClassVar[bool] = False
+    strength: ClassVar[int] = 0
+
+    def __init__(self, mechanism, *, prior=None, beta=None, sigma_y: float | None = None, random_state=None) -> None:
+        self.mechanism = mechanism
+        self.prior = prior
+        self.beta = beta
+        self.sigma_y = sigma_y
+        self.random_state = random_state
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known: bool = True, side_info: bool = False) -> bool:
+        """Whether the attacker supports this mechanism, prior and knowledge."""
+        rounds = _as_rounds(mechanism)
+        if not all(_supported(m) for m in rounds):
+            return False
+        return phase_known or not cls.needs_phase or not any(_modulated(m) for m in rounds)
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        """Whether the attacker is *exactly* unbiased here, so that the unbiased CRB/HCR bind it.
+
+        ``information`` is ``"known"`` / ``"hidden"`` (fresh phases, shown or not) or
+        ``"fixed"`` (one known phase). MLE-type attackers are only asymptotically
+        unbiased on a nonlinear release and may legitimately dip below the CRB there
+        (their bias derivative is not zero), so they return True only for linear rounds.
+        """
+        return cls.unbiased
+
+    # -- input normalisation
+    def _prepare(self, outputs, phase, y):
+        rounds = _as_rounds(self.mechanism)
+        t = len(rounds)
+        out = check_array("outputs", outputs, ndim=(2, 3))
+        if out.ndim == 2:
+            if t != 1:
+                raise InvalidInputError(f"outputs of a {t}-round transcript must have shape (n, {t}, d), got {out.shape}")
+            out = out[:, None, :]
+        if out.shape[1] != t:
+            raise InvalidInputError(f"outputs must hold {t} round(s) on axis 1, got shape {out.shape}")
+        n, _, d = out.shape
+        rs = [_Round(m, d) for m in rounds]
+        phases = None
+        if phase is not None:
+            p = check_array("phase", phase, ndim=(1, 2, 3))
+            if p.ndim == 1:
+                p = np.broadcast_to(p, (n, t, p.size))
+            elif p.ndim == 2:
+                p = p[:, None, :] if t == 1 and p.shape[0] == n else np.broadcast_to(p, (n, t, p.shape[-1]))
+            if p.shape[:2] != (n, t):
+                raise InvalidInputError(f"phase must have shape (n, m) or (n, T, m) with n={n}, T={t}, got {np.shape(phase)}")
+            phases = p
+        elif self.needs_phase and any(not r.linear for r in rs):
+            raise InvalidInputError(f"{type(self).__name__} needs the modulation phases of the releases: pass phase=")
+        if y is not None:
+            y = check_array("y", y, ndim=1)
+            if y.size != n:
+                raise InvalidInputError(f"y must have {n} entries, got {y.size}")
+        return out, rs, phases, y
+
+    def reconstruct(self, outputs, *, phase=None, y=None) -> np.ndarray:
+        """Estimates x̂, shape (n, d), one per release (or per transcript)."""
+        out, rs, phases, y = self._prepare(outputs, phase, y)
+        return self._reconstruct(out, rs, phases, y)
+
+    def _reconstruct(self, out, rs, phases, y) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _ph(phases, t):
+    return None if phases is None else phases[:, t]
+
+
+# --- naive inversion ---------------------------------------------------------------------------
+@register_attack("naive")
+class NaiveInverse(ReconstructionAttacker):
+    """x̂ = g̃/(1 − α) per round; rounds averaged with weights (1 − α_t)²/σ_t².
+
+    Unbiased whenever the phases are fresh and uniform (E cos(θ) = 0) or λ = 0; it
+    ignores the phases even when they are known.
+    """
+
+    unbiased = True
+    strength = 10
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
+        return information != "fixed" or not any(_modulated(m) for m in _as_rounds(mechanism))
+
+    def _reconstruct(self, out, rs, phases, y):
+        w = np.array([r.c**2 / r.sigma**2 for r in rs])
+        est = out / np.array([r.c for r in rs])[None, :, None]
+        return np.tensordot(est, w / w.sum(), axes=([1], [0]))
+
+
+@register_attack("identity")
+class IdentityAttack(ReconstructionAttacker):
+    """IWP-SGD releases (seed 001): the released x̃ = x + N(0, σ² I) taken as the estimate."""
+
+    unbiased = True
+    strength = 5
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        rounds = _as_rounds(mechanism)
+        return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism)
+
+    def _reconstruct(self, out, rs, phases, y):
+        if len(rs) != 1 or not isinstance(rs[0].mech, GaussianMechanism):
+            raise InvalidParameterError("identity attacks a single Gaussian (IWP) release")
+        return out[:, 0].copy()
+
+
+# --- the efficient split attacker ----------------------------------------------------------------
+def _mle_1d_known(r: np.ndarray, c: float, amp: float, omega: float, phi: np.ndarray) -> np.ndarray:
+    """argmin_a (r − c a − A cos(ω a + φ))², elementwise, by grid search + Newton.
+
+    Every zero of the residual lies in [(r − A)/c, (r + A)/c] and the residual has one,
+    so the MLE is a root there: a grid fine enough to see each period of the cosine
+    picks the best bracket, then safeguarded Gauss–Newton steps polish it.
+    """
+    if amp == 0 or omega == 0:
+        return (r - amp * np.cos(phi)) / c
+    periods = amp * omega / (math.pi * c)
+    g = int(min(2048, 64 + 16 * math.ceil(periods)))
+    t = np.linspace(0.0, 1.0, g)
+    out = np.empty_like(r)
+    for s in range(0, r.size, _CHUNK):
+        rr, pp = r[s : s + _CHUNK], phi[s : s + _CHUNK]
+        lo, hi = (rr - amp) / c, (rr + amp) / c
+        grid = lo[:, None] + (hi - lo)[:, None] * t
+        res = rr[:, None] - c * grid - amp * np.cos(omega * grid + pp[:, None])
+        a = grid[np.arange(rr.size), np.argmin(res**2, axis=1)]
+        e = rr - c * a - amp * np.cos(omega * a + pp)
+        for _ in range(40):
+            hp = c - amp * omega * np.sin(omega * a + pp)
+            cand = np.clip(a + hp * e / (hp**2 + 1e-12 * c**2), lo, hi)
+            e_new = rr - c * cand - amp * np.cos(omega * cand + pp)
+            better = np.abs(e_new) < np.abs(e)
+            a = np.where(better, cand, a)
+            e = np.where(better, e_new, e)
+            if not np.any(better):
+                break
+        out[s : s + _CHUNK] = a
+    return out
+
+
+def _split_round(g: np.ndarray, r: _Round, phase: np.ndarray | None) -> np.ndarray:
+    """Phase-known split estimate of one round: exact LS on V⊥ plus 1-D MLE on each v_j."""
+    est = g / r.c
+    if r.linear:
+        return est
+    v = r.basis
+    along = g @ v  # (n, m)
+    a = _mle_1d_known(along.ravel(), r.c, r.amp, r.omega, phase.ravel()).reshape(along.shape)
+    return est + (a - along / r.c) @ v.T
+
+
+def _gauss_newton(x0, rs, out, phases, *, y=None, beta=None, sigma_y=None, prior=None, n_iter: int = 30):
+    """Damped Gauss–Newton on −2·log-posterior: Σ_t ‖g̃_t − g_t(x)‖²/σ_t² [+ (y − xᵀβ)²/σ_y²] [+ prior].
+
+    Vectorised over rows; each row keeps its own Levenberg–Marquardt damping and only
+    accepts steps that lower its objective.
+    """
+    x = x0.copy()
+    n, d = x.shape
+
+    def terms(X):
+        f = np.zeros(n)
+        g = np.zeros((n, d))
+        h = np.zeros((n, d, d))
+        for t, r in enumerate(rs):
+            ft, gt, ht = r.gn_terms(X, out[:, t], _ph(phases, t))
+            f += ft
+            g += gt
+            h += ht
+        if y is not None:
+            e = y - X @ beta
+            f += e**2 / sigma_y**2
+            g += np.outer(e, beta) / sigma_y**2
+            h += np.outer(beta, beta) / sigma_y**2
+        if prior is not None:
+            e = prior.mean - X
+            pe = e @ prior.precision
+            f += np.einsum("nd,nd->n", e, pe)
+            g += pe
+            h += prior.precision
+        return f, g, h
+
+    f, g, h = terms(x)
+    damp = np.full(n, 1e-6)
+    eye = np.eye(d)
+    for _ in range(n_iter):
+        diag = np.einsum("nii->ni", h)
+        step = np.linalg.solve(h + damp[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye), g[..., None])[..., 0]
+        xn = x + step
+        fn, gn, hn = terms(xn)
+        ok = fn < f
+        x = np.where(ok[:, None], xn, x)
+        f = np.where(ok, fn, f)
+        g = np.where(ok[:, None], gn, g)
+        h = np.where(ok[:, None, None], hn, h)
+        damp = np.where(ok, damp / 3, damp * 8)
+        if np.all(~ok | (np.abs(step).max(axis=1) < 1e-12 * (1 + np.abs(x).max(axis=1)))):
+            break
+    return x
+
+
+def _fisher_combine(ests: np.ndarray, rs: list[_Round], phases) -> np.ndarray:
+    """(Σ_t I_t)⁻¹ Σ_t I_t x̂_t with I_t = J_tᵀJ_t/σ_t² at each per-round estimate."""
+    n, t, d = ests.shape
+    num = np.zeros((n, d))
+    den = np.zeros((n, d, d))
+    for k, r in enumerate(rs):
+        # gn_terms at x̂_t with g̃ = mean(x̂_t) gives zero residual and the information.
+        _, _, info = r.gn_terms(ests[:, k], r.mean(ests[:, k], _ph(phases, k)), _ph(phases, k))
+        den += info
+        num += np.einsum("nij,nj->ni", info, ests[:, k])
+    den += 1e-12 * np.eye(d) * np.trace(den, axis1=1, axis2=2)[:, None, None]
+    return np.linalg.solve(den, num[..., None])[..., 0]
+
+
+@register_attack("split-mle")
+class SplitMLE(ReconstructionAttacker):
+    """The efficient attacker with the phases known (seed 000, §6 setting).
+
+    One round: x̂ = P_⊥ g̃/(1 − α) (exact least squares — efficient, since the map is
+    linear there) plus, along each v_j, the 1-D MLE of a_j = ⟨x, v_j⟩ from
+    ⟨g̃, v_j⟩ = (1 − α) a_j + (λ/m) cos(ω a_j + φ_j) + N(0, σ²) by grid search and
+    Newton. Several rounds: per-round estimates combined with their Fisher information,
+    then Gauss–Newton on the joint likelihood. Asymptotically unbiased and efficient as
+    σ → 0 (variance → E_φ tr(I(x | φ)⁻¹)); exactly so for λ = 0.
+    """
+
+    unbiased = True
+    needs_phase = True
+    strength = 70
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        rounds = _as_rounds(mechanism)
+        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
+
+    def _reconstruct(self, out, rs, phases, y):
+        ests = np.stack([_split_round(out[:, t], r, _ph(phases, t)) for t, r in enumerate(rs)], axis=1)
+        if len(rs) == 1:
+            return ests[:, 0]
+        x = _fisher_combine(ests, rs, phases)
+        if all(r.linear for r in rs):
+            return x
+        return _gauss_newton(x, rs, out, phases)
+
+
+def _marginal_mode(amp: float, sigma: float) -> float:
+    """The largest mode u* ≥ 0 of the arcsine-plus-Gaussian density (grid search + Newton)."""
+    if amp == 0:
+        return 0.0
+    grid = np.linspace(0.0, amp + 3 * sigma, 4001)
+    u = float(grid[np.argmax(arcsine_gaussian_logpdf(grid, amp, sigma))])
+    q = int(min(4096, max(256, math.ceil(40 * amp / sigma))))
+    c = amp * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
+    for _ in range(50):
+        dev = (u - c) / sigma
+        w = np.exp(-0.5 * dev**2 - logsumexp(-0.5 * dev**2))
+        d1 = -(w * dev).sum() / sigma
+        d2 = ((w * dev**2).sum() - 1) / sigma**2 - d1**2
+        if d2 >= 0:
+            break
+        step = -d1 / d2
+        u = max(0.0, u + step)
+        if abs(step) < 1e-14 * (1 + abs(u)):
+            break
+    return u
+
+
+@register_attack("split-mle-marginal")
+class SplitMLEMarginal(ReconstructionAttacker):
+    """Split attacker with the phase marginalised (the attacker does not see φ).
+
+    Orthogonal to V as in ``split-mle``. Along v_j the marginal law is the location
+    family p(r − (1 − α) a) with p the arcsine-plus-Gaussian density, so the 1-D MLE is
+    â = (r − u*)/(1 − α) with u* a mode of p (grid search + Newton). When p is bimodal
+    (λ/m ≳ σ) the modes ±u* tie; the sign is drawn at random, which keeps the estimator
+    unbiased (at a variance cost of u*²/(1 − α)²). Rounds are combined by their inverse
+    per-round covariance.
+    """
+
+    unbiased = True
+    strength = 50
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
+        return information != "fixed" or not any(_modulated(m) for m in _as_rounds(mechanism))
+
+    def _reconstruct(self, out, rs, phases, y):
+        rng = np.random.default_rng(self.random_state)
+        n, t, d = out.shape
+        num = np.zeros((n, d))
+        den = np.zeros((d, d))
+        for k, r in enumerate(rs):
+            est = out[:, k] / r.c
+            prec = np.eye(d) * r.c**2 / r.sigma**2
+            if not r.linear:
+                v = r.basis
+                u = _marginal_mode(r.amp, r.sigma)
+                if u > 0:
+                    sign = rng.choice((-1.0, 1.0), size=(n, v.shape[1]))
+                    est = est - (sign * u / r.c) @ v.T
+                along_var = (r.sigma**2 + r.amp**2 / 2 + u**2) / r.c**2
+                prec += (1 / along_var - r.c**2 / r.sigma**2) * (v @ v.T)
+            num += est @ prec
+            den += prec
+        return np.linalg.solve(den, num.T).T
+
+
+# --- Bayesian attackers ------------------------------------------------------------------------------
+def _check_gaussian_prior(prior, d: int) -> GaussianPrior:
+    if not isinstance(prior, GaussianPrior):
+        raise InvalidParameterError(f"this attacker needs a GaussianPrior, got prior={prior!r}")
+    if prior.dim != d:
+        raise InvalidInputError(f"prior dimension {prior.dim} does not match the release dimension {d}")
+    return prior
+
+
+def _separable(prior: GaussianPrior, basis: np.ndarray) -> bool:
+    """Σ₀ keeps span(V) invariant and is diagonal on V (so the 1-D posteriors are independent)."""
+    s_v = prior.cov @ basis
+    inner = basis.T @ s_v
+    return np.allclose(s_v, basis @ inner, atol=1e-10) and np.allclose(inner, np.diag(np.diag(inner)), atol=1e-10)
+
+
+def _linear_posterior_mean(prior, rs, out, y, beta, sigma_y):
+    """Conjugate posterior mean for linear rounds g̃_t = c_t x + N(0, σ_t² I) (and y)."""
+    d = out.shape[2]
+    prec = prior.precision.copy()
+    num = np.broadcast_to(prior.precision @ prior.mean, (out.shape[0], d)).copy()
+    for t, r in enumerate(rs):
+        prec += (r.c**2 / r.sigma**2) * np.eye(d)
+        num += (r.c / r.sigma**2) * out[:, t]
+    if y is not None:
+        prec += np.outer(beta, beta) / sigma_y**2
+        num += np.outer(y, beta) / sigma_y**2
+    return np.linalg.solve(prec, num.T).T
+
+
+def _grid_posterior_1d(r, m0, v0, c, amp, omega, phi, sigma, *, statistic: str) -> np.ndarray:
+    """Posterior mean (or mode) of a ~ N(m0, v0) from r = c a + A cos(ω a + φ) + N(0, σ²).
+
+    ``phi=None`` marginalises the phase (likelihood p(r − c a), arcsine-plus-Gaussian).
+    Quadrature on a grid covering the likelihood's support (every a with c a within
+    A + 9σ of r) clipped to ±10 prior sd, fine enough for the narrower of the posterior
+    scales and the cosine's period.
+    """
+    sd0 = math.sqrt(v0)
+    width_scale = min(sigma / c, sd0)
+    if not (amp == 0 or omega == 0):
+        width_scale = min(width_scale, 2 * math.pi / omega / 8)
+    out = np.empty_like(r)
+    for s in range(0, r.size, _CHUNK):
+        rr = r[s : s + _CHUNK]
+        lo = np.maximum((rr - amp - 9 * sigma) / c, m0 - 10 * sd0)
+        hi = np.minimum((rr + amp + 9 * sigma) / c, m0 + 10 * sd0)
+        bad = lo >= hi
+        lo = np.where(bad, (rr - amp - 9 * sigma) / c, lo)
+        hi = np.where(bad, (rr + amp + 9 * sigma) / c, hi)
+        g = int(min(4096, max(257, math.ceil(float(np.max(hi - lo)) / (width_scale / 6)))))
+        a = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, g)
+        logw = -0.5 * (a - m0) ** 2 / v0
+        if phi is None:
+            logw = logw + arcsine_gaussian_logpdf(rr[:, None] - c * a, amp, sigma)
+        else:
+            mean = c * a + amp * np.cos(omega * a + phi[s : s + _CHUNK, None])
+            logw = logw - 0.5 * (rr[:, None] - mean) ** 2 / sigma**2
+        if statistic == "mean":
+            w = np.exp(logw - logw.max(axis=1, keepdims=True))
+            out[s : s + _CHUNK] = (w * a).sum(axis=1) / w.sum(axis=1)
+        else:
+            out[s : s + _CHUNK] = a[np.arange(rr.size), np.argmax(logw, axis=1)]
+    return out
+
+
+@register_attack("posterior-mean")
+class PosteriorMean(ReconstructionAttacker):
+    """E[x | release] under a Gaussian prior: the Bayes-optimal (MMSE) attacker.
+
+    Linear rounds (Gaussian, or λ = 0), with or without y: the conjugate closed form
+    (Σ₀⁻¹ + Σ_t c_t²/σ_t² I + ββᵀ/σ_y²)⁻¹(Σ₀⁻¹μ₀ + Σ_t c_t g̃_t/σ_t² + βy/σ_y²); its
+    prior-averaged MSE equals the van Trees bound. One modulated round (phase known or
+    marginalised): conjugate on V⊥ and 1-D quadrature along each v_j, which needs a
+    prior under which the coordinates ⟨x, v_j⟩ are independent of each other and of
+    the complement (Σ₀ V = V D, D diagonal).
+    """
+
+    strength = 100
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        if not isinstance(prior, GaussianPrior) or not super().applicable(mechanism, prior=prior):
+            return False
+        rounds = _as_rounds(mechanism)
+        if not any(_modulated(m) for m in rounds):
+            return True
+        return len(rounds) == 1 and not side_info and _separable(prior, rounds[0].basis)
+
+    def _reconstruct(self, out, rs, phases, y):
+        prior = _check_gaussian_prior(self.prior, out.shape[2])
+        beta = None if y is None else check_array("beta", self.beta, ndim=1)
+        if all(r.linear for r in rs):
+            return _linear_posterior_mean(prior, rs, out, y, beta, self.sigma_y)
+        if len(rs) != 1 or y is not None:
+            raise InvalidParameterError("posterior-mean supports one modulated round without y; use map")
+        return _modulated_posterior(prior, rs[0], out[:, 0], _ph(phases, 0), "mean")
+
+
+def _modulated_posterior(prior, r: _Round, g, phase, statistic):
+    v = r.basis
+    if not _separable(prior, v):
+        raise InvalidParameterError("the prior covariance must keep span(V) invariant and be diagonal on V")
+    d = g.shape[1]
+    # Complement: conjugate update of the prior restricted to V⊥ (Σ₀ is block diagonal there).
+    p_perp = np.eye(d) - v @ v.T
+    s_perp = p_perp @ prior.cov @ p_perp
+    gain = r.c * s_perp @ np.linalg.pinv(r.c**2 * s_perp + r.sigma**2 * p_perp)
+    resid = (g - r.c * prior.mean) @ p_perp
+    x_perp = prior.mean @ p_perp + resid @ gain.T
+    m0 = prior.mean @ v
+    v0 = np.diag(v.T @ prior.cov @ v)
+    along = g @ v
+    a = np.empty_like(along)
+    for j in range(v.shape[1]):
+        a[:, j] = _grid_posterior_1d(
+            along[:, j], m0[j], v0[j], r.c, r.amp, r.omega, None if phase is None else phase[:, j], r.sigma,
+            statistic=statistic,
+        )
+    return x_perp + a @ v.T
+
+
+@register_attack("map")
+class MAPAttack(ReconstructionAttacker):
+    """argmax_x [log π(x) + log p(release | x)] under a Gaussian prior, phases known.
+
+    Gauss–Newton from the phase-known split estimate shrunk to the prior (exact in one
+    step for linear rounds); also uses y when given.
+    """
+
+    needs_phase = True
+    strength = 90
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        return isinstance(prior, GaussianPrior) and super().applicable(mechanism, phase_known=phase_known)
+
+    def _reconstruct(self, out, rs, phases, y):
+        prior = _check_gaussian_prior(self.prior, out.shape[2])
+        beta = None if y is None else check_array("beta", self.beta, ndim=1)
+        lin = _linear_posterior_mean(prior, [_Round(r.mech, out.shape[2]) for r in rs], out, y, beta, self.sigma_y)
+        if all(r.linear for r in rs):
+            return lin
+        # Start from the linearised posterior mean (the cosine's mean is 0); GN polishes.
+        return _gauss_newton(lin, rs, out, phases, y=y, beta=beta, sigma_y=self.sigma_y, prior=prior)
+
+
+@register_attack("y-aided")
+class YAidedMLE(ReconstructionAttacker):
+    """MLE from the release(s) and the public response y = xᵀβ + N(0, σ_y²) (seed 000, §6).
+
+    Maximises Σ_t log p(g̃_t | x, φ_t) + log p(y | x) by Gauss–Newton from the split
+    estimate; for linear rounds the generalised least squares solution
+    (Σ_t c_t²/σ_t² I + ββᵀ/σ_y²)⁻¹(Σ_t c_t g̃_t/σ_t² + βy/σ_y²), exactly unbiased with
+    covariance equal to the inverse of the total information (the CRB).
+    """
+
+    unbiased = True
+    needs_phase = True
+    strength = 80
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        rounds = _as_rounds(mechanism)
+        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        return side_info and super().applicable(mechanism, phase_known=phase_known)
+
+    def _reconstruct(self, out, rs, phases, y):
+        if y is None or self.beta is None or self.sigma_y is None:
+            raise InvalidParameterError("y-aided needs beta and sigma_y at construction and y= at reconstruct")
+        beta = check_array("beta", self.beta, ndim=1, dim=out.shape[2])
+        sigma_y = check_positive("sigma_y", self.sigma_y)
+        x0 = SplitMLE(self.mechanism)._reconstruct(out, rs, phases, None)
+        return _gauss_newton(x0, rs, out, phases, y=y, beta=beta, sigma_y=sigma_y)
+
+
+# --- generic autodiff MLE -------------------------------------------------------------------------------
+@register_attack("autodiff-mle")
+class AutodiffMLE(ReconstructionAttacker):
+    """Multi-start Levenberg–Marquardt MLE for any torch map with Gaussian noise.
+
+    Minimises Σ_t ‖g̃_t − f_t(x, φ_t)‖²/σ_t² (+ (y − xᵀβ)²/σ_y² when y is given) with
+    Jacobians from ``torch.func.vmap(jacrev)``. Starts: the naive inverse (or the first
+    round's output when input and output dimensions agree, else 0) and
+    ``n_starts − 1`` jittered copies at the noise scale; the best end point wins.
+
+    Parameters
+    ----------
+    n_starts : int
+        Starts per release.
+    n_iter : int
+        LM iterations.
+    """
+
+    unbiased = True
+    needs_phase = True
+    strength = 60
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        rounds = _as_rounds(mechanism)
+        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
+
+    def __init__(self, mechanism, *, prior=None, beta=None, sigma_y=None, random_state=None,
+                 n_starts: int = 3, n_iter: int = 30) -> None:
+        super().__init__(mechanism, prior=prior, beta=beta, sigma_y=sigma_y, random_state=random_state)
+        self.n_starts = n_starts
+        self.n_iter = n_iter
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        rounds = _as_rounds(mechanism)
+        ok = all(_supported(m) or (hasattr(m, "torch_map") and hasattr(m, "sigma")) for m in rounds)
+        return ok and (phase_known or not any(_modulated(m) for m in rounds))
+
+    def _prepare(self, outputs, phase, y):
+        rounds = _as_rounds(self.mechanism)
+        out = check_array("outputs", outputs, ndim=(2, 3))
+        out = out[:, None, :] if out.ndim == 2 else out
+        if out.shape[1] != len(rounds):
+            raise InvalidInputError(f"outputs must hold {len(rounds)} round(s) on axis 1, got shape {out.shape}")
+        return out, rounds, phase, y
+
+    def _reconstruct(self, out, rounds, phase, y):
+        import torch
+        from torch.func import jvp, vmap
+
+        n_starts = check_int("n_starts", self.n_starts)
+        n_iter = check_int("n_iter", self.n_iter)
+        n, t, k = out.shape
+        d = rounds[0].dim if hasattr(rounds[0], "dim") else k
+        fns = [torch_map(m) for m in rounds]
+        sig = [float(m.sigma) for m in rounds]
+        if phase is not None:
+            p = np.asarray(phase, dtype=float)
+            p = p[:, None, :] if p.ndim == 2 and t == 1 else p
+            phase_t = torch.as_tensor(np.array(np.broadcast_to(p, (n, t, p.shape[-1]))), dtype=torch.float64)
+        else:
+            phase_t = torch.zeros((n, t, 0), dtype=torch.float64)
+        use_y = y is not None
+        if use_y and (self.beta is None or self.sigma_y is None):
+            raise InvalidParameterError("autodiff-mle uses y only with beta and sigma_y given at construction")
+        beta_t = torch.as_tensor(np.zeros(d) if not use_y else np.asarray(self.beta, float), dtype=torch.float64)
+        sy = float(self.sigma_y) if use_y else 1.0
+        y_t = torch.as_tensor(np.zeros(n) if not use_y else np.asarray(y, float), dtype=torch.float64)
+
+        has_phase = phase_t.shape[-1] > 0
+
+        def residual(x, obs, ph, yy):
+            """Whitened residuals of a batch, (B, R)."""
+            parts = [(obs[:, j] - f(x, ph[:, j] if has_phase else None)) / s for j, (f, s) in enumerate(zip(fns, sig))]
+            if use_y:
+                parts.append(((yy - x @ beta_t) / sy)[:, None])
+            return torch.cat(parts, dim=1)
+
+        def jacobian(x, obs, ph, yy):
+            # Forward mode, one batched jvp per input direction (d is small): (B, R, d).
+            fn = lambda z: residual(z, obs, ph, yy)  # noqa: E731
+            cols = vmap(lambda tan: jvp(fn, (x,), (tan.expand_as(x),))[1])(eye)
+            return cols.permute(1, 2, 0)
+
+        # Starts.
+        rng = np.random.default_rng(self.random_state)
+        if all(_supported(m) for m in rounds):
+            x0 = NaiveInverse(rounds)._reconstruct(out, [_Round(m, k) for m in rounds], None, None)
+            scale = max(s / _Round(m, k).c for m, s in zip(rounds, sig))
+        else:
+            x0 = out[:, 0, :d].copy() if k == d else np.zeros((n, d))
+            scale = max(sig)
+        starts = np.repeat(x0[:, None], n_starts, axis=1)
+        starts[:, 1:] += scale * rng.standard_normal((n, n_starts - 1, d))
+        obs_t = torch.as_tensor(out, dtype=torch.float64)
+        best = np.empty((n, d))
+        eye = torch.eye(d, dtype=torch.float64)
+        res, jac = residual, jacobian
+        chunk = max(1, _CHUNK // n_starts)
+        for s in range(0, n, chunk):
+            sl = slice(s, s + chunk)
+            b = min(chunk, n - s)
+            x = torch.as_tensor(starts[sl].reshape(b * n_starts, d), dtype=torch.float64)
+            rep = lambda z: z[sl].repeat_interleave(n_starts, dim=0)  # noqa: E731
+            obs, ph, yy = rep(obs_t), rep(phase_t), rep(y_t)
+            with torch.no_grad():
+                r = res(x, obs, ph, yy)
+                f = (r**2).sum(1)
+                damp = torch.full((x.shape[0],), 1e-6, dtype=torch.float64)
+                for _ in range(n_iter):
+                    jm = jac(x, obs, ph, yy)
+                    h = jm.transpose(1, 2) @ jm
+                    g = -(jm.transpose(1, 2) @ r[..., None])[..., 0]
+                    diag = torch.diagonal(h, dim1=1, dim2=2)
+                    step = torch.linalg.solve(h + damp[:, None, None] * (torch.diag_embed(diag) + 1e-12 * eye), g[..., None])[..., 0]
+                    xn = x + step
+                    rn = res(xn, obs, ph, yy)
+                    fn = (rn**2).sum(1)
+                    ok = fn < f
+                    x = torch.where(ok[:, None], xn, x)
+                    r = torch.where(ok[:, None], rn, r)
+                    f = torch.where(ok, fn, f)
+                    damp = torch.where(ok, damp / 3, damp * 8)
+                    # Converged when no row still lowers its objective noticeably.
+                    if not bool(torch.any(ok & (step.abs().amax(1) > 1e-10 * (1 + x.abs().amax(1))))):
+                        break
+            fb = f.reshape(b, n_starts)
+            idx = torch.argmin(fb, dim=1)
+            best[sl] = x.reshape(b, n_starts, d)[torch.arange(b), idx].numpy()
+        return best
+
+
+# --- IWP denoiser ------------------------------------------------------------------------------------------
+@register_attack("iwp-denoiser")
+class IWPDenoiser(ReconstructionAttacker):
+    """Empirical-Bayes posterior-mean denoiser for Gaussian (IWP-SGD, seed 001) releases.
+
+    ``fit(outputs)`` estimates a Gaussian population law of x from releases of *other*
+    clients: μ̂ = mean(x̃), Ĉ = Cov(x̃) − σ²I (eigenvalues floored at 1e−9 σ²); then
+    x̂ = μ̂ + Ĉ(Ĉ + σ²I)⁻¹(x̃ − μ̂). Needs no prior knowledge, only a population split;
+    biased (it shrinks), so only van Trees applies to it.
+    """
+
+    strength = 40
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        rounds = _as_rounds(mechanism)
+        return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism) and prior is not None \
+            and not isinstance(prior, DiscretePrior)
+
+    def fit(self, outputs) -> "IWPDenoiser":
+        """Estimate the population mean and covariance from releases of other clients."""
+        x = check_array("outputs", outputs, ndim=2)
+        if x.shape[0] < x.shape[1] + 2:
+            raise InvalidInputError(f"fit needs at least d + 2 = {x.shape[1] + 2} releases, got {x.shape[0]}")
+        s2 = self.mechanism.sigma**2
+        self.mean_ = x.mean(axis=0)
+        w, q = np.linalg.eigh(np.cov(x, rowvar=False) - s2 * np.eye(x.shape[1]))
+        self.cov_ = (q * np.maximum(w, 1e-9 * s2)) @ q.T
+        self.gain_ = self.cov_ @ np.linalg.inv(self.cov_ + s2 * np.eye(x.shape[1]))
+        return self
+
+    def _reconstruct(self, out, rs, phases, y):
+        if not hasattr(self, "gain_"):
+            raise InvalidParameterError("iwp-denoiser must be fitted on a population split first: call fit(outputs)")
+        return self.mean_ + (out[:, 0] - self.mean_) @ self.gain_.T
+
+
+# --- discrete prior ----------------------------------------------------------------------------------------
+@register_attack("discrete-map")
+class DiscreteMAP(ReconstructionAttacker):
+    """MAP over the support of a discrete prior: argmax_k log π(z_k) + Σ_t log p_t(g̃_t | z_k).
+
+    The Bayes-optimal exact-reconstruction attacker (it maximises the ReRo success
+    probability). Uses each mechanism's ``log_density`` (phase given, or marginalised
+    by the mechanism when the phase is hidden).
+    """
+
+    strength = 100
+
+    @classmethod
+    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+        return isinstance(prior, DiscretePrior) and all(hasattr(m, "log_density") for m in _as_rounds(mechanism))
+
+    def _prepare(self, outputs, phase, y):
+        out, rs, phases, y = super()._prepare(outputs, phase, y) if all(
+            _supported(m) for m in _as_rounds(self.mechanism)
+        ) else (np.asarray(outputs, float), None, phase, y)
+        return out, rs, phases, y
+
+    def _reconstruct(self, out, rs, phases, y):
+        if not isinstance(self.prior, DiscretePrior):
+            raise InvalidParameterError(f"discrete-map needs a DiscretePrior, got prior={self.prior!r}")
+        rounds = _as_rounds(self.mechanism)
+        out = out if out.ndim == 3 else out[:, None]
+        logs = np.empty((out.shape[0], self.prior.support.shape[0]))
+        for k, z in enumerate(self.prior.support):
+            tot = np.log(self.prior.probs[k]) if self.prior.probs[k] > 0 else -np.inf
+            for t, m in enumerate(rounds):
+                if isinstance(m, ModulatedMechanism) and phases is not None:
+                    tot = tot + m.log_density(out[:, t], z, phase=phases[:, t])
+                else:
+                    tot = tot + m.log_density(out[:, t], z)
+            logs[:, k] = tot
+        return self.prior.support[np.argmax(logs, axis=1)]
+
+
+__all__ = [
+    "AutodiffMLE", "DiscreteMAP", "IWPDenoiser", "IdentityAttack", "MAPAttack", "NaiveInverse", "PosteriorMean",
+    "ReconstructionAttacker", "SplitMLE", "SplitMLEMarginal", "YAidedMLE", "arcsine_gaussian_logpdf", "torch_map",
+]
