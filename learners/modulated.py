@@ -324,8 +324,8 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
                                       dim=dim, sigma=sigma)
 
     # ----- client simulation -----
-    def _round_sums(self, X, y, mech, root, t, transcript=None, beta=None):
-        """Σ g̃g̃ᵀ and Σ y g̃ of round t, block by block (optionally ψ(β) sums too)."""
+    def _round_sums(self, X, y, mech, root, t, transcript=None):
+        """Σ g̃g̃ᵀ and Σ y g̃ of round t, block by block (and the releases into ``transcript``)."""
         D = mech.dim
         gram, cross = np.zeros((D, D)), np.zeros(D)
         for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
