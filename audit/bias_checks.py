@@ -7,6 +7,8 @@ Every check is a function returning a :class:`~privaudit.audit.bias.BiasAudit`, 
 * :func:`modulated_checks` — seed 000's Σ_x, Z and G for m = 1, 3 with the derived
   correction (λ²/(2m²))P_V + σ²I and the seed's printed (λ²/(2m))P_V + σ²I, and the
   server without debiasing (negative control);
+* :func:`modulated_correction_summary` — exact bias of the two corrections against m,
+  beside the audits (the report's answer to "which correction is unbiased");
 * :func:`modulated_variance_checks` — Theorem 8.1's E‖G − ∇L‖² against its mean;
 * :func:`iwp_checks` — seed 001's B⁻¹, W⁻¹ per loss, the IWP loss and gradient (and the
   App. E.2 regression pair); the NoisySGD gradient (negative control);
@@ -15,8 +17,8 @@ Every check is a function returning a :class:`~privaudit.audit.bias.BiasAudit`, 
 * :func:`modulated_convergence`, :func:`iwp_convergence` — excess risk against the
   sample size (unbiased learners → 0, NoisySGD/ridge plateau);
 * :func:`clipping_checks` — DP-SGD's clipping bias against the clip norm (info);
-* :func:`rr_on_bins_checks` — the RR-on-Bins label estimator's bias (info), when
-  :mod:`privaudit.learners.rr_on_bins` is available.
+* :func:`rr_on_bins_checks` — the RR-on-Bins label estimator's bias (info) and its
+  exact conditional bias curve.
 
 Sample sizes
 ------------
@@ -251,6 +253,34 @@ def modulated_checks(budget: _Budget) -> list[BiasAudit]:
             note="correction='none': Σ_g/(1−α)² without subtracting (λ²/(2m²))P_V + σ²I",
         ))
     return out
+
+
+def modulated_correction_summary(audits: list[BiasAudit]) -> ExperimentResult:
+    """Which multi-vector correction is unbiased: exact and audited bias of Σ_x against m.
+
+    The seed's (λ²/(2m))P_V over-subtracts λ²(m − 1)/(2m²)P_V, so each diagonal entry of
+    Σ_x along V is biased by −λ²(m − 1)/(2m²(1 − α)²) (0 for m = 1); the derived
+    (λ²/(2m²))P_V is exact for every m. The curve is that exact bias for m = 1..6 with
+    the parameters of :class:`ModulatedSetup`; the table joins the audits of m = 1, 3.
+    """
+    mech = ModulatedSetup(n_vectors=1).mechanism
+    ms = list(range(1, 7))
+    exact = [0.0 if m == 1 else -(mech.lam**2) * (m - 1) / (2 * m**2 * (1 - mech.alpha) ** 2) for m in ms]
+    table = []
+    for a in audits:
+        if a.target.endswith(" correction"):
+            table.append({"audit": a.target, "expect": a.expect, "detected": a.detected,
+                          "relative bias": a.relative_bias, "p_value": a.p_value, "verdict": a.verdict})
+    return ExperimentResult(
+        name="modulated_corrections", target="Modulated Σ_x: seed's λ²/(2m) vs derived λ²/(2m²) correction",
+        xlabel="modulation vectors m", ylabel="bias of Σ_x along each v_j",
+        series={"seed's λ²/(2m)P_V (exact)": {"x": ms, "y": exact},
+                "derived λ²/(2m²)P_V (exact)": {"x": ms, "y": [0.0] * len(ms)}},
+        table=table,
+        notes=[f"α = {mech.alpha:g}, λ = {mech.lam:g}. The map scales the cosines by λ/m, so E[g̃g̃ᵀ] carries "
+               "(λ²/(2m²))P_V; the seed prints λ²/(2m)P_V, correct only for m = 1.",
+               "Audits flagging a bias: " + (", ".join(r["audit"] for r in table if r["detected"]) or "none") + "."],
+    )
 
 
 def modulated_variance_checks(budget: _Budget) -> list[BiasAudit]:
@@ -703,6 +733,84 @@ def clipping_checks(budget: _Budget, clips=(0.3, 1.0, 3.0, 10.0, 100.0)) -> list
 
 
 # =============================================================================================
+# Seed 002's baseline: RR-on-Bins labels
+# =============================================================================================
+def _rr_conditional_mean(model) -> np.ndarray:
+    """E[ỹ | y = s] on the support grid s for a fitted RR-on-Bins release (prior fixed).
+
+    With m bins, representatives ŷ_j and keep probability p = e^{ε'}/(e^{ε'} + m − 1),
+    a label in bin b is released as ŷ_b w.p. p and as each other ŷ_j w.p. (1 − p)/(m − 1).
+    """
+    from privaudit.mechanisms import RandomizedResponse
+
+    reps, bins = model.binning_.representatives, model.binning_.bin_of
+    m = reps.size
+    if m == 1:
+        return np.full(bins.size, reps[0])
+    eps_rr = (1 - model.prior_fraction) * model.epsilon
+    p = RandomizedResponse(epsilon=eps_rr, categories=np.arange(m)).keep_probability
+    q = (1 - p) / (m - 1)
+    return p * reps[bins] + q * (reps.sum() - reps[bins])
+
+
+def rr_on_bins_checks(budget: _Budget, epsilons=(1.0, 4.0), curve_epsilons=(0.5, 1.0, 2.0, 4.0, 8.0)) -> list:
+    """Bias of the RR-on-Bins^Φ_ε label estimator (seed 002's baseline; informational).
+
+    RR-on-Bins minimises the expected squared error of the released label, not its
+    bias: the release shrinks labels towards the prior's bulk. One draw is a full
+    release of a fixed label vector (Laplace prior, optimal binning, RR over bins; the
+    learner's :meth:`RROnBinsRegressor.privatize`, one call per draw); the estimator is
+    the released label of five probe records (at the label quantiles 5–95 %) and the
+    mean released label, against the true values (``expect="unknown"``, verdict "info").
+    The curve is the exact conditional bias E[ỹ | y] − y on the label grid, given the
+    fitted prior and binning, for several ε.
+    """
+    from privaudit.learners.rr_on_bins import RROnBinsRegressor
+
+    rng = np.random.default_rng(budget.seed("rr-on-bins labels"))
+    y = rng.beta(2.0, 5.0, 1000)
+    probes = np.array([np.argmin(np.abs(y - q)) for q in np.quantile(y, [0.05, 0.25, 0.5, 0.75, 0.95])])
+    target = np.append(y[probes], y.mean())
+    out = []
+    for eps in epsilons:
+        model = RROnBinsRegressor(epsilon=eps, label_bounds=(0.0, 1.0), n_support=64)
+
+        def sampler(n, rng, model=model):
+            # privatize is one full release (prior + binning + RR); it is not vectorised over replicates.
+            draws = np.empty((n, target.size))
+            for i in range(n):
+                released = model.privatize(y, rng)
+                draws[i, :-1] = released[probes]
+                draws[i, -1] = released.mean()
+            return draws
+
+        name = f"RR-on-Bins label estimator, ε={eps:g} (probe labels + mean label)"
+        out.append(audit_bias(sampler, target, n=budget.cap(400, 100), rng=budget.seed(name), chunk_size=100,
+                              name=name, expect="unknown", power=POWER, confidence=CONFIDENCE,
+                              relative_resolution=RELATIVE_RESOLUTION,
+                              note="coordinates: released label of the records at the 5/25/50/75/95 % label "
+                                   "quantiles, then the mean released label; RR-on-Bins targets MSE, not bias"))
+    series, table = {}, []
+    for eps in curve_epsilons:
+        model = RROnBinsRegressor(epsilon=eps, label_bounds=(0.0, 1.0), n_support=64)
+        model.privatize(y, budget.seed(f"rr-on-bins curve eps={eps:g}"))
+        bias = _rr_conditional_mean(model) - model.support_
+        series[f"ε={eps:g}"] = {"x": model.support_.tolist(), "y": bias.tolist()}
+        table.append({"epsilon": eps, "bins": model.binning_.m,
+                      "mean |bias| under the labels": float(np.mean(np.abs(np.interp(y, model.support_, bias))))})
+    curve = ExperimentResult(
+        name="rr_on_bins_bias", target="RR-on-Bins: conditional label bias E[ỹ | y] − y",
+        xlabel="true label y", ylabel="E[ỹ | y] − y", series=series, table=table,
+        notes=["Exact given the fitted (private) prior and binning; labels Beta(2, 5) on [0, 1], 1000 records, "
+               "64-point grid, 25 % of ε on the prior.",
+               "Shrinkage towards the bulk of the prior: positive bias for small labels, negative for large ones; "
+               "it vanishes as ε grows (more bins, higher keep probability)."],
+        seed=budget.random_state,
+    )
+    return [*out, curve]
+
+
+# =============================================================================================
 # The preset
 # =============================================================================================
 def run_bias_checks(*, n_scale: float = 1.0, random_state: int = 0, small: bool = False) -> list:
@@ -720,11 +828,14 @@ def run_bias_checks(*, n_scale: float = 1.0, random_state: int = 0, small: bool 
     """
     budget = _Budget(n_scale, random_state, small)
     out: list = []
-    out += modulated_checks(budget)
+    mod = modulated_checks(budget)
+    out += mod
+    out.append(modulated_correction_summary(mod))
     out += modulated_variance_checks(budget)
     out += iwp_checks(budget)
     out += truncation_checks(budget)
     out.append(modulated_convergence(budget))
     out.append(iwp_convergence(budget))
     out += clipping_checks(budget)
+    out += rr_on_bins_checks(budget)
     return out
