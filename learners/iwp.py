@@ -103,10 +103,8 @@ def _logistic_basis(n_terms: int) -> np.ndarray:
         M[k, : len(polys[2 * k + 1]), 1] = polys[2 * k + 1]
         if k < n_terms:
             M[k, : len(polys[2 * k + 2]), 2] = polys[2 * k + 2]
-    inv_fact = np.array([1.0 / math.factorial(k) for k in range(n_terms + 1)])
-    for arr in (M, inv_fact):
-        arr.setflags(write=False)
-    return M.reshape(n_terms + 1, -1), inv_fact, np.arange(n_terms + 1)
+    M.setflags(write=False)
+    return M
 
 
 def _logistic_terms(z: np.ndarray, v: float, st: float, n_terms: int):
@@ -115,16 +113,16 @@ def _logistic_terms(z: np.ndarray, v: float, st: float, n_terms: int):
     The softplus symmetry f(−z) = f(z) + z gives f^{(m)}(−z) = (−1)^m (f^{(m)}(z) + [m = 1]),
     hence W⁻¹[f](−z) = W⁻¹[f](z) + z, W⁻¹[f'](−z) = −(W⁻¹[f'](z) + 1), W⁻¹[f''](−z) = W⁻¹[f''](z),
     and the B⁻¹ combination collapses to ℓ̃ = L0 + (1 − S̃)z, a = L1 + (1 − S̃), c = L2: one
-    sigmoid, one softplus and one Horner pass over three polynomials per batch.
+    sigmoid, one softplus and one Vandermonde product for three polynomials per batch.
     """
-    M, inv_fact, ks = _logistic_basis(n_terms)
-    coef = (((-0.5 * v) ** ks * inv_fact) @ M).reshape(-1, 3)  # (deg, 3)
-    pc = (0.5 * (1.0 + np.tanh(0.5 * z)))[:, None]
-    # Horner's rule on the three polynomials at once (integer powers of arrays are slow).
-    R = coef[-1] * pc + coef[-2]
-    for d in range(coef.shape[0] - 3, -1, -1):
-        R *= pc
-        R += coef[d]
+    M = _logistic_basis(n_terms)
+    coef = M[0].copy()
+    w = 1.0
+    for k in range(1, n_terms + 1):
+        w *= -0.5 * v / k  # (−v/2)^k / k!
+        coef += w * M[k]
+    p = 0.5 * (1.0 + np.tanh(0.5 * z))
+    R = np.vander(p, coef.shape[0], increasing=True) @ coef  # (n, 3): the three polynomials at p
     ell = np.logaddexp(0.0, -z) + R[:, 0]
     if st != 1.0:
         ell += (1.0 - st) * z
