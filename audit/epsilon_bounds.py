@@ -68,6 +68,7 @@ from privaudit.mechanisms.validation import (
 
 SELECTIONS = ("split", "bonferroni")
 _SELECT_LEVEL = 0.8413  # Φ(1)
+_POOL_TOP = 24  # forward × reverse candidates examined for pooling
 
 
 # --- binomial bounds ---------------------------------------------------------------------------
@@ -289,12 +290,19 @@ def select_threshold(
     crit_f = _value(fp / n0 * n0_eval, fn / n1 * n1_eval, n0_eval, n1_eval, level, delta, estimator)[0]
     crit_r = _value(rfp / n1 * n1_eval, rfn / n0 * n0_eval, n1_eval, n0_eval, level, delta, estimator)[0]
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))
-    pfp = fp[i] / n0 * n0_eval + rfp[j] / n1 * n1_eval
-    pfn = fn[i] / n1 * n1_eval + rfn[j] / n0 * n0_eval
-    crit_p = float(_value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator)[0])
-    options = {"forward": float(crit_f[i]), "reverse": float(crit_r[j]), "pooled": crit_p}
-    best = max(options, key=options.get)
-    return Selection(options[best], best, float(cands[i]), float(cands[j]))
+    # Pooled tests: every pair of the _POOL_TOP best forward and reverse candidates.
+    top_f = np.argsort(crit_f)[-_POOL_TOP:]
+    top_r = np.argsort(crit_r)[-_POOL_TOP:]
+    pfp = (fp[top_f] / n0 * n0_eval)[:, None] + (rfp[top_r] / n1 * n1_eval)[None, :]
+    pfn = (fn[top_f] / n1 * n1_eval)[:, None] + (rfn[top_r] / n0 * n0_eval)[None, :]
+    crit_p = _value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator)[0]
+    ki, kj = np.unravel_index(int(np.argmax(crit_p)), crit_p.shape)
+    pi, pj = top_f[ki], top_r[kj]
+    options = {"forward": (float(crit_f[i]), i, j), "reverse": (float(crit_r[j]), i, j),
+               "pooled": (float(crit_p[ki, kj]), pi, pj)}
+    best = max(options, key=lambda k: options[k][0])
+    value, bi, bj = options[best]
+    return Selection(value, best, float(cands[bi]), float(cands[bj]))
 
 
 def _finish(value, a_ub, b_ub, fp, fn, nfp, nfn, *, delta, estimator):

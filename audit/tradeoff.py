@@ -249,7 +249,7 @@ def default_attackers(mechanism) -> list:
 def audit_tradeoff(
     mechanism, x, x_prime, *, n: int = 100_000, attacker=None, confidence: float = 0.95,
     estimator: str = "clopper-pearson", selection: str = "split", rng=None, delta: float | None = None,
-    claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.1,
+    claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.2,
     train_fraction: float = 0.2, n_thresholds: int = 256, exact_curve=None, epsilon_exact: float | None = None,
 ) -> TradeoffAudit:
     """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
