@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark.")
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", parser_class=_Parser)
     bsub.required = True
-    att = bsub.add_parser("attackers", help="compare attackers on the same mechanisms and samples",
+    # add_help=False: every option, --help included, goes to the benchmark's own parser.
+    att = bsub.add_parser("attackers", help="compare attackers on the same mechanisms and samples", add_help=False,
                           description="Compare registered attackers on the same mechanisms and samples.")
     att.add_argument("args", nargs=argparse.REMAINDER, help="options of the attackers benchmark")
     att.set_defaults(func=cmd_bench_attackers)
@@ -225,15 +226,26 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_attackers(args: argparse.Namespace) -> int:
+    return bench_attackers(args.args)
+
+
+def bench_attackers(argv: list[str]) -> int:
+    """Hand ``privaudit bench attackers ARGS`` to the benchmark's own parser (``privaudit.audit.bench``)."""
     try:
         from .bench import main as bench_main
     except ImportError:
+        if "-h" in argv or "--help" in argv:
+            print("usage: privaudit bench attackers [options]\n\n(not available in this version of privaudit)")
+            return EXIT_OK
         return _error("`privaudit bench attackers` is not available in this version of privaudit")
-    return int(bench_main(["attackers", *args.args]) or 0)
+    return int(bench_main(["attackers", *argv]) or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privaudit`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["bench", "attackers"]:  # its options (and --help) belong to the benchmark
+        return bench_attackers(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
     return args.func(args)

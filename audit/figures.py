@@ -103,6 +103,10 @@ def _headline(kind: str, audit: dict) -> str:
         return ", ".join(parts)
     if kind == "reconstruction":
         bounds = ", ".join(f"{k} {_f(audit[k])}" for k in _BOUND_KEYS if _num(audit.get(k)) is not None)
+        rero = audit.get("rero")
+        if isinstance(rero, dict) and _num(rero.get("success")) is not None:
+            bounds = (f"exact reconstruction {_f(rero.get('success'))} {_f(rero.get('success_ci'))} "
+                      f"≤ ReRo bound {_f(rero.get('bound'))}" + (f"; {bounds}" if bounds else ""))
         return f"MSE {_f(audit.get('mse'))} {_f(audit.get('mse_ci'))}; {bounds}"
     if kind == "bias":
         return (f"‖bias‖ = {_f(audit.get('bias_norm'))}, p = {_f(audit.get('p_value'))}, "
@@ -239,9 +243,9 @@ def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
 
 
 #: Bound fields of a reconstruction audit, in display order, with labels.
-_BOUND_KEYS = ("crb", "trace_bound", "seed_bound", "van_trees")
-_BOUND_LABELS = {"crb": "CRB tr(I⁻¹)", "trace_bound": "trace form d/tr(I)", "seed_bound": "seed (18) d/tr(I)",
-                 "van_trees": "van Trees"}
+_BOUND_KEYS = ("crb", "crb_phase_conditional", "seed_bound", "hcr", "van_trees")
+_BOUND_LABELS = {"crb": "CRB tr(I⁻¹)", "crb_phase_conditional": "CRB, phase known", "seed_bound": "seed (18) d/tr(I)",
+                 "hcr": "HCR", "van_trees": "van Trees"}
 
 
 def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
@@ -249,15 +253,17 @@ def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
     mse = _num(audit.get("mse"))
     if mse is None:
         return []
-    labels, values = ["attacker MSE"], [mse]
+    labels, values, colors = ["attacker MSE"], [mse], ["tab:blue"]
+    applies = audit.get("applies") if isinstance(audit.get("applies"), dict) else {}
     for k in _BOUND_KEYS:
         v = _num(audit.get(k))
         if v is not None and math.isfinite(v):
-            labels.append(_BOUND_LABELS[k])
+            ok = applies.get(k, True)
+            labels.append(_BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
             values.append(v)
-    fig, ax = _new(size=(6.0, 3.8))
+            colors.append("tab:gray" if ok else "lightgray")
+    fig, ax = _new(size=(6.4, 3.8))
     ax = ax[0, 0]
-    colors = ["tab:blue"] + ["tab:gray"] * (len(values) - 1)
     ax.bar(range(len(values)), values, color=colors)
     ci = _arr(audit.get("mse_ci"))
     if ci is not None and ci.size == 2:
@@ -266,7 +272,24 @@ def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
     if all(v > 0 for v in values) and max(values) / min(values) > 50:
         ax.set_yscale("log")
     ax.set(ylabel="mean squared error", title=f"Reconstruction: {audit.get('target', '')}"[:80])
-    return [("mse", fig, "Reconstruction MSE of the attacker against each bound")]
+    out = []
+    rero = audit.get("rero")
+    if isinstance(rero, dict) and _num(rero.get("success")) is not None and _num(rero.get("bound")) is not None:
+        fig2, ax2 = _new(size=(4.6, 3.6))
+        ax2 = ax2[0, 0]
+        succ, bound = _num(rero["success"]), _num(rero["bound"])
+        ax2.bar([0, 1], [succ, bound], color=["tab:blue", "tab:gray"])
+        ci = _arr(rero.get("success_ci"))
+        if ci is not None and ci.size == 2:
+            ax2.errorbar([0], [succ], yerr=[[succ - ci[0]], [ci[1] - succ]], color="black", capsize=5)
+        if _num(rero.get("kappa")) is not None:
+            ax2.axhline(_num(rero["kappa"]), color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
+            ax2.legend(fontsize=7)
+        ax2.set_xticks([0, 1], ["attack success", "ReRo bound"])
+        ax2.set(ylim=(0, 1.05), ylabel="P(exact reconstruction)", title="Exact reconstruction (discrete prior)")
+        out.append(("rero", fig2, "Exact-reconstruction success of the attacker against the ReRo bound"))
+    return out + [("mse", fig, "Reconstruction MSE of the attacker (with its CI) against each bound; a bound applies only "
+                         "to the attackers it covers (e.g. the CRB to unbiased ones)")]
 
 
 def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:

@@ -169,9 +169,18 @@ def mechanism_class(name: str, path: str = "mechanism.name"):
     return component_class(MECHANISMS, name, path)
 
 
-def _keyword_params(cls) -> dict[str, inspect.Parameter]:
-    sig = inspect.signature(cls)
-    return {n: p for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+def _keyword_params(obj) -> dict[str, inspect.Parameter]:
+    """Keyword parameters of a callable; for a class whose ``__init__`` forwards ``**kwargs``
+    to its base (e.g. CondDPRegressor), those of the bases too."""
+    sig = inspect.signature(obj)
+    out = {n: p for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    if isinstance(obj, type) and any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        for base in obj.__mro__[1:]:
+            if base is object or "__init__" not in vars(base):
+                continue
+            out = {**_keyword_params(base), **out}
+            break
+    return out
 
 
 def build_component(registry: Mapping[str, str], spec: Mapping[str, Any], path: str):
@@ -515,6 +524,191 @@ def run_bias_checks(params: dict, rng: np.random.Generator):
     from .bias_checks import run_bias_checks as run
 
     return run(n_scale=params["n_scale"], random_state=default_rng_int(rng), small=params["small"])
+
+
+@register_task_kind(
+    "calibration",
+    fields={"mechanism": _MECH,
+            "expect": Field("str", "private", choices=("private", "violation"),
+                            doc="'violation' marks a negative control (a claim known to be false)")},
+    target=_mech_target,
+)
+def run_calibration(params: dict, rng: np.random.Generator):
+    """Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration)."""
+    from .calibration import audit_calibration
+
+    return apply_expectation(audit_calibration(build_mechanism(params["mechanism"])), params["expect"],
+                             caught="violation")
+
+
+# --------------------------------------------------------------------------- learners
+#: Learner names usable in ``learner = { name = ..., <hyperparameters> }`` tables.
+LEARNERS = {name: f"privaudit.learners.{mod}:{name}" for name, mod in {
+    "ModulatedRegressor": "modulated", "OneShotModulatedRegressor": "modulated",
+    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp",
+    "CondDPRegressor": "conddp", "DPSGDRegressor": "conddp",
+}.items()}
+#: Which audit view applies to each learner: the modulated transcript (seed 000), the
+#: IWP record release (seed 001) or DP-SGD under label DP along a label canary (seed 002).
+LEARNER_FAMILY = {
+    "ModulatedRegressor": "modulated", "OneShotModulatedRegressor": "modulated",
+    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp",
+    "CondDPRegressor": "dpsgd", "DPSGDRegressor": "dpsgd",
+}
+validate_learner = component_validator(LEARNERS)
+_LEARNER = Field("table", validate=validate_learner, doc="learner table {name = ..., <hyperparameters>}")
+_DATA_FIELDS = {
+    "n_train": Field("int", 2000, low=10, doc="synthetic training examples the learner is fitted on"),
+    "dim": Field("int", 3, low=1, doc="feature dimension of the synthetic data"),
+}
+
+
+def synthetic_data(n: int, dim: int, rng: np.random.Generator, *, classification: bool):
+    """Features uniform in the unit ℓ₂ ball's inscribed cube [−1/√d, 1/√d]^d, linear labels.
+
+    y = xᵀβ + 0.1·N(0, 1) with β = linspace(1, −1, d) (regression), or its sign
+    (classification, labels ±1). Every row lies in the unit ball and in the box
+    [−1, 1]^d, so declared bounds of either kind hold independently of the data.
+    """
+    X = rng.uniform(-1.0, 1.0, (n, dim)) / np.sqrt(dim)
+    y = X @ np.linspace(1.0, -1.0, dim) + 0.1 * rng.standard_normal(n)
+    return X, (np.where(y >= 0, 1.0, -1.0) if classification else y)
+
+
+def fitted_learner(params: dict, rng: np.random.Generator):
+    """Build the configured learner, seed it from the task's generator, fit it on synthetic data."""
+    spec = params["learner"]
+    learner = build_component(LEARNERS, spec, "learner")
+    if "random_state" not in spec and "random_state" in learner.get_params():
+        learner.set_params(random_state=default_rng_int(rng))
+    classification = spec["name"].endswith("Classifier")
+    X, y = synthetic_data(params["n_train"], params["dim"], rng, classification=classification)
+    return learner.fit(X, y)
+
+
+def _canary_view(params: dict, rng: np.random.Generator):
+    """The DP-SGD label-canary view with the learner's privacy parameters (epsilon, delta, clip, epochs, lr)."""
+    from .learner_audits import DPSGDLabelCanary, canary_dataset
+
+    learner = build_component(LEARNERS, params["learner"], "learner")
+    p = learner.get_params()
+    kw = {k: p[k] for k in ("epsilon", "delta", "clip", "epochs", "lr", "adjacency") if k in p}
+    data = canary_dataset(params["n_train"], params["dim"], rng=rng)
+    return DPSGDLabelCanary(data, mode=params["mode"], **kw)
+
+
+def _family(params: dict) -> str:
+    return LEARNER_FAMILY.get(params["learner"]["name"], "unknown")
+
+
+def _learner_target(params: dict) -> str:
+    spec = params["learner"]
+    args = ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name" and not isinstance(v, list))
+    return f"{spec['name']}({args})"
+
+
+def _check_learner(path: str, params: dict) -> None:
+    if params["learner"]["name"] not in LEARNER_FAMILY:
+        raise ConfigValueError(
+            f"{path}.learner.name = {params['learner']['name']!r} has no learner audit "
+            f"(audited learners: {', '.join(LEARNER_FAMILY)})"
+        )
+
+
+@register_task_kind(
+    "learner-tradeoff",
+    fields={
+        "learner": _LEARNER, **_DATA_FIELDS,
+        "n": Field("int", 20000, low=10, samples=True, doc="releases (or training runs) per hypothesis"),
+        "phase": Field("str", "known", choices=("known", "hidden"), doc="modulated learners: phases revealed or not"),
+        "mode": Field("str", "white-box", choices=("white-box", "black-box"),
+                      doc="DP-SGD learners: attacker sees every noisy step, or the final model"),
+        "estimator": Field("str", None, choices=("clopper-pearson", "gdp"), doc="default: the audit's own choice"),
+        "confidence": _CONF,
+        "expect": Field("str", "private", choices=("private", "violation")),
+    },
+    target=_learner_target,
+    check=_check_learner,
+)
+def run_learner_tradeoff(params: dict, rng: np.random.Generator):
+    """Trade-off audit of what a learner releases: modulated transcript, IWP record, DP-SGD label canary."""
+    from . import learner_audits as la
+
+    family = _family(params)
+    kw = {"n": params["n"], "confidence": params["confidence"], "rng": rng}
+    if params["estimator"] is not None:
+        kw["estimator"] = params["estimator"]
+    if family == "modulated":
+        res = la.audit_modulated(fitted_learner(params, rng), phase_known=params["phase"] == "known", **kw)
+    elif family == "iwp":
+        res = la.audit_iwp_release(fitted_learner(params, rng), **kw)
+    else:
+        res = la.audit_dpsgd_label(_canary_view(params, rng), **kw)
+    return apply_expectation(res, params["expect"], caught="violation")
+
+
+class _ScalarInputRelease:
+    """A label-canary view whose input is the sign s ∈ {−1, +1}, seen as a 1-vector.
+
+    Reconstruction audits draw inputs as vectors (a discrete prior's support has shape
+    (k, d)); :class:`~privaudit.audit.learner_audits.LabelCanarySteps` takes the scalar s.
+    """
+
+    def __init__(self, view) -> None:
+        self.view = view
+        self.claim = view.claim
+
+    def __repr__(self) -> str:
+        return repr(self.view)
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        return self.view.sample(float(np.ravel(x)[0]), n, rng)
+
+    def log_density(self, outputs, x) -> np.ndarray:
+        return self.view.log_density(outputs, float(np.ravel(x)[0]))
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return self.view.tradeoff(alpha)
+
+
+@register_task_kind(
+    "learner-reconstruction",
+    fields={
+        "learner": _LEARNER, **_DATA_FIELDS,
+        "n": Field("int", 5000, low=10, samples=True, doc="audited releases"),
+        "attacker": Field("str", None, doc="registered reconstruction attacker (default: strongest applicable)"),
+        "prior_std": Field("float", None, low=0.0, closed="neither",
+                           doc="draw x ~ N(0, prior_std² I) (van Trees); default: a fixed x"),
+        "phase": Field("str", "known", choices=("known", "hidden")),
+        "confidence": _CONF,
+    },
+    target=_learner_target,
+    check=_check_learner,
+)
+def run_learner_reconstruction(params: dict, rng: np.random.Generator):
+    """Reconstruction from what a learner releases: a client's transcript (modulated), a record's
+    features (IWP), or a canary's label from the DP-SGD steps (Cond-DP; exact-reconstruction bound)."""
+    from privaudit.attacks.priors import DiscretePrior, GaussianPrior
+
+    from .reconstruction import audit_reconstruction
+
+    family = _family(params)
+    d = params["dim"]
+    prior = None if params["prior_std"] is None else GaussianPrior(np.zeros(d), params["prior_std"] ** 2 * np.eye(d))
+    kw = {"n": params["n"], "rng": rng, "confidence": params["confidence"]}
+    if family == "modulated":
+        mechs = list(fitted_learner(params, rng).round_mechanisms_)
+        return audit_reconstruction(mechs, params["attacker"], None, prior, phase=params["phase"], **kw)
+    if family == "iwp":
+        release = fitted_learner(params, rng).release_
+        return audit_reconstruction(release.feature_mechanism, params["attacker"], None, prior, **kw)
+    from .learner_audits import LabelCanarySteps
+
+    canary = _canary_view({**params, "mode": "white-box"}, rng)
+    view = LabelCanarySteps(noise_multiplier=canary.noise_multiplier_, steps=canary.steps_,
+                            delta=canary.claim.delta, adjacency=canary.claim.adjacency)
+    labels = DiscretePrior(np.array([[-1.0], [1.0]]))
+    return audit_reconstruction(_ScalarInputRelease(view), params["attacker"], None, labels, **kw)
 
 
 #: Experiments runnable by the ``utility`` kind: name -> "module:function" (ExperimentResult).
