@@ -127,8 +127,10 @@ def test_choices_unknown_kind_and_mechanism(tmp_path):
 
 
 def test_missing_keys(tmp_path):
+    e = _err(tmp_path, GOOD.replace('mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }\n', ""))
+    assert isinstance(e, ConfigKeyError) and "missing required key audits[0].mechanism" in str(e)
     e = _err(tmp_path, GOOD.replace("x = [0.0]\nx_prime = [1.0]\nn = 4000", "x_prime = [1.0]"))
-    assert isinstance(e, ConfigKeyError) and "missing required key audits[0].x" in str(e)
+    assert isinstance(e, ConfigKeyError) and "audits[0].x" in str(e) and "give both x and x_prime" in str(e)
     e = _err(tmp_path, 'seed = 1\n')
     assert "missing required key audits" in str(e)
 
