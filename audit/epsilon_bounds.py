@@ -313,10 +313,21 @@ def _finish(value, a_ub, b_ub, fp, fn, nfp, nfn, *, delta, estimator):
     return float(value), None
 
 
-def _bound(
-    sel0, sel1, ev0, ev1, *, delta: float, confidence: float, selection: str, estimator: str, n_thresholds: int,
-    presorted: bool = False,
+def epsilon_bound(
+    sel0, sel1, ev0, ev1, *, delta: float, confidence: float, selection: str = "split",
+    estimator: str = "clopper-pearson", n_thresholds: int = 256, presorted: bool = False,
 ) -> RateBound:
+    """ε̲ (and μ̲ for GDP) from selection scores ``sel0/sel1`` and evaluation scores ``ev0/ev1``.
+
+    The engine behind :func:`clopper_pearson_bound` and :func:`gdp_bound`, which
+    validate their arguments; ``presorted=True`` skips sorting ``ev0``/``ev1``
+    (they must then be sorted ascending). With ``selection="split"`` the test
+    chosen by :func:`select_threshold` is evaluated once at joint level c; with
+    ``"bonferroni"`` each of the K candidates is evaluated in both directions, every
+    rate bound at level 1 − (1 − c)/(4K).
+    """
+    if estimator not in ("clopper-pearson", "gdp"):
+        raise InvalidParameterError(f"estimator must be 'clopper-pearson' or 'gdp', got estimator={estimator!r}")
     if selection not in SELECTIONS:
         raise InvalidParameterError(f"selection must be one of {SELECTIONS}, got selection={selection!r}")
     if not presorted:
@@ -383,7 +394,7 @@ def clopper_pearson_bound(
         ``n_thresholds`` candidates (pooled quantiles of the selection scores) are
         evaluated with each rate bound at level 1 − (1 − c)/(2K).
     """
-    return _bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
+    return epsilon_bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
                   confidence=_check_confidence(confidence), selection=selection, estimator="clopper-pearson",
                   n_thresholds=check_int("n_thresholds", n_thresholds))
 
@@ -399,7 +410,7 @@ def gdp_bound(
     trade-off curve is G_μ for some μ (Gaussian, Gaussian steps, the modulated
     release with its phase known); for other mechanisms ε̲ may exceed the true ε.
     """
-    return _bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
+    return epsilon_bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
                   confidence=_check_confidence(confidence), selection=selection, estimator="gdp",
                   n_thresholds=check_int("n_thresholds", n_thresholds))
 
@@ -431,7 +442,7 @@ def dkw_band(fpr, fnr, n0: int, n1: int, alpha, confidence: float = 0.95) -> tup
     a, b = a[order], b[order]
     grid = np.asarray(alpha, dtype=float)
 
-    def curve(q):  # smallest FNR achieved at FPR <= q (step function, conservative direction handled by caller)
+    def curve(q):  # FNR of the (randomised) threshold tests at FPR q: linear between vertices
         return np.interp(np.clip(q, 0, 1), a, b, left=1.0, right=0.0)
 
     lower = np.clip(curve(grid + e0) - e1, 0.0, 1.0)

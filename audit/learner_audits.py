@@ -42,6 +42,7 @@ from scipy.special import logsumexp
 from privaudit.attacks.pairs import steepest_phase
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, PrivacyClaim, RandomizedResponse
 from privaudit.mechanisms.accounting import dpsgd_epsilon
+from privaudit.mechanisms.tradeoff import gaussian_tradeoff
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -164,7 +165,7 @@ def audit_modulated(
     release, x, xp = transcript_pair(mechs, direction, claim=claim, phase_known=phase_known)
     if phase_known:
         mu = release.displacement_mu(x, xp)
-        kw = dict(exact_curve=lambda a: _gauss(mu, a), epsilon_exact=gdp_epsilon(mu, release.claim.delta))
+        kw = dict(exact_curve=lambda a: gaussian_tradeoff(mu, a), epsilon_exact=gdp_epsilon(mu, release.claim.delta))
         estimator = estimator or "gdp"
     else:
         kw = {}
@@ -176,12 +177,6 @@ def audit_modulated(
         # No closed form for the marginal: the phase-known (worst-case) curve and ε are not exact here.
         res = dataclasses.replace(res, exact_curve=None, epsilon_exact=None)
     return res
-
-
-def _gauss(mu, alpha):
-    from privaudit.mechanisms.tradeoff import gaussian_tradeoff
-
-    return gaussian_tradeoff(mu, alpha)
 
 
 # ================================================================== (b) IWP record release
@@ -348,7 +343,7 @@ class LabelCanarySteps:
     def tradeoff(self, alpha) -> np.ndarray:
         """Exact curve: T replace-one (subsampled) Gaussian steps, via dp_accounting's PLD."""
         if self.sampling_rate == 1:
-            return _gauss(2 * math.sqrt(self.steps) / self.noise_multiplier, alpha)
+            return gaussian_tradeoff(2 * math.sqrt(self.steps) / self.noise_multiplier, alpha)
         return composed_tradeoff(alpha, noise_multiplier=self.noise_multiplier, steps=self.steps,
                                  sampling_rate=self.sampling_rate, adjacency="replace-one")
 
@@ -453,7 +448,7 @@ class DPSGDLabelCanary:
         return gdp_epsilon(self.exact_mu(), delta)
 
     def tradeoff(self, alpha) -> np.ndarray:
-        return _gauss(self.exact_mu(), alpha)
+        return gaussian_tradeoff(self.exact_mu(), alpha)
 
 
 def audit_dpsgd_label(

@@ -333,7 +333,7 @@ def audit_tradeoff(
     ev0 = np.sort(chosen.score(out0[ev]))
     ev1 = np.sort(chosen.score(out1[ev]))
     del out0, out1
-    bound = eb._bound(sel0, sel1, ev0, ev1, delta=delta, confidence=confidence, selection=selection,
+    bound = eb.epsilon_bound(sel0, sel1, ev0, ev1, delta=delta, confidence=confidence, selection=selection,
                       estimator=estimator, n_thresholds=n_thresholds, presorted=True)
 
     fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
