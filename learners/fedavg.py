@@ -76,6 +76,7 @@ class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
     claim : PrivacyClaim (adjacency "replace-one", μ = sqrt(2ρ), ρ).
     round_sigma_ : ndarray (T,) noise std of the clipped sum per round.
     coef_path_ : ndarray (T + 1, p) iterates.
+    transcript_ : ndarray (T, p), the released noisy mean gradients (everything the server publishes).
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, clip=1.0, learning_rate=0.1, rounds=10, radius=10.0,
@@ -110,16 +111,18 @@ class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
         self.claim_ = PrivacyClaim(eps, delta, "replace-one", mu=math.sqrt(2 * rho), rho=rho)
         root = root_seed(self.random_state)
         beta = np.zeros(D)
-        path = [beta.copy()]
+        path, released = [beta.copy()], []
         for t in range(T):
             total = np.zeros(D)
             for _, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 total += clipped_gradient_sum(Xb, yb, beta, C)
             noisy = (total + sigma * keyed_rng(root, t, 0).standard_normal(D)) / K
+            released.append(noisy)
             beta = project_ball(beta - lr * noisy, radius)
             path.append(beta.copy())
         self.round_sigma_ = np.full(T, sigma)
         self.coef_path_ = np.array(path)
+        self.transcript_ = np.array(released)
         if self.fit_intercept:
             self.coef_, self.intercept_ = beta[:-1].copy(), float(beta[-1])
         else:

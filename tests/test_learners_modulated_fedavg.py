@@ -111,3 +111,16 @@ def test_more_budget_less_error():
 
     assert err(50.0) < err(0.2)
     assert math.isfinite(err(0.2))
+
+
+def test_transcript_replays_iterates():
+    X, y = _regression(k=400)
+    est = FedAvgDPSGDRegressor(epsilon=1.0, learning_rate=0.1, rounds=5, radius=np.inf, random_state=2).fit(X, y)
+    np.testing.assert_allclose(est.coef_path_[1:], -0.1 * np.cumsum(est.transcript_, axis=0), rtol=1e-12)
+    # released − clipped mean ~ N(0, (σ/K)² I): Σ resid²/(σ/K)² ~ χ²(T·d), two-sided 99.9 % band
+    from scipy import stats
+
+    resid = np.array([est.transcript_[t] - clipped_gradient_sum(X, y, est.coef_path_[t], est.clip) / 400
+                      for t in range(5)])
+    q = float(np.sum(resid**2) / (est.round_sigma_[0] / 400) ** 2)
+    assert stats.chi2.ppf(5e-4, resid.size) < q < stats.chi2.isf(5e-4, resid.size)
