@@ -79,6 +79,35 @@ def gaussian_claim(
     return PrivacyClaim(epsilon, delta, adjacency, mu=mu, rho=mu**2 / 2)
 
 
+def resolve_gaussian(
+    *, epsilon: float | None, delta: float | None, sigma: float | None, sensitivity: float,
+    calibration: str, adjacency: str, owner: str,
+) -> tuple[float, PrivacyClaim]:
+    """σ and claim of a Gaussian release from the constructor arguments of ``owner``.
+
+    Without ``sigma``, σ is calibrated to (ε, δ), both required. With ``sigma``
+    alone the claim is its exact profile; with ``sigma`` and both ε and δ the
+    (ε, δ) claim is kept as stated (how mis-calibrated mechanisms are built).
+    """
+    if calibration not in CALIBRATIONS:
+        raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={calibration!r}")
+    epsilon = None if epsilon is None else check_epsilon(epsilon)
+    delta = None if delta is None else check_delta(delta)
+    if sigma is None:
+        if epsilon is None or delta is None:
+            raise InvalidParameterError(
+                f"{owner} needs sigma, or both epsilon and delta; got epsilon={epsilon!r}, delta={delta!r}"
+            )
+        sigma = calibrate_gaussian(epsilon, delta, sensitivity, calibration)
+        exact = calibration == "analytic"
+    else:
+        sigma = check_positive("sigma", sigma)
+        exact = epsilon is None or delta is None
+    claim = gaussian_claim(sigma=sigma, sensitivity=sensitivity, epsilon=epsilon, delta=delta,
+                           adjacency=adjacency, exact=exact)
+    return sigma, claim
+
+
 class GaussianMechanism:
     """Release x + N(0, σ² I) for inputs with ℓ₂ sensitivity Δ.
 
@@ -102,26 +131,10 @@ class GaussianMechanism:
         sigma: float | None = None, calibration: str = "analytic",
     ) -> None:
         self.sensitivity = check_positive("sensitivity", sensitivity)
-        if calibration not in CALIBRATIONS:
-            raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={calibration!r}")
         self.calibration = calibration
-        if epsilon is not None:
-            epsilon = check_epsilon(epsilon)
-        if delta is not None:
-            delta = check_delta(delta)
-        if sigma is None:
-            if epsilon is None or delta is None:
-                raise InvalidParameterError(
-                    f"GaussianMechanism needs sigma, or both epsilon and delta; got epsilon={epsilon!r}, delta={delta!r}"
-                )
-            self.sigma = calibrate_gaussian(epsilon, delta, self.sensitivity, calibration)
-            exact = calibration == "analytic"
-        else:
-            self.sigma = check_positive("sigma", sigma)
-            exact = epsilon is None or delta is None
-        self.claim = gaussian_claim(
-            sigma=self.sigma, sensitivity=self.sensitivity, epsilon=epsilon, delta=delta,
-            adjacency=f"l2<={self.sensitivity:g}", exact=exact,
+        self.sigma, self.claim = resolve_gaussian(
+            epsilon=epsilon, delta=delta, sigma=sigma, sensitivity=self.sensitivity, calibration=calibration,
+            adjacency=f"l2<={self.sensitivity:g}", owner="GaussianMechanism",
         )
 
     @property

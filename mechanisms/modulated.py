@@ -32,8 +32,7 @@ import warnings
 import numpy as np
 from scipy.special import logsumexp
 
-from .claim import PrivacyClaim
-from .gaussian import CALIBRATIONS, calibrate_gaussian, gaussian_claim
+from .gaussian import resolve_gaussian
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidInputError,
@@ -41,7 +40,6 @@ from .validation import (
     NonContractiveWarning,
     check_array,
     check_delta,
-    check_epsilon,
     check_int,
     check_interval,
     check_positive,
@@ -107,8 +105,6 @@ class ModulatedMechanism:
         self.n_vectors = check_int("n_vectors", n_vectors)
         if self.n_vectors > self.dim:
             raise InvalidParameterError(f"n_vectors must be <= dim={self.dim}, got n_vectors={n_vectors!r}")
-        if calibration not in CALIBRATIONS:
-            raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={calibration!r}")
         self.calibration = calibration
         self.basis = np.eye(self.dim)[:, : self.n_vectors] if basis is None else check_basis(basis, self.dim, self.n_vectors)
         if self.lipschitz >= 1:
@@ -116,20 +112,9 @@ class ModulatedMechanism:
                 f"modulated map is not contractive: L = |1-alpha| + lam*omega/m = {self.lipschitz:.4g} >= 1",
                 NonContractiveWarning, stacklevel=2,
             )
-        epsilon = None if epsilon is None else check_epsilon(epsilon)
-        delta = None if delta is None else check_delta(delta)
-        if sigma is None:
-            if epsilon is None or delta is None:
-                raise InvalidParameterError(
-                    f"ModulatedMechanism needs sigma, or both epsilon and delta; got epsilon={epsilon!r}, delta={delta!r}"
-                )
-            self.sigma = calibrate_gaussian(epsilon, delta, self.lipschitz, calibration)
-            exact = calibration == "analytic"
-        else:
-            self.sigma = check_positive("sigma", sigma)
-            exact = epsilon is None or delta is None
-        self.claim: PrivacyClaim = gaussian_claim(
-            sigma=self.sigma, sensitivity=self.lipschitz, epsilon=epsilon, delta=delta, adjacency="l2<=1", exact=exact,
+        self.sigma, self.claim = resolve_gaussian(
+            epsilon=epsilon, delta=delta, sigma=sigma, sensitivity=self.lipschitz, calibration=calibration,
+            adjacency="l2<=1", owner="ModulatedMechanism",
         )
 
     def __repr__(self) -> str:
