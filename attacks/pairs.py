@@ -167,21 +167,26 @@ def random_pair(dim: int, distance: float = 1.0, *, radius: float = 1.0, norm: s
     return x, x + distance * u
 
 
-def label_canaries(m: int, dim: int, *, norm: float = 1.0, rng=None) -> tuple[np.ndarray, np.ndarray]:
-    """m label canaries for label-DP audits: features and random ±1 labels (the secret bits).
+def label_canaries(m: int, dim: int | None = None, *, label_scale: float = 1e3, rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """m label canaries for label-DP audits of linear learners: ``(features, labels, signs)``.
 
-    Features are orthogonal-ish random directions of norm ``norm`` (i.i.d.
-    Gaussian directions, nearly orthogonal when dim ≫ m is not required); the
-    label signs S_i are i.i.d. uniform, drawn before training, as the one-run
-    estimator (Steinke et al. 2023) requires.
+    Canary i has the unit feature e_{dim−m+i} (the last m coordinates, which real
+    data should leave at zero), so its gradient touches only its own coordinate, and
+    the label S_i·``label_scale`` with S_i = ±1 i.i.d. uniform, drawn before
+    training as the one-run estimator requires (Steinke et al. 2023). With a large
+    label scale the residual keeps the sign of the label whatever the model, so the
+    clipped gradient of canary i is −S_i·c·e_i: a label flip moves the clipped
+    gradient sum by exactly 2c, the label-DP sensitivity.
     """
     m = check_int("m", m)
-    dim = check_int("dim", dim)
+    dim = m if dim is None else check_int("dim", dim)
+    if dim < m:
+        raise InvalidParameterError(f"dim must be >= m={m}, got dim={dim}")
     rng = np.random.default_rng(rng)
-    g = rng.standard_normal((m, dim))
-    feats = g / np.linalg.norm(g, axis=1, keepdims=True) * check_positive("norm", norm)
+    feats = np.zeros((m, dim))
+    feats[np.arange(m), dim - m + np.arange(m)] = 1.0
     signs = rng.choice((-1.0, 1.0), m)
-    return feats, signs
+    return feats, signs * check_positive("label_scale", label_scale), signs
 
 
 __all__ = ["NeighbouringPair", "PhaseKnownRelease", "label_canaries", "modulated_pair", "random_pair",

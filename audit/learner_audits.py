@@ -39,7 +39,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import logsumexp
 
-from privaudit.attacks.pairs import steepest_phase
+from privaudit.attacks.pairs import label_canaries, steepest_phase
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, PrivacyClaim, RandomizedResponse
 from privaudit.mechanisms.accounting import dpsgd_epsilon
 from privaudit.mechanisms.tradeoff import gaussian_tradeoff
@@ -362,16 +362,16 @@ class _CanaryData:
 def canary_dataset(n_data: int = 20, dim: int = 3, *, canary_label: float = 1e3, rng=None) -> _CanaryData:
     """A small regression dataset plus one label canary in an extra coordinate.
 
-    The canary has feature e_{d+1} (zero for every other example) and label ±Y with
-    Y large, so its residual keeps the sign of its label and its clipped gradient is
-    ∓c·e_{d+1} whatever the model: a label flip moves the clipped sum by exactly 2c.
+    The canary (:func:`~privaudit.attacks.pairs.label_canaries` with m = 1) has
+    feature e_{d+1}, zero for every other example, and label ±Y with Y large, so
+    its clipped gradient is ∓c·e_{d+1} whatever the model: a label flip moves the
+    clipped sum by exactly 2c.
     """
     rng = np.random.default_rng(rng)
     X = rng.standard_normal((check_int("n_data", n_data), check_int("dim", dim)))
     y = X @ rng.standard_normal(dim) + 0.1 * rng.standard_normal(n_data)
-    Xa = np.zeros((n_data + 1, dim + 1))
-    Xa[:n_data, :dim] = X
-    Xa[n_data, dim] = 1.0
+    feat, _, _ = label_canaries(1, dim + 1, label_scale=canary_label, rng=rng)
+    Xa = np.vstack([np.hstack([X, np.zeros((n_data, 1))]), feat])
     return _CanaryData(Xa, y, float(canary_label))
 
 
@@ -487,10 +487,7 @@ def one_run_label_audit(
     from privaudit.learners.dpsgd import train_linear_dpsgd_runs
 
     rng = np.random.default_rng(rng)
-    m = check_int("m", m)
-    signs = rng.choice((-1.0, 1.0), m)
-    X = np.eye(m)
-    y = signs * 1e3
+    X, y, signs = label_canaries(check_int("m", m), rng=rng)
     theta = train_linear_dpsgd_runs(X, y[None], epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr,
                                     optimizer="sgd", adjacency=adjacency, rng=rng)
     return one_run_bound(theta[0], signs, delta=delta, confidence=confidence, k=k)

@@ -111,3 +111,14 @@ def test_random_pair_distance():
     assert np.linalg.norm(xp - x) == pytest.approx(0.7) and np.linalg.norm(x) <= 1
     x, xp = random_pair(5, 0.7, norm="l1", rng=0)
     assert np.abs(xp - x).sum() == pytest.approx(0.7)
+
+
+def test_label_canaries_are_one_hot_and_balanced():
+    from privaudit.attacks.pairs import label_canaries
+
+    X, y, s = label_canaries(400, 410, label_scale=10.0, rng=0)
+    assert np.allclose(X.sum(axis=1), 1.0) and np.allclose(X[:, :10], 0.0)
+    assert np.allclose(X.T @ X, np.diag(X.sum(axis=0)))  # distinct coordinates
+    assert np.allclose(y, 10.0 * s)
+    # Signs are fair coins: |mean| ≤ 4 SE = 4/sqrt(400).
+    assert abs(s.mean()) <= 0.2

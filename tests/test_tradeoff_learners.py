@@ -104,3 +104,24 @@ def test_one_run_label_audit():
     assert 0 < res.epsilon <= 8.0
     bad = one_run_label_audit(m=500, epsilon=8.0, adjacency="add-remove", rng=0)
     assert bad.epsilon > res.epsilon
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_audit_iwp_on_a_real_local_release(task):
+    from privaudit.learners.release import release_dataset
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (100, 3))
+    y = rng.choice([0, 1], 100) if task == "classification" else rng.uniform(-1, 1, 100)
+    kw = {"label_bounds": (-1, 1)} if task == "regression" else {}
+    rel = release_dataset(X, y, epsilon=2.0, delta=1e-5, bounds=(-1, 1), task=task, random_state=0, **kw)
+    res = audit_iwp_release(rel, n=20000, rng=0)
+    assert res.claim == rel.claim and res.verdict == "pass"
+    assert res.epsilon_lb <= res.epsilon_exact <= rel.claim.epsilon + 1e-6
+
+
+def test_audit_single_modulated_round():
+    mech = ModulatedMechanism(alpha=0.5, lam=0.5, omega=0.8, dim=3, epsilon=1.0, delta=1e-5)
+    res = audit_modulated(mech, n=40000, rng=0)
+    assert res.claim == mech.claim and res.verdict == "pass"
+    assert res.epsilon_exact <= mech.exact_epsilon(1e-5) + 1e-9  # D ≤ L
