@@ -306,7 +306,7 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
                 return (self._forward(p, x) - t) ** 2
 
             phases = [(name, k, loss, Xin, f) for name, k, Xin, f in plan]
-            out = engine.train_functional(loss, params, Xin if len(plan) == 1 else plan[0][2], yt, phases=phases)
+            out = engine.train_functional(loss, params, plan[0][2], yt, phases=phases)
         else:
             out = self._train_categorical(engine, params, plan, idx, yt, n_cat, e)
         self.params_ = {k: v.detach() for k, v in (to_plain(out) if plan[-1][0] == "conditioned" else out).items()}
