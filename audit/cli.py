@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run a configuration file or preset and write its report",
         description="Run every audit of CONFIG (a TOML file) or PRESET (see `privaudit list presets`) and write "
                     "OUT/NAME/report.{json,md,html} and OUT/NAME/figures/*.png. Finished tasks are cached in "
-                    "OUT/NAME/.cache, so an interrupted run resumes where it stopped.",
+                    "OUT/NAME/cache, so an interrupted run resumes where it stopped.",
         epilog="Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
                "2 usage or configuration error, 130 interrupted.",
     )

@@ -17,7 +17,7 @@ Failures
 
 Cache and resumption
     Every successful task is written, as soon as it returns, to
-    ``<out>/<name>/.cache/<key>.json`` where ``key`` is the content hash of the task
+    ``<out>/<name>/cache/<index>-<key>.json`` where ``key`` is the content hash of the task
     (kind, target, scaled parameters, seed, index, privaudit version). A rerun,
     e.g. after an interruption, loads those files and runs only the missing tasks.
     Failed tasks are not cached, so a rerun retries them. Every file is written to a
@@ -38,7 +38,7 @@ from .config import Config, ConfigError
 from .report import atomic_write, build_report, write_report
 from .tasks import Task, execute_task, get_task_kind, plan_tasks
 
-CACHE_DIR = ".cache"
+CACHE_DIR = "cache"
 
 
 class SchedulerError(ConfigError, ValueError):
@@ -204,7 +204,7 @@ def run_config(
     progress : bool, optional
         Show a tqdm bar (after 2 s); default: only when stdout and stderr are terminals.
     use_cache : bool
-        Reuse finished tasks from ``<out>/<name>/.cache`` (and write new ones).
+        Reuse finished tasks from ``<out>/<name>/cache`` (and write new ones).
     figures : bool
         Render figures (matplotlib) into the report.
     timeout : float

@@ -100,7 +100,7 @@ def test_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run_config(make_config(), out=tmp_path, figures=False)
     assert CALLS == [0, 1, 2]
-    cache = sorted(p.name for p in (tmp_path / "stub/.cache").glob("*.json"))
+    cache = sorted(p.name for p in (tmp_path / "stub/cache").glob("*.json"))
     assert len(cache) == 2 and cache[0].startswith("000-") and cache[1].startswith("001-")
     assert not (tmp_path / "stub/report.json").exists()
     INTERRUPT["at"] = None
@@ -110,7 +110,7 @@ def test_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path):
     # the resumed report equals an uninterrupted run's
     full = run_config(make_config(), out=tmp_path / "full", figures=False, use_cache=False)
     assert numbers(res.report) == numbers(full.report)
-    assert not (tmp_path / "full/stub/.cache").exists()
+    assert not (tmp_path / "full/stub/cache").exists()
 
 
 def test_cache_is_keyed_by_content(tmp_path):
@@ -128,7 +128,7 @@ def test_cache_is_keyed_by_content(tmp_path):
     res = run_config(cfg.replace(samples=2.0), out=tmp_path, figures=False)
     assert res.executed == [0, 1, 2, 3] and res.report["audits"][0]["n"] == 2000
     # a corrupted cache entry is ignored and rewritten
-    victim = next((tmp_path / "stub/.cache").glob("000-*.json"))
+    victim = next((tmp_path / "stub/cache").glob("000-*.json"))
     victim.write_text("{truncated")
     CALLS.clear()
     res = run_config(cfg.replace(samples=2.0), out=tmp_path, figures=False)
@@ -190,7 +190,7 @@ def test_killed_cli_run_resumes_from_cache(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert log.read_text().split() == ["0", "1", "2"]
-    assert len(list((out / "kill/.cache").glob("*.json"))) == 2
+    assert len(list((out / "kill/cache").glob("*.json"))) == 2
     log.write_text("")
     done = subprocess.run([sys.executable, str(script), str(log), str(conf), str(out)],
                           capture_output=True, text=True, timeout=120)
