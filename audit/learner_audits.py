@@ -390,16 +390,29 @@ class DPSGDLabelCanary:
     * ``mode="black-box"``: the final parameters θ_T (shape (n, P)).
 
     The claim is the engine's, under the configured ``adjacency``.
+
+    With ``conditioning=True`` the runs are Cond-DP (seed 002, Alg. 1, linear head):
+    the model is Θ·Ĉx with Ĉ = V diag(1/σ̃) Vᵀ from the SVD of the (public) feature
+    matrix (:func:`privaudit.learners.conditioning.conditioning_matrix`), i.e. DP-SGD
+    on the conditioned features Ĉx. Conditioning uses public features only, so the
+    label-DP guarantee, and the exact μ of the canary pair, are unchanged: the audit
+    checks that it is.
     """
 
     def __init__(self, data: _CanaryData, *, epsilon: float, delta: float = 1e-5, clip: float = 1.0,
                  epochs: int = 10, lr: float = 0.05, adjacency: str = "label", mode: str = "white-box",
-                 noise_multiplier: float | None = None) -> None:
+                 noise_multiplier: float | None = None, conditioning: bool = False) -> None:
         if mode not in ("white-box", "black-box"):
             raise InvalidParameterError(f"mode must be 'white-box' or 'black-box', got mode={mode!r}")
         from privaudit.learners.dpsgd import DPSGDEngine
 
-        self.data, self.mode = data, mode
+        self.data, self.mode, self.conditioning = data, mode, conditioning
+        if conditioning:
+            from privaudit.learners.conditioning import conditioning_matrix
+
+            self.X_ = data.X @ conditioning_matrix(data.X).matrix
+        else:
+            self.X_ = data.X
         self.kw = dict(epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr, optimizer="sgd",
                        adjacency=adjacency, noise_multiplier=noise_multiplier)
         engine = DPSGDEngine(**{k: v for k, v in self.kw.items()})
@@ -409,7 +422,8 @@ class DPSGDLabelCanary:
         self.steps_ = engine.schedule(n)[2]
 
     def __repr__(self) -> str:
-        return f"DPSGDLabelCanary(mode={self.mode!r}, z={self.noise_multiplier_:.4g}, T={self.steps_}, claim={self.claim})"
+        kind = "Cond-DP" if self.conditioning else "DP-SGD"
+        return f"DPSGDLabelCanary({kind}, mode={self.mode!r}, z={self.noise_multiplier_:.4g}, T={self.steps_}, claim={self.claim})"
 
     def sample(self, s, n: int, rng=None) -> np.ndarray:
         import torch
@@ -418,7 +432,7 @@ class DPSGDLabelCanary:
 
         d = self.data
         y = np.r_[d.y, float(s) * d.canary_label]
-        X_t = torch.as_tensor(d.X)
+        X_t = torch.as_tensor(self.X_)
         others, canary = X_t[:-1], X_t[-1:]
         clip = torch.as_tensor([self.kw["clip"]], dtype=torch.float64)
         steps = []
@@ -434,7 +448,7 @@ class DPSGDLabelCanary:
             steps.append((((r - (a + b) / 2) * (b - a)).sum(dim=1) / s2).numpy())
 
         cb = callback if self.mode == "white-box" else None
-        theta = train_linear_dpsgd_runs(d.X, y, n_runs=check_int("n", n), rng=rng, callback=cb,
+        theta = train_linear_dpsgd_runs(self.X_, y, n_runs=check_int("n", n), rng=rng, callback=cb,
                                         **{k: v for k, v in self.kw.items() if k != "optimizer"}, optimizer="sgd")
         if self.mode == "white-box":
             return np.stack(steps, axis=1)

@@ -125,3 +125,13 @@ def test_audit_single_modulated_round():
     res = audit_modulated(mech, n=40000, rng=0)
     assert res.claim == mech.claim and res.verdict == "pass"
     assert res.epsilon_exact <= mech.exact_epsilon(1e-5) + 1e-9  # D ≤ L
+
+
+def test_cond_dp_white_box_label_canary():
+    # Conditioning uses public features only: the label-DP claim must still hold, and the
+    # add/remove mis-accounting must still be caught.
+    data = canary_dataset(rng=0)
+    good = DPSGDLabelCanary(data, epsilon=2.0, epochs=5, adjacency="label", mode="white-box", conditioning=True)
+    bad = DPSGDLabelCanary(data, epsilon=2.0, epochs=5, adjacency="add-remove", mode="white-box", conditioning=True)
+    assert audit_dpsgd_label(good, n=2000, rng=0).verdict == "pass"
+    assert audit_dpsgd_label(bad, n=2000, rng=0).verdict == "violation"
