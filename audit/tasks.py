@@ -14,9 +14,23 @@ seed and on the task's position in the configuration, never on the number of
 workers or the order in which they finish.
 
 A :class:`Task` is plain data (the kind's name, validated parameters, seed and a
-content hash), so it pickles to joblib and Dask workers; the worker looks the kind up
-in its own registry. Kinds registered at run time (e.g. in a test) therefore run only
-in-process (``jobs=1``) or on threads.
+content hash). The runner ships it to joblib or Dask workers together with the kind's
+adapter, so kinds registered at run time (a user's script, a test) also run on workers,
+provided the adapter pickles (cloudpickle: by reference when its module is importable
+on the worker, by value for ``__main__``).
+
+Built-in kinds
+--------------
+``tradeoff``, ``calibration``, ``reconstruction``
+    A mechanism from its table (:data:`MECHANISMS` or ``"package.module:Class"``).
+``learner-tradeoff``, ``learner-reconstruction``
+    A learner (:data:`LEARNERS`) fitted on synthetic data, audited through the view
+    of what it releases (:mod:`privaudit.audit.learner_audits`).
+``bias``, ``bias-checks``
+    A user estimator (``sampler = "module:function"``), or the catalogue of
+    :mod:`privaudit.audit.bias_checks`.
+``utility``
+    A paper experiment (:data:`EXPERIMENTS`) returning an ExperimentResult.
 """
 
 from __future__ import annotations
