@@ -280,6 +280,14 @@ def audit_tradeoff(
         δ at which ε is bounded; default the claim's δ.
     claim : PrivacyClaim, optional
         Claim to test; default ``mechanism.claim``.
+    target : str, optional
+        Name shown in reports; default ``repr(mechanism)``.
+    selection_fraction, train_fraction : float
+        Shares of the n releases per hypothesis used to choose the attacker and
+        threshold (default 0.2) and, only for attackers that must be fitted, to fit
+        them (default 0.2); the rest is the evaluation split.
+    n_thresholds : int
+        Candidate thresholds (pooled-score quantiles of the selection split).
     exact_curve : callable or array, optional
         Exact trade-off curve (callable of α, or values on :data:`ALPHA_GRID`),
         overriding ``mechanism.tradeoff``; ``epsilon_exact`` likewise.
@@ -307,7 +315,8 @@ def audit_tradeoff(
 
     specs = default_attackers(mechanism) if attacker is None else (
         list(attacker) if isinstance(attacker, list | tuple) else [attacker])
-    attackers = [make_attacker(s, random_state=np.random.default_rng(ss_attack)) for s in specs]
+    attackers = [make_attacker(s, random_state=np.random.default_rng(child))
+                 for s, child in zip(specs, ss_attack.spawn(len(specs)))]
     needs_training = any(getattr(a, "requires_training", True) for a in attackers)
     n_train, n_select, n_eval = _split_sizes(n, needs_training, selection_fraction, train_fraction)
 

@@ -88,3 +88,19 @@ def test_calibration_audit_classical_sigma():
     assert false.verdict == "violation" and false.epsilon_exact > 10.0
     user = audit_calibration(GaussianMechanism(sigma=1.0), claim=PrivacyClaim(1.0, 1e-5, "l2<=1"))
     assert user.verdict == "violation"  # σ = 1 is ≈ 4.4-DP at δ = 1e−5
+
+
+class SentinelLeak(LeakyGaussian):
+    """Emits a fixed sentinel value w.p. 1e−3, but only for inputs other than 0: an atom at neither x nor x′."""
+
+    def sample(self, x, n, rng=None):
+        rng = np.random.default_rng(rng)
+        out = self.inner.sample(x, n, rng)
+        if np.any(np.asarray(x) != 0):
+            out[rng.random(n) < self.leak] = 42.0
+        return out
+
+
+def test_atom_away_from_the_inputs_is_caught():
+    res = audit_tradeoff(SentinelLeak(), X0, X1, n=100_000, rng=7)
+    assert res.attacker == "atom" and res.verdict == "violation"
