@@ -91,13 +91,16 @@ def test_calibration_audit_classical_sigma():
 
 
 class SentinelLeak(LeakyGaussian):
-    """Emits a fixed sentinel value w.p. 1e−3, but only for inputs other than 0: an atom at neither x nor x′."""
+    """Emits the value 0.5 w.p. 1e−3, only for inputs other than 0: an atom at neither x nor x′.
+
+    0.5 lies in the bulk of both output laws, so no projection or classifier sees it.
+    """
 
     def sample(self, x, n, rng=None):
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         if np.any(np.asarray(x) != 0):
-            out[rng.random(n) < self.leak] = 42.0
+            out[rng.random(n) < self.leak] = 0.5
         return out
 
 
