@@ -12,9 +12,12 @@ coordinates); divide by d for the per-coordinate error that seed 000 prints.
   and constant I; Monte Carlo over π otherwise.
 * **Hammersley–Chapman–Robbins** (unbiased attackers, no regularity): for each unit
   direction u, Var(uᵀx̂) ≥ sup_{t≠0} t² / χ²(P_{x+tu} ‖ P_x). Summed over an
-  orthonormal basis it bounds tr Cov(x̂) (:func:`hammersley_chapman_robbins`). The CRB
-  is its t → 0 limit, so HCR ≥ CRB and it stays finite where I(x) is singular (the
-  nonlinear regime of the modulated map, λω/m ≥ 1 − α).
+  orthonormal basis it bounds tr Cov(x̂) (:func:`hammersley_chapman_robbins`). The t → 0
+  limit of each term is 1/(uᵀIu), so HCR ≥ CRB in the eigenbasis of I. In the nonlinear
+  regime of the modulated map (λω/m close to 1 − α, where the map is locally almost
+  flat) the supremum sits at a finite step and HCR is strictly larger: the CRB is only
+  local. Where I(x) is singular both are infinite (no unbiased estimator has finite
+  variance there).
 * **ReRo** (Hayes, Mahloujifar & Balle 2023): if every pair of releases of support
   points has trade-off curve ≥ f, any attacker's probability of outputting the exact
   point under a discrete prior with κ = max π(z) is ≤ 1 − f(κ) (:func:`rero_bound`).

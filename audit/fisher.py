@@ -154,7 +154,7 @@ def autograd_fisher(fn: Callable, x, sigma, *, phase=None) -> np.ndarray:
         jac = vmap(jacrev(lambda v: fn(v[None])[0]))(xt)
     else:
         p = np.broadcast_to(np.atleast_2d(check_array("phase", phase, ndim=(1, 2))), (X2.shape[0], np.shape(phase)[-1]))
-        pt = torch.as_tensor(np.ascontiguousarray(p), dtype=torch.float64)
+        pt = torch.as_tensor(np.array(p), dtype=torch.float64)
         jac = vmap(jacrev(lambda v, q: fn(v[None], q[None])[0]))(xt, pt)
     s = np.asarray(sigma, dtype=float)
     if np.any(s <= 0) or not np.all(np.isfinite(s)):

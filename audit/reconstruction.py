@@ -535,14 +535,18 @@ def composition_curve(
 
     Fisher information adds over rounds, so for λ = 0 the CRB is tr(I₁⁻¹)/T exactly and
     ≈ 1/T with modulation; transcript attackers should track it (MSE/CRB ≈ 1).
-    ``series`` holds T·bound (flat when the bound falls like 1/T) and, per attacker,
-    MSE/bound.
+    ``series`` holds T·crb (flat when the CRB falls like 1/T; also T·bound for another
+    ``bound``) and, per attacker, MSE/bound. With fresh known phases the per-round split
+    MLE is unbiased at each phase, so ``bound="crb_phase_conditional"`` is the one it
+    tracks; the joint CRB is the smaller, attacker-independent bound.
     """
     from privaudit.mechanisms import random_orthonormal_basis
 
     ts = [check_int("rounds", int(t)) for t in rounds]
     root = np.random.SeedSequence(int(rng) if isinstance(rng, int | np.integer) else None)
-    series: dict[str, dict[str, list]] = {"T·bound": {"x": [], "y": []}}
+    series: dict[str, dict[str, list]] = {"T·crb": {"x": [], "y": []}}
+    if bound != "crb":
+        series[f"T·{bound}"] = {"x": [], "y": []}
     series.update({f"MSE/bound ({a})": {"x": [], "y": [], "yerr": []} for a in attackers})
     table = []
     for t, child in zip(ts, root.spawn(len(ts))):
@@ -556,8 +560,9 @@ def composition_curve(
             res = audit_reconstruction(seq, a, x=x, n=n, rng=g, phase=phase, confidence=confidence, hcr=False)
             b = getattr(res, bound)
             if a == attackers[0]:
-                series["T·bound"]["x"].append(t)
-                series["T·bound"]["y"].append(t * b)
+                for key in {"crb", bound}:
+                    series[f"T·{key}"]["x"].append(t)
+                    series[f"T·{key}"]["y"].append(t * getattr(res, key))
             lo, hi = res.ratio_ci[bound]
             series[f"MSE/bound ({a})"]["x"].append(t)
             series[f"MSE/bound ({a})"]["y"].append(res.ratio[bound])
