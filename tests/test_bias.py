@@ -95,6 +95,13 @@ def test_reproducible_and_generator_accepted():
     assert g1.bias == g2.bias and g1.seed is None
 
 
+def test_result_does_not_depend_on_workers():
+    s = gaussian_sampler([0.0, 1.0, 2.0], np.diag([1.0, 2.0, 3.0]))
+    serial = audit_bias(s, [0.0, 1.0, 2.0], n=9_000, chunk_size=1000, rng=4)
+    threaded = audit_bias(s, [0.0, 1.0, 2.0], n=9_000, chunk_size=1000, rng=4, n_jobs=2)
+    assert serial.to_dict() == threaded.to_dict()
+
+
 def test_chunked_moments_merge_exactly():
     x = np.random.default_rng(0).normal(3.0, 2.0, size=(1003, 4))
     full, diag = _Moments(full=True), _Moments(full=False)
