@@ -398,6 +398,42 @@ def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
     return out
 
 
+def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = ""):
+    """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text)."""
+    import textwrap
+
+    cells = [[c if len(c) <= 48 else c[:45] + "..." for c in r] for r in rows]
+    note_lines = textwrap.wrap(note, 150) if note else []
+    row_h = 0.22
+    height = row_h * (len(rows) + 1) + 0.45 + 0.16 * len(note_lines)
+    fig, ax = _new(size=(11.0, height))
+    ax = ax[0, 0]
+    ax.axis("off")
+    # Axes coordinates: the table fills the top, the note sits below it.
+    table_h = row_h * (len(rows) + 1) / height
+    top = 1 - 0.35 / height
+    table = ax.table(cellText=cells, colLabels=header, cellLoc="left",
+                     bbox=[0.0, top - table_h, 1.0, table_h])
+    table.auto_set_font_size(False)
+    table.set_fontsize(7)
+    table.auto_set_column_width(list(range(len(header))))
+    ax.text(0.5, 1.0, title, fontsize=10, ha="center", va="top", transform=ax.transAxes)
+    if note_lines:
+        ax.text(0.0, top - table_h - 0.05 / height, "\n".join(note_lines), fontsize=6.5, va="top",
+                transform=ax.transAxes)
+    return fig
+
+
+def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:
+    """``figures/epsilon-table.png`` and ``figures/bias-table.png`` when the report has such audits."""
+    names = {"Privacy: claimed, exact and certified ε": "epsilon-table.png", "Bias checks": "bias-table.png"}
+    out = []
+    for title, header, rows, note in summary_tables(report):
+        if title in names:
+            out.append((names[title], _png(table_figure(title, header, rows, note)), title))
+    return out
+
+
 # --------------------------------------------------------------------------- summary tables
 def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """Cross-audit tables: ε (claimed / exact / certified / max certifiable) and bias.
@@ -414,7 +450,9 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
         n, conf = _num(a.get("n")), _num(a.get("confidence"))
         n_eval = _num(a.get("n_eval")) or n
         delta = _num(c.get("delta")) or 0.0
-        eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if n_eval and conf else None
+        # The ceiling is that of Clopper–Pearson bounds; the GDP estimator has none of this form.
+        cp = a.get("estimator", "clopper-pearson") == "clopper-pearson"
+        eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
         rows.append([str(i), str(a.get("target", "")), _f(c.get("epsilon")), _f(delta), _f(a.get("epsilon_exact")),
                      _f(a.get("epsilon_lb")), _f(eps_max), _f(n_eval), str(a.get("verdict"))])
     if rows:
@@ -425,7 +463,8 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
             rows,
             "Max certifiable ε: the largest lower bound a Clopper–Pearson audit with this many evaluation samples "
             "per hypothesis can reach (zero errors on both sides): ln((1−δ−u)/u), u = 1−((1−c)/2)^{1/n}, "
-            "≈ ln(n/ln(2/(1−c))). A claim above it cannot be refuted at this sample size.",
+            "≈ ln(n/ln(2/(1−c))). A claim above it cannot be refuted at this sample size. (—: the GDP estimator, "
+            "which assumes a Gaussian trade-off curve, has no such ceiling.)",
         ))
     rows = []
     for i, a in enumerate(audits):

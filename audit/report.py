@@ -174,8 +174,9 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
-                    tables: list[tuple[str, list[str], list[list[str]], str]]) -> str:
-    """The Markdown report; figures are linked from ``figures/``."""
+                    tables: list[tuple[str, list[str], list[list[str]], str]],
+                    table_links: dict[str, str] | None = None) -> str:
+    """The Markdown report; figures are linked from ``figures/`` (``table_links``: title -> PNG of a table)."""
     from .figures import headline
 
     s = report["summary"]
@@ -197,6 +198,8 @@ def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]
         out += [f"## {title}", "", _md_table(header, rows), ""]
         if note:
             out += [note, ""]
+        if table_links and title in table_links:
+            out += [f"(As a figure: [figures/{table_links[title]}](figures/{table_links[title]}).)", ""]
     for i, a in enumerate(report["audits"]):
         out += [f"## {i}. {a['kind']}: {a['target']}", "", f"Verdict: **{a['verdict']}**", ""]
         if a.get("error"):
@@ -292,23 +295,27 @@ def write_report(report: dict, out_dir: str | Path, *, figures: bool = True) -> 
 
     Stale figures of a previous run are removed. Returns ``out_dir``.
     """
-    from .figures import render_figures, summary_tables
+    from .figures import render_figures, render_table_figures, summary_tables
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     figs = render_figures(report) if figures else {}
     tables = summary_tables(report)
+    # The summary tables as PNG too (figures/epsilon-table.png, bias-table.png): the
+    # Markdown links them, the HTML shows the tables themselves.
+    table_figs = render_table_figures(report) if figures else []
     fig_dir = out_dir / "figures"
-    wanted = {name for items in figs.values() for name, _, _ in items}
+    wanted = {name for items in [*figs.values(), table_figs] for name, _, _ in items}
     if fig_dir.is_dir():
         for old in fig_dir.glob("*.png"):
             if old.name not in wanted:
                 old.unlink()
-    for items in figs.values():
+    for items in [*figs.values(), table_figs]:
         for name, png, _ in items:
             atomic_write(fig_dir / name, png)
     atomic_write(out_dir / "report.json", json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n")
-    atomic_write(out_dir / "report.md", render_markdown(report, figs, tables))
+    table_links = {title: name for name, _, title in table_figs}
+    atomic_write(out_dir / "report.md", render_markdown(report, figs, tables, table_links))
     atomic_write(out_dir / "report.html", render_html(report, figs, tables))
     return out_dir
 
