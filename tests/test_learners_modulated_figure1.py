@@ -23,7 +23,8 @@ def test_small_run_structure_and_determinism():
     for task, panel in res.panels.items():
         assert set(panel) == set(METHODS)
         for s in panel.values():
-            assert len(s["x"]) == len(s["y"]) == len(s["yerr"]) == 2 and all(np.isfinite(s["y"]))
+            assert len(s["x"]) == len(s["y"]) == len(s["yerr"]) == len(s["mean"]) == 2 and all(np.isfinite(s["y"]))
+            assert all(lo <= med for lo, med in zip(s["min"], s["y"]))
         assert panel == again.panels[task]
     for row in res.table:
         assert row["paper_ols_r2"] == PAPER_OLS_R2[row["task"]]
@@ -36,5 +37,7 @@ def test_small_run_structure_and_determinism():
 def test_bad_arguments():
     with pytest.raises(InvalidParameterError, match="task"):
         run_modulated_figure1(tasks=("nope",), small=False, epsilons=(1.0,), n_repeats=1)
+    with pytest.raises(InvalidParameterError, match="statistic"):
+        run_modulated_figure1(small=True, statistic="mode")
     with pytest.raises(InvalidParameterError, match="grids"):
         run_modulated_figure1(tasks=("modechoice",), epsilons=(1.0,), grids={"iterative": [{"step": 1.0}]})
