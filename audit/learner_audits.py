@@ -145,8 +145,8 @@ def audit_modulated(
     ModulatedMechanism, or one ModulatedMechanism (a single round). With the phase
     known the release is exactly Gaussian, so the default estimator is ``"gdp"``
     and the exact curve is G_{μ_T}; with it unknown the default is Clopper–Pearson
-    and the exact curve is not known in closed form (the phase-known curve is a
-    lower envelope for it and is reported as ``exact_curve=None``).
+    and the exact curve is not known in closed form (it lies above the phase-known
+    curve, which is therefore not reported: ``exact_curve=None``).
     """
     obj = learner_or_mechanisms
     claim = None
