@@ -656,15 +656,18 @@ def iwp_convergence(budget: _Budget) -> ExperimentResult:
 # DP-SGD: clipping bias (seed 002's baselines)
 # =============================================================================================
 class ClippingSetup:
-    """One DP-SGD gradient step on a fixed least-squares dataset.
+    """One DP-SGD gradient step on a fixed least-squares dataset, through the project's engine.
 
-    The noisy gradient with Poisson sampling at rate q and noise multiplier z is
+    With the engine's squared loss ℓ_i = (θᵀx_i − y_i)² (per-sample gradients
+    g_i = 2(θᵀx_i − y_i)x_i), Poisson sampling at rate q and noise multiplier z, the noisy
+    mean gradient is
 
-        ĝ = (1/(qN)) [Σ_{i∈B} clip_C(g_i) + N(0, z²C² I)],   clip_C(g) = g·min(1, C/‖g‖),
+        ĝ = (1/(qN)) [Σ_{i∈B} clip_C(g_i) + N(0, z²C² I)],   clip_C(g) = g·min(1, C/‖g‖).
 
-    with per-sample gradients g_i = (x_iᵀθ − y_i)x_i. E[ĝ] = (1/N)Σ clip_C(g_i), so
-    its bias against ∇L(θ) = (1/N)Σ g_i is (1/N)Σ (clip_C(g_i) − g_i), exactly (and 0
-    once C ≥ max‖g_i‖). Heavy-tailed label noise makes a few gradients large.
+    The clipped sum is :func:`privaudit.learners.dpsgd.linear_clipped_grad_sum` (vectorised
+    over draws as independent runs); the exact bias against ∇L(θ) = (1/N)Σ g_i is
+    computed here independently in numpy: (1/N)Σ (clip_C(g_i) − g_i), 0 once
+    C ≥ max‖g_i‖. Heavy-tailed label noise makes a few gradients large.
     """
 
     def __init__(self, *, n_examples: int = 200, dim: int = 3, rate: float = 0.1, noise_multiplier: float = 1.0,
@@ -674,7 +677,7 @@ class ClippingSetup:
         self.y = self.X @ np.linspace(1, -1, dim) + rng.standard_t(2.5, n_examples)
         self.theta = np.zeros(dim)
         self.rate, self.z, self.N = rate, noise_multiplier, n_examples
-        self.grads = (self.X @ self.theta - self.y)[:, None] * self.X
+        self.grads = 2.0 * (self.X @ self.theta - self.y)[:, None] * self.X
 
     @property
     def gradient(self) -> np.ndarray:
@@ -688,12 +691,20 @@ class ClippingSetup:
         return self.clipped(clip).mean(axis=0) - self.gradient
 
     def sampler(self, clip: float) -> Callable:
-        cg = self.clipped(clip)
+        import torch
+
+        from privaudit.learners.dpsgd import linear_clipped_grad_sum
+
+        X = torch.as_tensor(self.X, dtype=torch.float64)
+        c = torch.tensor([clip], dtype=torch.float64)
 
         def draw(n, rng):
-            mask = rng.random((n, self.N)) < self.rate
-            noise = rng.standard_normal((n, cg.shape[1])) * (self.z * clip)
-            return (mask @ cg + noise) / (self.rate * self.N)
+            mask = torch.as_tensor(rng.random((n, self.N)) < self.rate, dtype=torch.float64)
+            theta = torch.as_tensor(np.broadcast_to(self.theta, (n, self.theta.size)).copy(), dtype=torch.float64)
+            Y = torch.as_tensor(np.broadcast_to(self.y, (n, self.N)).copy(), dtype=torch.float64)
+            total, _ = linear_clipped_grad_sum(theta, X, Y, c, mask=mask)
+            noise = rng.standard_normal((n, self.theta.size)) * (self.z * clip)
+            return (total.numpy() + noise) / (self.rate * self.N)
 
         return draw
 
