@@ -10,12 +10,13 @@ from .registry import AttackRegistryError, available_attacks, get_attack, regist
 
 #: Public name -> submodule defining it. Submodules are imported on first access.
 _LAZY = {
+    "RRLabelPosterior": "labels", "RROnBinsLabelAttack": "labels", "DPSGDLabelInference": "labels",
     "GaussianPrior": "priors", "DiscretePrior": "priors", "ReconstructionAttacker": "reconstruction", "NaiveInverse": "reconstruction", "IdentityAttack": "reconstruction", "SplitMLE": "reconstruction", "SplitMLEMarginal": "reconstruction", "PosteriorMean": "reconstruction", "MAPAttack": "reconstruction", "AutodiffMLE": "reconstruction", "YAidedMLE": "reconstruction", "IWPDenoiser": "reconstruction", "DiscreteMAP": "reconstruction", "torch_map": "reconstruction",
     "LikelihoodRatioAttack": "distinguishers", "ProjectionAttack": "distinguishers", "LogisticAttack": "distinguishers", "MLPAttack": "distinguishers", "AtomAttack": "distinguishers",
     "worst_case_pair": "pairs", "random_pair": "pairs", "NeighbouringPair": "pairs", "label_canaries": "pairs",
 }
 #: Submodules that register attackers; imported before the registry is listed.
-ATTACK_MODULES = ("reconstruction", "distinguishers",)
+ATTACK_MODULES = ("reconstruction", "labels", "distinguishers",)
 
 
 def __getattr__(name: str):
