@@ -240,6 +240,11 @@ validate_mechanism = component_validator(MECHANISMS)
 validate_prior = component_validator(PRIORS)
 
 
+#: Parameters through which a function receives its randomness: set by the runner from the
+#: task's generator, never from a configuration (that would bypass the run's seed).
+_SEED_PARAMS = ("rng", "random_state", "seed")
+
+
 def validate_kwargs(func_ref: str, path: str, table: dict) -> dict:
     """Check a table of keyword arguments against the signature of ``func_ref`` ("module:function").
 
@@ -248,7 +253,7 @@ def validate_kwargs(func_ref: str, path: str, table: dict) -> dict:
     :class:`~privaudit.audit.config.ConfigTypeError`.
     """
     func = _import_object(func_ref, path)
-    params = {n: p for n, p in _keyword_params(func).items() if n not in ("rng", "random_state")}
+    params = {n: p for n, p in _keyword_params(func).items() if n not in _SEED_PARAMS}
     check_keys(path, table, params)
     for key, value in table.items():
         default = params[key].default
@@ -761,6 +766,8 @@ def run_utility(params: dict, rng: np.random.Generator):
         kwargs["rng"] = rng
     elif "random_state" in sig:
         kwargs["random_state"] = default_rng_int(rng)
+    elif "seed" in sig:
+        kwargs["seed"] = default_rng_int(rng)
     return func(**kwargs)
 
 
