@@ -302,11 +302,23 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
         plan = [ph for ph in plan if ph[1] > 0] or plan[-1:]
 
         if idx is None:
-            def loss(p, x, t):
-                return (self._forward(p, x) - t) ** 2
+            # Dense model: ghost-norm clipped sums (exact for an MLP, no per-sample copies).
+            names = [k for k in params if k.startswith("W") or k.startswith("b")]
+            order = (["W_in"] if "W_in" in params else []) + [f"{w}{i}" for i in range(len(self.hidden) + 1)
+                                                              for w in ("W", "b")]
 
-            phases = [(name, k, loss, Xin, f) for name, k, Xin, f in plan]
-            out = engine.train_functional(loss, params, plan[0][2], yt, phases=phases)
+            def to_layers(p):
+                ls = [(p["W_in"], None)] if "W_in" in p else []
+                return ls + [(p[f"W{i}"], p[f"b{i}"]) for i in range(len(self.hidden) + 1)]
+
+            def from_layers(ls):
+                flat_t = [t for W, b in ls for t in ((W,) if b is None else (W, b))]
+                return dict(zip(order, flat_t, strict=True))
+
+            assert sorted(names) == sorted(order)
+            phases = [(name, k, Xin, None if f is None else (lambda ls, f=f: to_layers(f(from_layers(ls)))))
+                      for name, k, Xin, f in plan]
+            out = from_layers(engine.train_mlp(to_layers(params), plan[0][2], yt, phases=phases))
         else:
             out = self._train_categorical(engine, params, plan, idx, yt, n_cat, e)
         self.params_ = {k: v.detach() for k, v in (to_plain(out) if plan[-1][0] == "conditioned" else out).items()}

@@ -220,3 +220,35 @@ def test_bad_parameters_raise(kwargs, match):
     base = dict(epsilon=1.0, clip=1.0, epochs=2, lr=0.1, n_runs=1, noise_multiplier=1.0, rng=0)
     with pytest.raises(InvalidParameterError, match=match):
         train_linear_dpsgd_runs(rng.normal(size=(5, 2)), rng.normal(size=5), **{**base, **kwargs})
+
+
+def test_ghost_norm_mlp_equals_vmap_and_opacus():
+    from privaudit.learners.dpsgd import mlp_clipped_grad_sum
+
+    g = torch.Generator().manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4), torch.nn.ReLU(),
+                              torch.nn.Linear(4, 1))
+    with torch.no_grad():
+        for prm in net.parameters():
+            prm.copy_(torch.randn(prm.shape, generator=g) * 0.5)
+    X, y = torch.randn(64, 6, generator=g), torch.randn(64, generator=g)
+    layers = [(net[i].weight.detach().clone(), net[i].bias.detach().clone()) for i in (0, 2, 4)]
+    grads, norms = mlp_clipped_grad_sum(layers, X, y, torch.tensor([1.0]))
+    assert 0 < int((norms > 1.0).sum()) < 64
+    ours = torch.cat([t.reshape(-1) for t in grads])
+    ref = torch.cat([r.reshape(-1) for r in _opacus_clipped_sum(net, X, y, 1.0)])
+    torch.testing.assert_close(ours, ref, rtol=1e-4, atol=1e-5)
+    p = {f"{k}{j}": t for j, (W, b) in enumerate(layers) for k, t in (("W", W), ("b", b))}
+    vm = clipped_sum(per_sample_grad_fn(lambda q, x, t: (_mlp(q, x) - t) ** 2)(p, X, y), list(p), torch.tensor([1.0]))
+    torch.testing.assert_close(ours, vm, rtol=1e-4, atol=1e-5)
+
+
+def test_train_mlp_equals_train_functional():
+    g = torch.Generator().manual_seed(6)
+    p = _mlp_params(g)
+    X, y = torch.randn(60, 6, generator=g), torch.randn(60, generator=g)
+    eng = dict(epsilon=1.0, clip=0.5, epochs=3, lr=0.01, batch_size=20, noise_multiplier=1.0, random_state=0)
+    a = DPSGDEngine(**eng).train_functional(lambda q, x, t: (_mlp(q, x) - t) ** 2, p, X, y)
+    b = DPSGDEngine(**eng).train_mlp([(p["W0"], p["b0"]), (p["W1"], p["b1"]), (p["W2"], p["b2"])], X, y)
+    torch.testing.assert_close(torch.cat([a[k].reshape(-1) for k in a]),
+                               torch.cat([t.reshape(-1) for W, bb in b for t in (W, bb)]), rtol=1e-4, atol=1e-5)
