@@ -49,7 +49,6 @@ import numpy as np
 
 from .config import (
     REQUIRED,
-    AuditSpec,
     Config,
     ConfigKeyError,
     ConfigTypeError,

@@ -65,7 +65,7 @@ def test_dask_run_equals_local_run(cluster, tmp_path, capsys):
     local_summary = json.loads(capsys.readouterr().out)
     assert main(["run", str(conf), "--out", str(tmp_path / "dask"), "--scheduler", address, "--json"]) == 0
     dask_summary = json.loads(capsys.readouterr().out)
-    assert dask_summary["executed"] == [0, 1, 2] and dask_summary["cached"] == []
+    assert dask_summary["executed"] == local_summary["executed"] == [0, 1, 2] and dask_summary["cached"] == []
 
     local = json.loads((tmp_path / "local/dask-small/report.json").read_text())
     remote = json.loads((tmp_path / "dask/dask-small/report.json").read_text())

@@ -15,7 +15,6 @@ from privaudit.audit.config import parse_config
 from privaudit.audit.figures import max_certifiable_epsilon, summary_tables
 from privaudit.audit.report import SCHEMA, build_report, load_report, summarize, write_report
 from privaudit.audit.results import ExperimentResult
-from privaudit.audit.tasks import plan_tasks
 from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
 
 
