@@ -50,6 +50,7 @@ import numpy as np
 
 from privaudit.audit.bias import BiasAudit, audit_bias, required_draws
 from privaudit.audit.results import ExperimentResult
+from privaudit.mechanisms import GaussianMechanism, RandomizedResponse
 from privaudit.mechanisms.modulated import ModulatedMechanism
 from privaudit.mechanisms.validation import check_positive
 
@@ -332,8 +333,6 @@ class IWPSetup:
 
     def __init__(self, *, sigma: float = 1.0, epsilon_y: float = 1.0, n_examples: int = 4, dim: int = 3,
                  seed: int = 0) -> None:
-        from privaudit.mechanisms import GaussianMechanism, RandomizedResponse
-
         rng = np.random.default_rng(seed)
         x = rng.standard_normal((n_examples, dim))
         self.X = x / np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(0.3, 1.0, (n_examples, 1))
@@ -752,8 +751,6 @@ def _rr_conditional_mean(model) -> np.ndarray:
     With m bins, representatives ŷ_j and keep probability p = e^{ε'}/(e^{ε'} + m − 1),
     a label in bin b is released as ŷ_b w.p. p and as each other ŷ_j w.p. (1 − p)/(m − 1).
     """
-    from privaudit.mechanisms import RandomizedResponse
-
     reps, bins = model.binning_.representatives, model.binning_.bin_of
     m = reps.size
     if m == 1:
