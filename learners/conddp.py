@@ -303,7 +303,6 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
 
         if idx is None:
             # Dense model: ghost-norm clipped sums (exact for an MLP, no per-sample copies).
-            names = [k for k in params if k.startswith("W") or k.startswith("b")]
             order = (["W_in"] if "W_in" in params else []) + [f"{w}{i}" for i in range(len(self.hidden) + 1)
                                                               for w in ("W", "b")]
 
@@ -315,7 +314,6 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
                 flat_t = [t for W, b in ls for t in ((W,) if b is None else (W, b))]
                 return dict(zip(order, flat_t, strict=True))
 
-            assert sorted(names) == sorted(order)
             phases = [(name, k, Xin, None if f is None else (lambda ls, f=f: to_layers(f(from_layers(ls)))))
                       for name, k, Xin, f in plan]
             out = from_layers(engine.train_mlp(to_layers(params), plan[0][2], yt, phases=phases))

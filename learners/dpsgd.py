@@ -17,8 +17,11 @@ The loss is the squared error :math:`\\ell = (f_\\theta(x) - y)^2` (the MSE of s
 Per-sample gradients are computed in closed form for linear models,
 :math:`g_i = 2 r_i \\tilde x_i` with residual :math:`r_i` and augmented input
 :math:`\\tilde x_i` (so :math:`\\lVert g_i\\rVert = 2|r_i|\\lVert\\tilde x_i\\rVert` and the
-clipped sum is one matrix product), and with ``torch.func.vmap(grad(...))`` for
-any functional model (MLPs); there is no Python loop over samples.
+clipped sum is one matrix product); for ReLU MLPs by "ghost norms" (per-sample
+norms from the layer inputs and output-gradients of one backward pass, clipped sum
+by one matrix product per layer: :func:`mlp_clipped_grad_sum`, :meth:`DPSGDEngine.train_mlp`);
+and with ``torch.func.vmap(grad(...))`` for any functional model
+(:meth:`DPSGDEngine.train_functional`). There is no Python loop over samples.
 
 Privacy. The noise multiplier z is calibrated with dp_accounting
 (:func:`privaudit.mechanisms.calibrate_noise_multiplier`) for the target (ε, δ)
@@ -313,7 +316,7 @@ class DPSGDEngine:
         return claim_for(z, steps, self.delta, sampling_rate=q, adjacency=self.adjacency, accountant=self.accountant)
 
     # ------------------------------------------------------------------ core loop
-    def _loop(self, theta, grad_sum_fn, n, n_runs, *, gen, phases, clip, z):
+    def _loop(self, theta, n, n_runs, *, gen, phases, clip, z):
         """Run the noisy steps. ``phases`` is a list of (name, n_epochs, grad_sum_fn, on_enter)."""
         q, per_epoch, _ = self.schedule(n)
         lr = _lr_tensor(self.lr, n_runs, theta.dtype)
@@ -363,7 +366,7 @@ class DPSGDEngine:
             raise InvalidParameterError(f"phases cover {total} epochs, the engine has epochs={self.epochs}")
         z = self.calibrate(n)
         gen = torch_generator(self.random_state)
-        return self._loop(theta0, None, n, 1, gen=gen, phases=phases, clip=clip, z=z)
+        return self._loop(theta0, n, 1, gen=gen, phases=phases, clip=clip, z=z)
 
     def train_mlp(
         self, layers: list[tuple[torch.Tensor, torch.Tensor | None]], X: torch.Tensor, y: torch.Tensor,
@@ -463,7 +466,7 @@ class DPSGDEngine:
             X_plain = torch.as_tensor(X_plain, dtype=dtype)
             M = torch.as_tensor(M, dtype=dtype)
             phases = [("conditioned", k, fn_for(X), None), ("plain", epochs - k, fn_for(X_plain), lambda th: th @ M)]
-        return self._loop(theta, None, n, n_runs, gen=gen, phases=phases, clip=clip, z=z)
+        return self._loop(theta, n, n_runs, gen=gen, phases=phases, clip=clip, z=z)
 
     # ------------------------------------------------------------------ functional models
     def train_functional(
@@ -514,7 +517,7 @@ class DPSGDEngine:
             enter = None if to_next is None else (lambda th, f=to_next: flat(f(unflat(th))))
             wrapped.append((name, k, fn_for(lf, Xp), enter))
         theta = flat({k: v.detach() for k, v in params.items()}).to(dtype)
-        out = self._loop(theta, None, n, 1, gen=gen, phases=wrapped, clip=clip, z=z)
+        out = self._loop(theta, n, 1, gen=gen, phases=wrapped, clip=clip, z=z)
         return unflat(out)
 
 
