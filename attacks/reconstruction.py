@@ -136,7 +136,7 @@ class _Round:
         if not self.linear:
             s = self.amp * self.omega * np.sin(self.omega * (X @ self.basis) + phase)  # (n, m)
             jtr -= (s * (r @ self.basis)) @ self.basis.T
-            jtj += np.einsum("dm,nm,em->nde", self.basis, s**2 - 2 * self.c * s, self.basis)
+            jtj += (self.basis[None] * (s**2 - 2 * self.c * s)[:, None, :]) @ self.basis.T
         return np.einsum("nd,nd->n", r, r) / s2, jtr / s2, jtj / s2
 
 
@@ -364,26 +364,28 @@ def _split_round(g: np.ndarray, r: _Round, phase: np.ndarray | None) -> np.ndarr
     return est + (a - along / r.c) @ v.T
 
 
-def _gauss_newton(x0, rs, out, phases, *, y=None, beta=None, sigma_y=None, prior=None, n_iter: int = 30):
+def _gauss_newton(x0, rs, out, phases, *, y=None, beta=None, sigma_y=None, prior=None, n_iter: int = 50):
     """Damped Gauss–Newton on −2·log-posterior: Σ_t ‖g̃_t − g_t(x)‖²/σ_t² [+ (y − xᵀβ)²/σ_y²] [+ prior].
 
-    Vectorised over rows; each row keeps its own Levenberg–Marquardt damping and only
-    accepts steps that lower its objective.
+    Vectorised over rows; each row keeps its own Levenberg–Marquardt damping, accepts
+    only steps that lower its objective, and leaves the active set once a step gains
+    less than 1e−12 (relative) or no step helps even at heavy damping.
     """
     x = x0.copy()
     n, d = x.shape
+    eye = np.eye(d)
 
-    def terms(X):
-        f = np.zeros(n)
-        g = np.zeros((n, d))
-        h = np.zeros((n, d, d))
+    def terms(X, idx):
+        f = np.zeros(idx.size)
+        g = np.zeros((idx.size, d))
+        h = np.zeros((idx.size, d, d))
         for t, r in enumerate(rs):
-            ft, gt, ht = r.gn_terms(X, out[:, t], _ph(phases, t))
+            ft, gt, ht = r.gn_terms(X, out[idx, t], None if phases is None else phases[idx, t])
             f += ft
             g += gt
             h += ht
         if y is not None:
-            e = y - X @ beta
+            e = y[idx] - X @ beta
             f += e**2 / sigma_y**2
             g += np.outer(e, beta) / sigma_y**2
             h += np.outer(beta, beta) / sigma_y**2
@@ -395,22 +397,27 @@ def _gauss_newton(x0, rs, out, phases, *, y=None, beta=None, sigma_y=None, prior
             h += prior.precision
         return f, g, h
 
-    f, g, h = terms(x)
+    active = np.arange(n)
+    f, g, h = terms(x, active)
     damp = np.full(n, 1e-6)
-    eye = np.eye(d)
     for _ in range(n_iter):
+        if active.size == 0:
+            break
+        da = damp[active]
         diag = np.einsum("nii->ni", h)
-        step = np.linalg.solve(h + damp[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye), g[..., None])[..., 0]
-        xn = x + step
-        fn, gn, hn = terms(xn)
+        step = np.linalg.solve(h + da[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye), g[..., None])[..., 0]
+        xn = x[active] + step
+        fn, gn, hn = terms(xn, active)
         ok = fn < f
-        x = np.where(ok[:, None], xn, x)
+        gain = np.where(ok, f - fn, 0.0)
+        x[active[ok]] = xn[ok]
         f = np.where(ok, fn, f)
         g = np.where(ok[:, None], gn, g)
         h = np.where(ok[:, None, None], hn, h)
-        damp = np.where(ok, damp / 3, damp * 8)
-        if np.all(~ok | (np.abs(step).max(axis=1) < 1e-12 * (1 + np.abs(x).max(axis=1)))):
-            break
+        damp[active] = np.where(ok, da / 3, da * 8)
+        done = (ok & (gain <= 1e-12 * (1 + f))) | (~ok & (damp[active] > 1e8))
+        keep = ~done
+        active, f, g, h = active[keep], f[keep], g[keep], h[keep]
     return x
 
 

@@ -210,3 +210,18 @@ def test_bad_input():
             raise InvalidParameterError("no distinguisher registered: reconstruction only")
         audit_reconstruction(mech, next(iter(names)), n=10)
     assert math.isfinite(audit_reconstruction(mech, "naive", n=50, rng=1).mse)
+
+
+def test_user_torch_mechanism_audited_with_autograd_fisher():
+    import torch
+
+    from privaudit.audit.fisher import GaussianNoiseMap
+
+    a = torch.tensor([[1.0, 0.5, 0.0], [0.0, 1.0, -0.5], [0.3, 0.0, 1.0]], dtype=torch.float64)
+    mech = GaussianNoiseMap(lambda x: torch.tanh(x @ a.T) + 0.1 * x, dim=3, sigma=0.02)
+    x = np.array([0.2, -0.1, 0.3])
+    res = audit_reconstruction(mech, None, x=x, n=1500, rng=91, confidence=CONF)
+    assert res.attacker == "autodiff-mle"
+    lo, hi = res.ratio_ci["crb"]
+    assert lo <= 1 <= hi  # the generic MLE is efficient at low noise
+    assert res.hcr >= res.crb * (1 - 1e-9)
