@@ -305,7 +305,8 @@ def select_threshold(
     return Selection(value, best, float(cands[bi]), float(cands[bj]))
 
 
-def _finish(value, a_ub, b_ub, fp, fn, nfp, nfn, *, delta, estimator):
+def _finish(value, *, delta, estimator):
+    """(ε̲, μ̲) from the criterion value: μ̲ is converted through the exact Gaussian profile."""
     if estimator == "gdp":
         mu = float(value)
         eps = gdp_epsilon(mu, delta) if delta > 0 else (math.inf if mu > 0 else 0.0)
@@ -347,7 +348,7 @@ def epsilon_bound(
         else:
             cfp, cfn, nfp, nfn = fp[0] + rfp[0], fn[0] + rfn[0], n0 + n1, n0 + n1
         value, a_ub, b_ub = _value(cfp, cfn, nfp, nfn, level, delta, estimator)
-        eps, mu = _finish(value, a_ub, b_ub, cfp, cfn, nfp, nfn, delta=delta, estimator=estimator)
+        eps, mu = _finish(value, delta=delta, estimator=estimator)
         return RateBound(
             epsilon=eps, threshold=sel.threshold, fpr=float(cfp / nfp), fnr=float(cfn / nfn),
             fpr_upper=float(a_ub), fnr_upper=float(b_ub), mu=mu, direction=sel.direction,
@@ -363,10 +364,10 @@ def epsilon_bound(
     vr, ar, br = _value(rfp, rfn, n1, n0, level, delta, estimator)
     i, j = int(np.argmax(vf)), int(np.argmax(vr))
     if vf[i] >= vr[j]:
-        eps, mu = _finish(vf[i], af[i], bf[i], fp[i], fn[i], n0, n1, delta=delta, estimator=estimator)
+        eps, mu = _finish(vf[i], delta=delta, estimator=estimator)
         return RateBound(epsilon=eps, threshold=float(cands[i]), fpr=float(fp[i] / n0), fnr=float(fn[i] / n1),
                          fpr_upper=float(af[i]), fnr_upper=float(bf[i]), mu=mu, direction="forward", **common)
-    eps, mu = _finish(vr[j], ar[j], br[j], rfp[j], rfn[j], n1, n0, delta=delta, estimator=estimator)
+    eps, mu = _finish(vr[j], delta=delta, estimator=estimator)
     return RateBound(epsilon=eps, threshold=float(cands[j]), fpr=float(rfp[j] / n1), fnr=float(rfn[j] / n0),
                      fpr_upper=float(ar[j]), fnr_upper=float(br[j]), mu=mu, direction="reverse",
                      reverse_threshold=float(cands[j]), **common)
