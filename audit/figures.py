@@ -101,6 +101,10 @@ def _headline(kind: str, audit: dict) -> str:
         if c.get("delta") is not None:
             parts.append(f"δ = {_f(c.get('delta'))}")
         return ", ".join(parts)
+    if kind == "calibration":
+        c = _claim(audit)
+        return (f"exact ε = {_f(audit.get('epsilon_exact'))} vs claimed ε = {_f(c.get('epsilon'))} at "
+                f"δ = {_f(c.get('delta'))} (slack {_f(audit.get('slack'))}, analytic)")
     if kind == "reconstruction":
         bounds = ", ".join(f"{k} {_f(audit[k])}" for k in _BOUND_KEYS if _num(audit.get(k)) is not None)
         rero = audit.get("rero")
@@ -444,6 +448,11 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
     audits = report.get("audits", [])
     rows = []
     for i, a in enumerate(audits):
+        if a.get("kind") == "calibration" and a.get("verdict") != "error":
+            c = _claim(a)  # analytic: the exact ε of the noise in use, no sampling, nothing to certify
+            rows.append([str(i), str(a.get("target", "")), _f(c.get("epsilon")), _f(c.get("delta")),
+                         _f(a.get("epsilon_exact")), "— (analytic)", "—", "—", str(a.get("verdict"))])
+            continue
         if a.get("kind") != "tradeoff" or a.get("verdict") == "error":
             continue
         c = _claim(a)
@@ -454,7 +463,7 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
         cp = a.get("estimator", "clopper-pearson") == "clopper-pearson"
         eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
         rows.append([str(i), str(a.get("target", "")), _f(c.get("epsilon")), _f(delta), _f(a.get("epsilon_exact")),
-                     _f(a.get("epsilon_lb")), _f(eps_max), _f(n_eval), str(a.get("verdict"))])
+                     _f(a.get("epsilon_lb")), _f(eps_max), _f(a.get("n_eval") or a.get("n")), str(a.get("verdict"))])
     if rows:
         tables.append((
             "Privacy: claimed, exact and certified ε",
