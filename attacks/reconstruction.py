@@ -910,9 +910,10 @@ class DiscreteMAP(ReconstructionAttacker):
             tot = np.log(self.prior.probs[k]) if self.prior.probs[k] > 0 else -np.inf
             for t, m in enumerate(rounds):
                 if isinstance(m, ModulatedMechanism) and phases is not None:
-                    tot = tot + m.log_density(out[:, t], z, phase=phases[:, t])
+                    lp = m.log_density(out[:, t], z, phase=phases[:, t])
                 else:
-                    tot = tot + m.log_density(out[:, t], z)
+                    lp = m.log_density(out[:, t], z)
+                tot = tot + np.asarray(lp, dtype=float).reshape(out.shape[0], -1).sum(axis=1)
             logs[:, k] = tot
         return self.prior.support[np.argmax(logs, axis=1)]
 

@@ -10,8 +10,8 @@ bound (key in ``ratio``)  value                                 applies to
 ========================  ===================================  ===========================
 ``crb``                   tr(I⁻¹), I = information the          unbiased attackers
                           attacker can use (see ``information``)
-``crb_phase_conditional`` E_φ tr(I(x | φ)⁻¹) (fresh known          attackers unbiased at each
-                          phases)                                fixed phase
+``crb_phase_conditional`` E_φ tr(I(x | φ)⁻¹) (fresh known          reference only: attackers
+                          phases; ≥ ``crb`` by convexity)        unbiased at every phase
 ``seed_bound``            d²/tr(I): seed 000 eq. (18)            unbiased attackers
 ``hcr``                   Hammersley–Chapman–Robbins             unbiased attackers
 ``van_trees``             tr((E_π I + J_π)⁻¹) (prior given)      every attacker
