@@ -247,7 +247,7 @@ def modulated_checks(budget: _Budget) -> list[BiasAudit]:
                 else:
                     note = "seed's printed correction; equals the derived one for m = 1" if corr == "seed" else ""
                     out.append(powered_audit(sampler, target, name=name, budget=budget, cap=800_000,
-                                             small_cap=20_000, per_draw=per, note=note, pilot=5000))
+                                             small_cap=8_000, per_draw=per, note=note, pilot=5000))
         out.append(negative_control(
             setup.sampler("G", "none"), setup.target("G"), name=f"modulated m={m}: G without debiasing (naive server)",
             budget=budget, n=5_000, small_n=1_000, per_draw=per,
@@ -306,7 +306,7 @@ def modulated_variance_checks(budget: _Budget) -> list[BiasAudit]:
                                     n_vectors=m)
         out.append(powered_audit(
             sampler, target, name=f"modulated m={m}: Theorem 8.1 variance E‖G − ∇L‖²", budget=budget, cap=800_000,
-            small_cap=20_000, per_draw=setup.K * setup.d, pilot=5000,
+            small_cap=8_000, per_draw=setup.K * setup.d, pilot=5000,
             note="mean squared error of G against the closed form (V ⊥ β)"
                  + ("" if m == 1 else "; m > 1: λ²/2 → λ²/(2m), derived (the seed states m = 1 only)"),
         ))
