@@ -202,8 +202,8 @@ def _check_range(path: str, field: Field, value: float) -> None:
     lo_ok = field.low is None or (value >= field.low if field.closed in ("left", "both") else value > field.low)
     hi_ok = field.high is None or (value <= field.high if field.closed in ("right", "both") else value < field.high)
     if not (lo_ok and hi_ok) or (isinstance(value, float) and math.isinf(value)):
-        lb = "[" if field.closed in ("left", "both") else "("
-        rb = "]" if field.closed in ("right", "both") else ")"
+        lb = "[" if field.closed in ("left", "both") and field.low is not None else "("
+        rb = "]" if field.closed in ("right", "both") and field.high is not None else ")"
         lo = "-inf" if field.low is None else f"{field.low:g}"
         hi = "inf" if field.high is None else f"{field.high:g}"
         raise ConfigValueError(f"{path} must lie in {lb}{lo}, {hi}{rb} and be finite, got {path} = {value!r}")

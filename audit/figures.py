@@ -34,6 +34,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -386,7 +387,8 @@ def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
     """PNG figures of every audit, keyed by the audit's position: ``{i: [(filename, png, caption), ...]}``.
 
     File names are ``<i>-<kind>-<target slug>-<figure>.png``. A figure that fails to
-    render is skipped (the report still has the numbers); known kinds only.
+    render is skipped with a RuntimeWarning (the report still has the numbers); known
+    kinds only.
     """
     out: dict[int, list[tuple[str, bytes, str]]] = {}
     for i, audit in enumerate(report.get("audits", [])):
@@ -394,7 +396,13 @@ def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
         if func is None or audit.get("verdict") == "error":
             continue
         items = []
-        for suffix, fig, caption in func(audit):
+        try:
+            figs = func(audit)
+        except Exception as exc:  # noqa: BLE001 - a malformed entry must not lose the whole report
+            warnings.warn(f"no figure for audit {i} ({audit.get('kind')}: {audit.get('target')}): {exc!r}",
+                          RuntimeWarning, stacklevel=2)
+            figs = []
+        for suffix, fig, caption in figs:
             name = f"{i:02d}-{audit['kind']}-{_slug(audit.get('target', ''))}-{suffix}.png"
             items.append((name, _png(fig), caption))
         if items:

@@ -161,3 +161,25 @@ def test_epsilon_and_bias_tables(report):
 def test_render_figures_skips_errors_and_unknown_kinds(written):
     indices = {int(p.name[:2]) for p in (written / "figures").glob("[0-9]*.png")}
     assert indices == {0, 1, 2, 3}  # not 4 (unknown kind) nor 5 (error)
+
+
+def test_malformed_entry_loses_its_figure_not_the_report(tmp_path, monkeypatch):
+    from privaudit.audit import figures
+
+    # odd values render what they can without raising ...
+    odd = {**tradeoff_entry(), "fnr": [1.0, "oops"], "claim": {"epsilon": "x"}}
+    assert [f[0] for f in figures.tradeoff_figures(odd)] == ["tradeoff"]
+
+    # ... and a renderer that raises costs its figure only
+    def broken(audit):
+        raise KeyError("band")
+
+    monkeypatch.setitem(figures.FIGURES, "tradeoff", broken)
+    cfg = parse_config({"name": "bad", "audits": [
+        {"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 1.0}, "x": [0.0], "x_prime": [1.0]}]})
+    rep = build_report(cfg, [FakeTask(0, 0)], {0: {"results": [tradeoff_entry()]}})
+    with pytest.warns(RuntimeWarning, match="no figure for audit 0"):
+        write_report(rep, tmp_path)
+    assert json.loads((tmp_path / "report.json").read_text())["audits"][0]["epsilon_lb"] == 0.8
+    assert "0.8" in (tmp_path / "report.html").read_text()
+    assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == ["epsilon-table.png"]
