@@ -102,6 +102,10 @@ def _headline(kind: str, audit: dict) -> str:
         if c.get("delta") is not None:
             parts.append(f"δ = {_f(c.get('delta'))}")
         return ", ".join(parts)
+    if kind == "one-run":
+        c = _claim(audit)
+        return (f"ε_lb = {_f(audit.get('epsilon_lb'))} vs claimed ε = {_f(c.get('epsilon'))} "
+                f"({audit.get('correct')}/{audit.get('guesses')} canary guesses correct, m = {audit.get('m')})")
     if kind == "calibration":
         c = _claim(audit)
         return (f"exact ε = {_f(audit.get('epsilon_exact'))} vs claimed ε = {_f(c.get('epsilon'))} at "
@@ -460,6 +464,11 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
             c = _claim(a)  # analytic: the exact ε of the noise in use, no sampling, nothing to certify
             rows.append([str(i), str(a.get("target", "")), _f(c.get("epsilon")), _f(c.get("delta")),
                          _f(a.get("epsilon_exact")), "— (analytic)", "—", "—", str(a.get("verdict"))])
+            continue
+        if a.get("kind") == "one-run" and a.get("verdict") != "error":
+            c = _claim(a)
+            rows.append([str(i), str(a.get("target", "")), _f(c.get("epsilon")), _f(c.get("delta")), "—",
+                         _f(a.get("epsilon_lb")), "—", f"{a.get('m')} canaries, 1 run", str(a.get("verdict"))])
             continue
         if a.get("kind") != "tradeoff" or a.get("verdict") == "error":
             continue

@@ -729,6 +729,35 @@ def run_learner_reconstruction(params: dict, rng: np.random.Generator):
     return audit_reconstruction(_ScalarInputRelease(view), params["attacker"], None, labels, **kw)
 
 
+@register_task_kind(
+    "one-run-label",
+    fields={
+        "m": Field("int", 1000, low=10, samples=True, doc="label canaries in the single training run"),
+        "epsilon": Field("float", 1.0, low=0.0, closed="neither", doc="claimed ε of the DP-SGD run"),
+        "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither"),
+        "clip": Field("float", 1.0, low=0.0, closed="neither"),
+        "epochs": Field("int", 10, low=1),
+        "lr": Field("float", 0.05, low=0.0, closed="neither"),
+        "adjacency": Field("str", "label", choices=("label", "replace-one", "add-remove"),
+                           doc="neighbouring relation DP-SGD is calibrated for"),
+        "confidence": _CONF,
+    },
+    target=lambda p: f"DP-SGD one run, {p['m']} label canaries, ε={p['epsilon']:g}",
+)
+def run_one_run_label(params: dict, rng: np.random.Generator):
+    """One DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023)."""
+    from .learner_audits import one_run_label_audit
+
+    kw = {k: params[k] for k in ("m", "epsilon", "delta", "clip", "epochs", "lr", "adjacency", "confidence")}
+    bound = one_run_label_audit(**kw, rng=rng)
+    d = to_jsonable(bound)
+    d["epsilon_lb"] = d.pop("epsilon")
+    claim = {"epsilon": params["epsilon"], "delta": params["delta"], "adjacency": params["adjacency"]}
+    # Like a trade-off audit: a violation iff the lower confidence bound exceeds the claim.
+    return {"kind": "one-run", "claim": claim, "verdict": "violation" if d["epsilon_lb"] > claim["epsilon"] else "pass",
+            **d, "notes": ["one training run; the bound is valid but loose by design (m canaries, r guesses)"]}
+
+
 #: Experiments runnable by the ``utility`` kind: name -> "module:function" (ExperimentResult).
 EXPERIMENTS = {
     "modulated-figure1": "privaudit.audit.experiments.modulated_figure1:run_modulated_figure1",
