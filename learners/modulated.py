@@ -33,11 +33,43 @@ rounds are Gaussian, the composition is exactly sqrt(2ρ)-GDP, so
 round with basic composition (ε_t, δ_t) = (ε/T, δ/T); that claim is only proven for
 ε_t < 1 and is stated, not exact.
 
+Exact simulation from sufficient statistics (``simulation="sufficient"``). The server
+only uses Σ_i g̃_i g̃_iᵀ and Σ_i y_i g̃_i. Write one round as g̃_i = g_i + ξ_i with g_i
+the noise-free modulated row (it needs only the K × m phases) and stack
+A = [G, y] (K × (d + 1)) and the noise Ξ (K × d, iid N(0, σ²)). Then
+
+    Σ_i g̃_i g̃_iᵀ = GᵀG + GᵀΞ + ΞᵀG + ΞᵀΞ,    Σ_i y_i g̃_i = Gᵀy + Ξᵀy,
+
+so the round is a function of AᵀA (known given the phases) and of (AᵀΞ, ΞᵀΞ). Let
+Q (K × r) be an orthonormal basis of col(A), r = rank A, and P_A = QQᵀ. Because the
+law of Ξ is invariant under left rotations, W = QᵀΞ (r × d) has iid N(0, σ²) entries,
+the part Ξ⊥ = (I − P_A)Ξ is an iid Gaussian matrix in the (K − r)-dimensional
+complement and independent of W, and
+
+    AᵀΞ = AᵀQ W,    ΞᵀΞ = WᵀW + Ξ⊥ᵀΞ⊥,    Ξ⊥ᵀΞ⊥ ~ Wishart_d(K − r, σ² I).
+
+We never form Q: with the column scaling S = diag(‖a_j‖) and the eigen-decomposition
+S⁻¹AᵀAS⁻¹ = U Λ Uᵀ restricted to the r eigenvalues above the rounding floor,
+Q = A P with P = S⁻¹ U_r Λ_r^{−1/2}, and AᵀQ = S U_r Λ_r^{1/2}. The Wishart factor is
+drawn by the Bartlett decomposition, Ξ⊥ᵀΞ⊥ = FᵀF with F = σR upper triangular
+(:func:`sample_noise_projection`). The joint law of the round's two sums is therefore
+reproduced exactly, conditionally on the phases and hence also marginally; the only
+difference from materialising every release is floating-point rounding (and the rank
+decision for numerically rank-deficient A, which moves at most one degree of freedom
+between W and the Wishart part). Cost per round: O(K·d²) for AᵀA, accumulated over
+blocks, plus O(d³), instead of K·d Gaussian draws. ``simulation="clients"`` draws
+every release (needed for ``store_transcript``); the two paths use different random
+numbers, so for one ``random_state`` they give different (identically distributed)
+fits, with the same bases.
+
 Streaming and randomness. Clients are processed in blocks of :data:`BLOCK` rows. The
 random numbers of block b in round t come from ``SeedSequence(entropy, spawn_key=(t, 1 + b))``
 and the basis of round t from spawn key (t, 0), and block sums are added in block
 order, so results are bit-identical for every ``chunk_size`` (which only sets how
-many rows are read at a time; it is rounded up to a multiple of BLOCK). Memory is
+many rows are read at a time; it is rounded up to a multiple of BLOCK). The
+sufficient path draws the phases of block b from key (t, 1 + b, 1), the round's
+(W, Wishart) from key (t, 0, 1) and, for inference only, the auxiliary Gaussians of
+block b from key (t, 1 + b, 2). Memory is
 O(d² + chunk·d). X and y may be any arrays with ``shape`` and slicing (numpy,
 memmap, dask).
 
@@ -51,7 +83,18 @@ A_t = I − η_t Σ̄ and B_t = (A_{T−1} ⋯ A_{t+1}) η_t,
 where Ω = Cov(ψ_i,t) (sampling + privacy noise, fresh each round) and S = Cov(ψ_i,t, ψ_i,s)
 for t ≠ s (the sampling part, shared by all rounds because the data are the same).
 Both are estimated at β̂ from the releases of the last two rounds, regenerated from
-their seeds (post-processing: a real server would keep them). For the one-shot
+their seeds (post-processing: a real server would keep them). On the sufficient path
+the releases were never drawn, so they are drawn from their exact conditional law
+given the round's sums: conditionally on (W, Ξ⊥ᵀΞ⊥ = FᵀF), Ξ = QW + E F where E
+(K × d) is a Haar-distributed orthonormal frame of col(A)^⊥, independent of F (the
+QR factorisation Ξ⊥ = E F of a Gaussian matrix has independent factors). E is built
+from an auxiliary K × d Gaussian N: N⊥ = (I − P_A)N = E R′ with R′ the Cholesky
+factor of NᵀN − (QᵀN)ᵀ(QᵀN), so Ξ = A P (W − QᵀN R′⁻¹F) + N R′⁻¹F, computed in two
+streaming passes (when K − r < d the complement basis is formed in memory, K being
+< 2d + 2). The regenerated releases reproduce the round's sums up to rounding and
+have jointly the law of the client path, so ``cov_params_`` has the same
+distribution on both paths; the inference pass costs 4 (rather than 2) rounds of
+K·d Gaussian draws. For the one-shot
 estimator this is the M-estimation sandwich H⁻¹ Ω H⁻¹ / K with H = Σ_x + γI. The
 intervals are for the population coefficient of a linear model with i.i.d. clients
 (for γ > 0, for the ridge-shrunk target), and assume the iteration has converged:
@@ -90,6 +133,7 @@ from privaudit.mechanisms.validation import (
 BLOCK = 32768
 CORRECTIONS = ("derived", "seed", "none")
 CALIBRATIONS = ("zcdp", "classical")
+SIMULATIONS = ("auto", "sufficient", "clients")
 
 
 # --------------------------------------------------------------------------------------
@@ -284,6 +328,99 @@ def estimating_functions(releases: np.ndarray, y: np.ndarray, beta: np.ndarray, 
 
 
 # --------------------------------------------------------------------------------------
+# exact simulation from sufficient statistics
+# --------------------------------------------------------------------------------------
+def modulated_rows(mechanism: ModulatedMechanism, X: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """Noise-free rows g_V(x_i; φ_i) for validated float X (n, d) and phases (n, m).
+
+    The same formula as :meth:`ModulatedMechanism.map`, without re-validating X: the
+    learners call it once per block of already checked rows.
+    """
+    out = (1 - mechanism.alpha) * X
+    out += (mechanism.lam / mechanism.n_vectors) * np.cos(mechanism.angles(X, phase)) @ mechanism.basis.T
+    return out
+
+
+@dataclass(frozen=True)
+class NoiseProjection:
+    """One exact draw of what the server sees of a round's noise Ξ (K × d) given A = [G, y].
+
+    Attributes
+    ----------
+    P : ndarray (p, r)
+        Q = A P (K × r) is an orthonormal basis of col(A), r = rank A, p = d + 1.
+    W : ndarray (r, d)
+        QᵀΞ, iid N(0, σ²).
+    F : ndarray (q, d)
+        Ξᵀ(I − P_A)Ξ = FᵀF: q = d and F = σ Rᵀ (Bartlett, upper triangular) when
+        K − r ≥ d, else q = K − r and F = σ × (q × d standard normals).
+    n_perp : int
+        K − r, the Wishart degrees of freedom.
+    cross : ndarray (p, d)
+        AᵀΞ = AᵀQ W.
+    gram : ndarray (d, d)
+        ΞᵀΞ = WᵀW + FᵀF.
+    """
+
+    P: np.ndarray
+    W: np.ndarray
+    F: np.ndarray
+    n_perp: int
+    cross: np.ndarray
+    gram: np.ndarray
+
+
+def sample_noise_projection(gram_A, n_rows: int, dim: int, sigma: float, rng=None) -> NoiseProjection:
+    """Draw (AᵀΞ, ΞᵀΞ) exactly, for Ξ (n_rows × dim) iid N(0, σ²), from AᵀA alone.
+
+    See the module docstring for the derivation. Rank: with S = diag(‖a_j‖) (1 for
+    zero columns) and S⁻¹AᵀAS⁻¹ = UΛUᵀ, eigenvalues above max(Λ)·p·64·ε (the rounding
+    floor of a symmetric eigen-decomposition of a p × p matrix with unit diagonal) span
+    col(A). The Wishart_dim(n, σ²I) part, n = n_rows − r, is σ²RᵀR with R upper
+    triangular, R_ii² ~ χ²(n − i) (i = 0, …, dim − 1) and R_ij ~ N(0, 1) for i < j
+    (Bartlett decomposition, i.e. the R factor of the QR of an n × dim Gaussian); for
+    n < dim the n × dim Gaussian itself is drawn. Draw order: W, then the Wishart part.
+
+    Parameters
+    ----------
+    gram_A : array (p, p)
+        AᵀA, symmetric positive semi-definite.
+    n_rows : int
+        K, the number of rows of A and Ξ.
+    dim : int
+        d, the number of columns of Ξ.
+    sigma : float
+        Noise standard deviation σ.
+    rng : int, Generator or None
+
+    Returns
+    -------
+    NoiseProjection
+    """
+    rng = np.random.default_rng(rng)
+    gram_A = np.asarray(gram_A, dtype=float)
+    p = gram_A.shape[0]
+    scale = np.sqrt(np.clip(np.diag(gram_A), 0, None))
+    scale[scale == 0] = 1.0
+    lam, U = np.linalg.eigh(gram_A / np.outer(scale, scale))
+    keep = lam > max(float(lam[-1]), 0.0) * p * 64 * np.finfo(float).eps if lam[-1] > 0 else np.zeros(p, bool)
+    lam, U = lam[keep], U[:, keep]
+    r = int(keep.sum())
+    P = (U / np.sqrt(lam)) / scale[:, None]
+    AtQ = (U * np.sqrt(lam)) * scale[:, None]
+    W = sigma * rng.standard_normal((r, dim))
+    n = int(n_rows) - r
+    if n >= dim:
+        F = np.zeros((dim, dim))
+        F[np.diag_indices(dim)] = np.sqrt(rng.chisquare(n - np.arange(dim)))
+        F[np.triu_indices(dim, 1)] = rng.standard_normal(dim * (dim - 1) // 2)
+        F *= sigma
+    else:
+        F = sigma * rng.standard_normal((max(n, 0), dim))
+    return NoiseProjection(P=P, W=W, F=F, n_perp=n, cross=AtQ @ W, gram=W.T @ W + F.T @ F)
+
+
+# --------------------------------------------------------------------------------------
 # learners
 # --------------------------------------------------------------------------------------
 class _ModulatedBase(RegressorMixin, BaseEstimator):
@@ -302,6 +439,19 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={self.calibration!r}")
         if self.chunk_size is not None:
             check_int("chunk_size", self.chunk_size)
+        self._simulation()
+
+    def _simulation(self) -> str:
+        """The resolved simulation path ("auto": clients iff a transcript is stored)."""
+        if self.simulation not in SIMULATIONS:
+            raise InvalidParameterError(f"simulation must be one of {SIMULATIONS}, got simulation={self.simulation!r}")
+        if self.simulation == "sufficient" and self.store_transcript:
+            raise InvalidParameterError(
+                "store_transcript=True needs every client's release, which simulation='sufficient' never draws; "
+                "use simulation='clients' (or 'auto')")
+        if self.simulation == "auto":
+            return "clients" if self.store_transcript else "sufficient"
+        return self.simulation
 
     def _template(self, dim: int) -> ModulatedMechanism:
         """Round mechanism (basis set per round) with σ_t from the split budget; also sets ``claim``."""
@@ -336,18 +486,81 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
                 transcript[t, b * BLOCK : b * BLOCK + len(yb)] = g
         return gram, cross
 
-    def _psi_moments(self, X, y, mechs, rounds, root, beta):
-        """Ω (own-round covariance) and S (cross-round covariance) of ψ at β, from rounds ``rounds``."""
+    def _client_releaser(self, mech, root, t):
+        """Block releases of round t on the client path, regenerated from their keys."""
+        return lambda b, Xb, yb: mech.release(Xb, keyed_rng(root, t, 1 + b))
+
+    def _design_block(self, mech, root, t, b, Xb, yb) -> np.ndarray:
+        """A_b = [G_b, y_b] of round t on the sufficient path (phases from key (t, 1 + b, 1))."""
+        phase = keyed_rng(root, t, 1 + b, 1).random((len(yb), mech.n_vectors)) * (2 * np.pi)
+        A = np.empty((len(yb), mech.dim + 1))
+        A[:, :-1] = modulated_rows(mech, Xb, phase)
+        A[:, -1] = yb
+        return A
+
+    def _sufficient_sums(self, X, y, mech, root, t):
+        """Σ g̃g̃ᵀ and Σ y g̃ of round t drawn exactly from AᵀA (see the module docstring)."""
+        D = mech.dim
+        gram_A = np.zeros((D + 1, D + 1))
+        K = 0
+        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+            A = self._design_block(mech, root, t, b, Xb, yb)
+            gram_A += A.T @ A
+            K += len(yb)
+        proj = sample_noise_projection(gram_A, K, D, mech.sigma, keyed_rng(root, t, 0, 1))
+        GtXi = proj.cross[:D]
+        gram = gram_A[:D, :D] + GtXi + GtXi.T + proj.gram
+        cross = gram_A[:D, D] + proj.cross[D]
+        return gram, cross, proj
+
+    def _sufficient_releaser(self, X, y, mech, root, t, proj: NoiseProjection):
+        """Block releases of round t with their exact law given the round's sums (module docstring).
+
+        Ξ = Q W + E F, E a Haar frame of col(A)^⊥ built from auxiliary Gaussians N
+        (key (t, 1 + b, 2)): Ξ_b = A_b H + N_b T with T = R′⁻¹F, H = P(W − QᵀN T).
+        """
+        D = mech.dim
+        if proj.n_perp < D:
+            # K < r + d ≤ 2d + 2 rows: form an orthonormal basis of the complement in memory.
+            A = np.vstack([self._design_block(mech, root, t, b, Xb, yb)
+                           for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept)])
+            Q = A @ proj.P
+            E = np.linalg.qr(Q, mode="complete")[0][:, Q.shape[1]:] if Q.shape[1] else np.eye(len(A))
+            G = A[:, :-1] + Q @ proj.W + E @ proj.F
+            return lambda b, Xb, yb: G[b * BLOCK : b * BLOCK + len(yb)]
+        AtN, NtN = np.zeros((D + 1, D)), np.zeros((D, D))
+        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+            A = self._design_block(mech, root, t, b, Xb, yb)
+            N = keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D))
+            AtN += A.T @ N
+            NtN += N.T @ N
+        QtN = proj.P.T @ AtN
+        R = np.linalg.cholesky(NtN - QtN.T @ QtN).T  # N⊥ᵀN⊥ = RᵀR
+        T = np.linalg.solve(R, proj.F)  # d × d; scipy's solve_triangular has ms-scale call overhead here
+        H = proj.P @ (proj.W - QtN @ T)
+
+        def release(b, Xb, yb):
+            A = self._design_block(mech, root, t, b, Xb, yb)
+            out = A[:, :-1] + A @ H
+            out += keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D)) @ T
+            return out
+
+        return release
+
+    def _psi_moments(self, X, y, mechs, releasers, beta):
+        """Ω (own-round covariance) and S (cross-round covariance) of ψ at β.
+
+        ``releasers`` holds one or two functions (b, X_b, y_b) -> releases of a round.
+        """
         D = len(beta)
         K = X.shape[0]
-        sums = [np.zeros(D) for _ in rounds]
+        sums = [np.zeros(D) for _ in releasers]
         own = np.zeros((D, D))
         cross = np.zeros((D, D))
         for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
             psis = []
-            for t in rounds:
-                g = mechs[t].release(Xb, keyed_rng(root, t, 1 + b))
-                psis.append(estimating_functions(g, yb, beta, mechs[t]))
+            for mech, release in zip(mechs, releasers):
+                psis.append(estimating_functions(release(b, Xb, yb), yb, beta, mech))
             for j, p in enumerate(psis):
                 sums[j] += p.sum(axis=0)
                 own += p.T @ p
@@ -355,12 +568,20 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
                 c = psis[0].T @ psis[1]
                 cross += c + c.T
         means = [s / K for s in sums]
-        omega = own / (K * len(rounds)) - sum(np.outer(m, m) for m in means) / len(rounds)
-        if len(rounds) == 2:
+        omega = own / (K * len(releasers)) - sum(np.outer(m, m) for m in means) / len(releasers)
+        if len(releasers) == 2:
             S = cross / (2 * K) - (np.outer(means[0], means[1]) + np.outer(means[1], means[0])) / 2
         else:
             S = None
         return omega, S
+
+    def _simulate_round(self, X, y, mech, root, t, transcript):
+        """Raw sums of round t and a factory of its block releases (for the inference pass)."""
+        if self.simulation_ == "clients":
+            gram, cross = self._round_sums(X, y, mech, root, t, transcript)
+            return gram, cross, lambda: self._client_releaser(mech, root, t)
+        gram, cross, proj = self._sufficient_sums(X, y, mech, root, t)
+        return gram, cross, lambda: self._sufficient_releaser(X, y, mech, root, t, proj)
 
     def _setup_fit(self, X, y):
         self._check_params()
@@ -368,6 +589,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         D = X.shape[1] + (1 if self.fit_intercept else 0)
         template = self._template(D)
         root = root_seed(self.random_state)
+        self.simulation_ = self._simulation()
         return X, y, D, template, root
 
     def _finish(self, beta: np.ndarray, cov: np.ndarray | None) -> None:
@@ -455,10 +677,19 @@ class ModulatedRegressor(_ModulatedBase):
         Keep all releases as ``transcript_`` (T, K, d); memory O(TKd).
     inference : bool
         Estimate ``cov_params_`` (one extra pass regenerating the last two rounds).
+    simulation : {"auto", "sufficient", "clients"}
+        How rounds are simulated. "sufficient" draws each round's two server sums
+        exactly from AᵀA, A = [G, y], without the K × d noise matrix (O(K·d²) per
+        round; see the module docstring); "clients" draws every client's release.
+        Both give the same distribution of every fitted quantity, from different
+        random numbers. "auto" (default) is "clients" when ``store_transcript`` is
+        set (which needs the releases; "sufficient" with it raises) and "sufficient"
+        otherwise.
 
     Attributes
     ----------
     coef_, intercept_, params_ : fitted parameters (params_ includes the intercept last).
+    simulation_ : str, the resolved simulation path.
     claim : PrivacyClaim of the whole transcript (adjacency "l2<=1").
     round_sigma_ : ndarray (T,) noise std per round.
     round_mechanisms_ : list of ModulatedMechanism, one per round, with its basis.
@@ -473,7 +704,7 @@ class ModulatedRegressor(_ModulatedBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, rounds=10,
                  step=0.8, radius=10.0, conversion="gaussian", calibration="zcdp", chunk_size=None,
-                 fit_intercept=False, random_state=None, store_transcript=False, inference=True):
+                 fit_intercept=False, random_state=None, store_transcript=False, inference=True, simulation="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -490,6 +721,7 @@ class ModulatedRegressor(_ModulatedBase):
         self.random_state = random_state
         self.store_transcript = store_transcript
         self.inference = inference
+        self.simulation = simulation
 
     def _n_rounds(self) -> int:
         return check_int("rounds", self.rounds)
@@ -503,10 +735,11 @@ class ModulatedRegressor(_ModulatedBase):
         K = X.shape[0]
         transcript = np.empty((T, K, D)) if self.store_transcript else None
         beta = np.zeros(D)
-        path, mechs, stats, etas = [beta.copy()], [], [], []
+        path, mechs, stats, etas, releasers = [beta.copy()], [], [], [], []
         for t in range(T):
             mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, t, 0)))
-            gram, cross = self._round_sums(X, y, mech, root, t, transcript)
+            gram, cross, releaser = self._simulate_round(X, y, mech, root, t, transcript)
+            releasers = (releasers + [releaser])[-2:]  # the inference pass uses the last two rounds
             st = debias_moments(gram, cross, K, mech)
             top = float(np.linalg.eigvalsh(st.Sigma_x)[-1])
             eta = c / top if top > 0 else c
@@ -532,8 +765,7 @@ class ModulatedRegressor(_ModulatedBase):
         # On the boundary the linearisation behind cov_params_ does not hold.
         self.radius_active_ = bool(np.linalg.norm(beta) >= radius * (1 - 1e-12))
         if self.inference:
-            last = (T - 2, T - 1) if T >= 2 else (T - 1,)
-            omega, S = self._psi_moments(X, y, mechs, last, root, beta)
+            omega, S = self._psi_moments(X, y, mechs[-len(releasers):], [r() for r in releasers], beta)
             Bs = []
             tail = np.eye(D)
             for t in range(T - 1, -1, -1):  # B_t = (A_{T-1} ... A_{t+1}) η_t
@@ -552,7 +784,9 @@ class OneShotModulatedRegressor(_ModulatedBase):
     """One-shot modulated regression: one release, β̂ = (Σ_x + γI)⁻¹ Z (seed 000, §5).
 
     Parameters are those of :class:`ModulatedRegressor` without the iteration
-    (``rounds``, ``step``, ``radius``), plus ``ridge`` γ ≥ 0 and ``psd``. With one
+    (``rounds``, ``step``, ``radius``), plus ``ridge`` γ ≥ 0 and ``psd``
+    (``simulation`` as there: the one release is drawn exactly from its sufficient
+    statistics unless ``store_transcript`` or ``simulation="clients"``). With one
     Gaussian release, ``conversion="gaussian"`` equals the analytic calibration.
 
     ``psd=False`` is the seed's formula. At small ε the debiased Σ_x is often
@@ -563,14 +797,14 @@ class OneShotModulatedRegressor(_ModulatedBase):
 
     Attributes
     ----------
-    coef_, intercept_, params_, claim, round_sigma_ (1,), round_mechanisms_ (1 mechanism),
+    coef_, intercept_, params_, claim, simulation_, round_sigma_ (1,), round_mechanisms_ (1 mechanism),
     round_stats_, transcript_ (1, K, d) with ``store_transcript``, cov_params_, bse_,
     tvalues_, pvalues_ (sandwich H⁻¹ Ω H⁻¹/K, H = Σ_x + γI).
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, ridge=1.0,
                  psd=False, conversion="gaussian", calibration="zcdp", chunk_size=None, fit_intercept=False,
-                 random_state=None, store_transcript=False, inference=True):
+                 random_state=None, store_transcript=False, inference=True, simulation="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -586,6 +820,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
         self.random_state = random_state
         self.store_transcript = store_transcript
         self.inference = inference
+        self.simulation = simulation
 
     def fit(self, X, y) -> "OneShotModulatedRegressor":
         """Simulate one release per client and solve the ridge system; returns self."""
@@ -594,7 +829,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
         K = X.shape[0]
         transcript = np.empty((1, K, D)) if self.store_transcript else None
         mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, 0, 0)))
-        gram, cross = self._round_sums(X, y, mech, root, 0, transcript)
+        gram, cross, releaser = self._simulate_round(X, y, mech, root, 0, transcript)
         st = debias_moments(gram, cross, K, mech)
         sigma_x = st.Sigma_x
         if self.psd:
@@ -611,7 +846,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
             self.transcript_ = transcript
         cov = None
         if self.inference:
-            omega, _ = self._psi_moments(X, y, [mech], (0,), root, beta)
+            omega, _ = self._psi_moments(X, y, [mech], [releaser()], beta)
             Hinv = np.linalg.pinv(H)
             cov = Hinv @ omega @ Hinv.T / K
         self._finish(beta, cov)

@@ -41,9 +41,11 @@ def _band(n: int) -> tuple[float, float]:
 
 
 CASES = [(ModulatedRegressor, {"rounds": 10, "step": 1.0}), (OneShotModulatedRegressor, {"ridge": 0.0})]
+# the default simulation is "sufficient" (inference from releases drawn given the round sums); check both paths
+QUICK = CASES + [(ModulatedRegressor, {"rounds": 10, "step": 1.0, "simulation": "clients"})]
 
 
-@pytest.mark.parametrize("cls, kw", CASES)
+@pytest.mark.parametrize("cls, kw", QUICK)
 def test_coverage_quick(cls, kw):
     n = 150
     cov = coverage(cls, n, K=8000, seed=1, **kw)
