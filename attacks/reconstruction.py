@@ -50,6 +50,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
+from privaudit.mechanisms.modulated import cosine_gaussian_logpdf
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int, check_positive
 
 from .priors import DiscretePrior, GaussianPrior
@@ -60,22 +61,11 @@ _CHUNK = 8192
 
 
 # --- shared pieces -----------------------------------------------------------------------------
-def _arcsine_gaussian_logpdf_exact(u: np.ndarray, amplitude: float, sigma: float) -> np.ndarray:
-    q = int(min(4096, max(256, math.ceil(40 * amplitude / sigma))))
-    c = amplitude * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
-    out = np.empty(u.shape)
-    flat, res = u.ravel(), out.reshape(-1)
-    step = max(1, 2_000_000 // q)
-    for s in range(0, flat.size, step):
-        res[s : s + step] = logsumexp(-0.5 * ((flat[s : s + step, None] - c) / sigma) ** 2, axis=-1)
-    return out - math.log(q * sigma * math.sqrt(2 * math.pi))
-
-
 @lru_cache(maxsize=64)
 def _arcsine_gaussian_table(amplitude: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     half = amplitude + 40 * sigma
     u = np.linspace(-half, half, int(min(400_001, math.ceil(2 * half / (sigma / 50)) + 1)))
-    return u, _arcsine_gaussian_logpdf_exact(u, amplitude, sigma)
+    return u, cosine_gaussian_logpdf(u, amplitude, sigma)
 
 
 def arcsine_gaussian_logpdf(u, amplitude: float, sigma: float) -> np.ndarray:
@@ -94,7 +84,7 @@ def arcsine_gaussian_logpdf(u, amplitude: float, sigma: float) -> np.ndarray:
     out = np.interp(u, grid, logp)
     far = np.abs(u) > grid[-1]
     if np.any(far):
-        out[far] = _arcsine_gaussian_logpdf_exact(u[far], amplitude, sigma)
+        out[far] = cosine_gaussian_logpdf(u[far], amplitude, sigma)
     return out
 
 
