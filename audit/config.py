@@ -92,8 +92,8 @@ class Field:
     Parameters
     ----------
     type : {"float", "int", "str", "bool", "array", "strings", "table"}
-        ``"array"`` is a (nested) list of numbers, kept as lists so that the
-        configuration stays plain data; ``"strings"`` a list of strings;
+        ``"array"`` is a (nested) list of numbers or a single number, kept as
+        lists/floats so that the configuration stays plain data; ``"strings"`` a list of strings;
         ``"table"`` an inline TOML table (a dict).
     default : Any
         Value when the key is absent; :data:`REQUIRED` makes the key mandatory.
@@ -130,7 +130,7 @@ class Field:
 
 _TYPE_NAMES = {
     "float": "a number", "int": "an integer", "str": "a string", "bool": "a boolean (true/false)",
-    "array": "an array of numbers", "strings": "an array of strings", "table": "a table",
+    "array": "a number or an array of numbers", "strings": "an array of strings", "table": "a table",
 }
 
 
@@ -170,7 +170,8 @@ def coerce_field(path: str, field: Field, value: Any) -> Any:
         if not isinstance(value, bool):
             raise _type_error(path, field, value)
     elif t == "array":
-        if not isinstance(value, list) or not _is_number_array(value):
+        # a bare number is a 0-d input (e.g. a category of randomised response)
+        if not _is_number_array(value):
             raise _type_error(path, field, value)
         value = _floats(value)
     elif t == "strings":

@@ -1,0 +1,96 @@
+"""The built-in task kinds end to end (small sizes): what each adapter runs and how its verdict is formed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from privaudit.audit.config import ConfigError, ConfigTypeError, ConfigValueError, parse_config
+from privaudit.audit.runner import run_config
+from privaudit.mechanisms import GaussianMechanism
+
+
+def run(audits, tmp_path, **kw):
+    cfg = parse_config({"name": "kinds", "seed": 2, "audits": audits})
+    return run_config(cfg, out=tmp_path, figures=False, use_cache=False, **kw).report
+
+
+def test_calibration_is_analytic_and_negative_controls_invert_the_verdict(tmp_path):
+    classical10 = {"name": "gaussian", "epsilon": 10.0, "delta": 1e-5, "calibration": "classical"}
+    rep = run([
+        {"kind": "calibration", "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}},
+        {"kind": "calibration", "mechanism": classical10},
+        {"kind": "calibration", "mechanism": classical10, "expect": "violation"},
+    ], tmp_path)
+    a, b, c = rep["audits"]
+    exact = GaussianMechanism(epsilon=10.0, delta=1e-5, calibration="classical").exact_epsilon(1e-5)
+    assert a["verdict"] == "pass" and a["epsilon_exact"] == pytest.approx(1.0, rel=1e-6)
+    assert b["verdict"] == "violation" and b["epsilon_exact"] == pytest.approx(exact, rel=1e-9) and exact > 10
+    assert c["verdict"] == "pass" and c["audit_verdict"] == "violation" and c["expect"] == "violation"
+    assert any("negative control" in n for n in c["notes"])
+    assert rep["summary"]["status"] == "violation"
+
+
+def test_tradeoff_worst_case_pair_and_explicit_pair(tmp_path):
+    mech = {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}
+    # same position (task 0) and seed: the worst-case pair of a 1-d Gaussian is (0, Δ), so the same numbers
+    (a,) = run([{"kind": "tradeoff", "mechanism": mech, "n": 4000}], tmp_path / "a")["audits"]
+    (b,) = run([{"kind": "tradeoff", "mechanism": mech, "x": [0.0], "x_prime": [1.0], "n": 4000}],
+               tmp_path / "b")["audits"]
+    assert a["epsilon_lb"] == b["epsilon_lb"] and a["fpr"] == b["fpr"] and a["verdict"] == b["verdict"] == "pass"
+    assert a["epsilon_exact"] == pytest.approx(1.0, rel=1e-6) and 0 < a["epsilon_lb"] <= 1.0
+    # scalar inputs (randomised response takes a category, not a vector)
+    (rr,) = run([{"kind": "tradeoff", "mechanism": {"name": "randomized-response", "epsilon": 1.0},
+                  "x": -1.0, "x_prime": 1.0, "n": 4000}], tmp_path / "rr")["audits"]
+    assert rr["verdict"] == "pass" and 0 < rr["epsilon_lb"] <= 1.0
+    # a different position in the file is a different child seed
+    rep = run([{"kind": "calibration", "mechanism": mech}, {"kind": "tradeoff", "mechanism": mech, "n": 4000}],
+              tmp_path / "c")
+    assert rep["audits"][1]["fpr"] != a["fpr"]
+
+
+def test_bias_kind_with_a_user_sampler(tmp_path, monkeypatch):
+    (tmp_path / "my_estimators.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        def draw(n, rng):
+            return rng.normal([1.0, -2.0], 1.0, size=(n, 2))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rep = run([
+        {"kind": "bias", "sampler": "my_estimators:draw", "target_value": [1.0, -2.0], "n": 20000},
+        {"kind": "bias", "sampler": "my_estimators:draw", "target_value": [1.2, -2.0], "n": 20000},
+    ], tmp_path / "out")
+    ok, biased = rep["audits"]
+    assert ok["verdict"] == "pass" and biased["verdict"] == "fail"
+    assert biased["bias"][0] == pytest.approx(-0.2, abs=5 * np.sqrt(1 / 20000))
+    with pytest.raises(ConfigValueError, match="audits\\[0\\].sampler"):
+        parse_config({"audits": [{"kind": "bias", "sampler": "my_estimators:nothing", "target_value": [0.0]}]})
+
+
+def test_learner_tables_are_validated(tmp_path):
+    def learner(**table):
+        return {"audits": [{"kind": "learner-tradeoff", "learner": table}]}
+
+    with pytest.raises(ConfigError, match="did you mean 'ModulatedRegressor'"):
+        parse_config(learner(name="ModulatedRegresor"))
+    with pytest.raises(ConfigError, match="audits\\[0\\].learner.epsilom = 1.0; did you mean 'epsilon'"):
+        parse_config(learner(name="ModulatedRegressor", epsilom=1.0))
+    # keyword arguments forwarded by **kwargs to a base class are known too
+    parse_config(learner(name="CondDPRegressor", epsilon=1.0, clip=0.5, switch_epoch=2))
+    with pytest.raises(ConfigValueError, match="has no learner audit|unknown"):
+        parse_config(learner(name="RROnBinsRegressor"))
+
+
+def test_utility_params_are_checked_against_the_experiment(tmp_path):
+    pytest.importorskip("privaudit.audit.experiments.iwp_figure1")
+    with pytest.raises(ConfigError, match="audits\\[0\\].params.smal = True; did you mean 'small'"):
+        parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure1", "params": {"smal": True}}]})
+    with pytest.raises(ConfigTypeError, match="audits\\[0\\].params.small"):
+        parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure1", "params": {"small": "yes"}}]})
+    with pytest.raises(ConfigError, match="random_state"):  # randomness comes from the run's seed only
+        parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure1", "params": {"random_state": 3}}]})
+    with pytest.raises(ConfigValueError, match="did you mean 'iwp-figure1'"):
+        parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure"}]})
