@@ -198,7 +198,12 @@ def _listing(what: str) -> dict[str, dict[str, str]]:
     if what in ("all", "learners"):
         from privaudit import learners
 
-        sections["learners"] = {name: f"privaudit.learners.{mod}" for name, mod in sorted(learners._LAZY.items())}
+        # the estimators (capitalised public names), and which of them the learner-* kinds audit
+        sections["learners"] = {
+            name: f"privaudit.learners.{mod}" + (" (learner-tradeoff, learner-reconstruction)"
+                                                 if name in tasks.LEARNER_FAMILY else "")
+            for name, mod in sorted(learners._LAZY.items()) if name[:1].isupper()
+        }
     if what in ("all", "attackers"):
         from privaudit import attacks
 
