@@ -563,14 +563,14 @@ def run_calibration(params: dict, rng: np.random.Generator):
 #: Learner names usable in ``learner = { name = ..., <hyperparameters> }`` tables.
 LEARNERS = {name: f"privaudit.learners.{mod}:{name}" for name, mod in {
     "ModulatedRegressor": "modulated", "OneShotModulatedRegressor": "modulated",
-    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp",
+    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp", "NoisySGDRegressor": "iwp",
     "CondDPRegressor": "conddp", "DPSGDRegressor": "conddp",
 }.items()}
 #: Which audit view applies to each learner: the modulated transcript (seed 000), the
 #: IWP record release (seed 001) or DP-SGD under label DP along a label canary (seed 002).
 LEARNER_FAMILY = {
     "ModulatedRegressor": "modulated", "OneShotModulatedRegressor": "modulated",
-    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp",
+    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp", "NoisySGDRegressor": "iwp",
     "CondDPRegressor": "dpsgd", "DPSGDRegressor": "dpsgd",
 }
 validate_learner = component_validator(LEARNERS)
