@@ -27,10 +27,6 @@ from collections.abc import Sequence
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors name the program and exit with code 2 (argparse's default)."""
-
-
 def _positive_float(text: str) -> float:
     try:
         v = float(text)
@@ -62,7 +58,7 @@ def _jobs(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="privaudit",
         description="Audit private machine learning: run a configuration's attacks and audits, get a report.",
         epilog="Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
@@ -71,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .tasks import privaudit_version
 
     parser.add_argument("--version", action="version", version=f"privaudit {privaudit_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     run = sub.add_parser(
@@ -107,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmark attackers against each other",
                            description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark.")
-    bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", parser_class=_Parser)
+    bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
     bsub.required = True
     # add_help=False: every option, --help included, goes to the benchmark's own parser.
     att = bsub.add_parser("attackers", help="compare attackers on the same mechanisms and samples", add_help=False,
