@@ -1,4 +1,4 @@
-"""The HTML report in a real browser: headless Chromium renders it, figures included.
+"""The HTML report of a real (small) run in a real browser: headless Chromium renders it, figures included.
 
 CI installs Debian's ``chromium`` (``.ci/run``); the test skips, saying why, only when
 no Chromium binary is on PATH.
@@ -23,8 +23,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from privaudit.audit.report import write_report
-from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
+from privaudit.audit.config import parse_config
+from privaudit.audit.runner import run_config
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (CI installs Debian's chromium)")
@@ -32,21 +32,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--hide-scrollbars", "--force-device-scale-factor=1"]
 
 
-def report() -> dict:
-    alpha = np.linspace(0, 1, 101)
-    exact = gaussian_tradeoff(0.8, alpha)
-    trade = {
-        "kind": "tradeoff", "target": "Gaussian", "verdict": "pass", "epsilon_lb": 0.5, "epsilon_exact": 1.0,
-        "claim": {"epsilon": 1.0, "delta": 1e-5, "adjacency": "l2<=1"}, "n": 10000, "n_eval": 9000,
-        "confidence": 0.95, "fpr": alpha.tolist(), "fnr": exact.tolist(), "alpha": alpha.tolist(),
-        "band": {"lower": np.clip(exact - 0.1, 0, 1).tolist(), "upper": np.clip(exact + 0.1, 0, 1).tolist()},
-        "claim_curve": tradeoff_curve(1.0, 1e-5, alpha).tolist(), "exact_curve": exact.tolist(),
-    }
-    return {
-        "schema": "privaudit.report/1", "name": "browser", "description": "", "source": "test", "config": {},
-        "seed": 0, "samples": 1.0, "seeds": [], "versions": {"privaudit": "test"},
-        "summary": {"status": "pass", "counts": {"pass": 1}, "n_audits": 1}, "audits": [trade],
-    }
+CONFIG = {
+    "name": "browser", "seed": 4, "description": "A small real run rendered in Chromium.",
+    "audits": [
+        {"kind": "tradeoff", "target": "Gaussian ε=1", "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5},
+         "n": 4000},
+        {"kind": "reconstruction", "target": "Gaussian, prior", "mechanism": {"name": "gaussian", "sigma": 1.0},
+         "prior": {"name": "gaussian", "mean": [0.0, 0.0], "cov": [[1.0, 0.0], [0.0, 1.0]]}, "n": 2000},
+        {"kind": "calibration", "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5,
+                                              "calibration": "classical"}},
+    ],
+}
 
 
 def chromium(*args, timeout=120) -> subprocess.CompletedProcess:
@@ -54,10 +50,10 @@ def chromium(*args, timeout=120) -> subprocess.CompletedProcess:
 
 
 def test_html_report_renders_in_headless_chromium(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html-report")
-    write_report(report(), out)
+    result = run_config(parse_config(CONFIG), out=tmp_path_factory.mktemp("reports"), use_cache=False)
+    out = result.out_dir
     n_figures = len(list((out / "figures").glob("[0-9]*.png")))
-    assert n_figures == 2  # trade-off curve and ROC (the ε table is an HTML table in the page)
+    assert n_figures == 3  # trade-off curve, ROC, reconstruction MSE (the ε table is an HTML table in the page)
     url = (out / "report.html").resolve().as_uri()
 
     dom = chromium("--dump-dom", url)
