@@ -186,7 +186,7 @@ def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]
         out += [report["description"], ""]
     out += [
         f"**Status: {s['status'].upper()}** ({s['n_audits']} audits: {counts})", "",
-        f"Seed {report['seed']}, samples ×{fmt(report['samples'])}, source `{report['source']}`, "
+        f"Seed {report['seed']}, samples ×{fmt(report['samples'])}, source `{report['source'] or 'inline'}`, "
         f"privaudit {report['versions'].get('privaudit')}.", "",
         "## Summary", "",
         _md_table(["#", "kind", "target", "verdict", "result"],
@@ -258,7 +258,7 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
         parts.append(f"<p>{e(report['description'])}</p>")
     parts += [
         f"<p><b>Status: {_verdict(s['status'])}</b> ({s['n_audits']} audits: {e(counts)})<br>",
-        f"Seed {report['seed']}, samples ×{e(fmt(report['samples']))}, source <code>{e(report['source'])}</code>, "
+        f"Seed {report['seed']}, samples ×{e(fmt(report['samples']))}, source <code>{e(report['source'] or 'inline')}</code>, "
         f"privaudit {e(str(report['versions'].get('privaudit')))}.</p>",
         "<h2>Summary</h2>",
         _html_table(["#", "kind", "target", "verdict", "result"],
