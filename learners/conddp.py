@@ -316,7 +316,9 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
 
             phases = [(name, k, Xin, None if f is None else (lambda ls, f=f: to_layers(f(from_layers(ls)))))
                       for name, k, Xin, f in plan]
-            out = from_layers(engine.train_mlp(to_layers(params), plan[0][2], yt, phases=phases))
+            # The embedding layer Θx is linear (no ReLU); the head's hidden layers have ReLUs.
+            relu = ((False,) if "W_in" in params else ()) + (True,) * len(self.hidden) + (False,)
+            out = from_layers(engine.train_mlp(to_layers(params), plan[0][2], yt, phases=phases, relu=relu))
         else:
             out = self._train_categorical(engine, params, plan, idx, yt, n_cat, e)
         self.params_ = {k: v.detach() for k, v in (to_plain(out) if plan[-1][0] == "conditioned" else out).items()}

@@ -370,11 +370,12 @@ class DPSGDEngine:
 
     def train_mlp(
         self, layers: list[tuple[torch.Tensor, torch.Tensor | None]], X: torch.Tensor, y: torch.Tensor,
-        *, phases: list | None = None,
+        *, phases: list | None = None, relu: tuple[bool, ...] | None = None,
     ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
         """Train a ReLU MLP (squared loss) with the ghost-norm clipped sums of :func:`mlp_clipped_grad_sum`.
 
-        ``layers`` is a list of ``(W, b)`` (``b`` may be None). ``phases`` optionally lists
+        ``layers`` is a list of ``(W, b)`` (``b`` may be None); ``relu`` flags the layers
+        followed by a ReLU (default all but the last). ``phases`` optionally lists
         ``(name, n_epochs, X_phase, to_next)`` for Switch-Cond-DP; ``to_next(layers) -> layers``
         re-parametrises when the phase starts. Same privacy as :meth:`train_functional`.
         """
@@ -406,7 +407,7 @@ class DPSGDEngine:
                     Xb, yb = Xp[idx], y[idx]
                 if Xb.shape[0] == 0:
                     return torch.zeros_like(theta)
-                grads, _ = mlp_clipped_grad_sum(unflat(theta), Xb, yb, clip)
+                grads, _ = mlp_clipped_grad_sum(unflat(theta), Xb, yb, clip, relu)
                 return torch.cat([g.reshape(-1) for g in grads])
             return fn
 
@@ -521,19 +522,30 @@ class DPSGDEngine:
         return unflat(out)
 
 
-def mlp_forward(layers: list[tuple[torch.Tensor, torch.Tensor | None]], x: torch.Tensor) -> torch.Tensor:
-    """ReLU MLP ``x -> W_L(...relu(W_1 x + b_1)...) + b_L``; returns the scalar output per row."""
+def _relu_flags(relu, n_layers):
+    if relu is None:
+        return (True,) * (n_layers - 1) + (False,)
+    relu = tuple(bool(r) for r in relu)
+    if len(relu) != n_layers:
+        raise InvalidParameterError(f"relu must have one flag per layer ({n_layers}), got {len(relu)}")
+    return relu
+
+
+def mlp_forward(layers: list[tuple[torch.Tensor, torch.Tensor | None]], x: torch.Tensor,
+                relu: tuple[bool, ...] | None = None) -> torch.Tensor:
+    """MLP ``x -> W_L(...σ(W_1 x + b_1)...) + b_L`` (σ = ReLU where ``relu[i]``); scalar output per row."""
+    relu = _relu_flags(relu, len(layers))
     h = x
     for i, (W, b) in enumerate(layers):
         h = h @ W.T if b is None else h @ W.T + b
-        if i < len(layers) - 1:
+        if relu[i]:
             h = torch.relu(h)
     return h[..., 0]
 
 
 def mlp_clipped_grad_sum(
     layers: list[tuple[torch.Tensor, torch.Tensor | None]], X: torch.Tensor, y: torch.Tensor,
-    clip: torch.Tensor | None,
+    clip: torch.Tensor | None, relu: tuple[bool, ...] | None = None,
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Σ_i clip(∇ℓ_i) for a ReLU MLP with squared loss, without materialising per-sample gradients.
 
@@ -543,9 +555,13 @@ def mlp_clipped_grad_sum(
     of Σ_i ℓ_i gives every δ_i at once. The clipped sum is then Σ_i s_i δ_i a_iᵀ = (s⊙δ)ᵀA,
     one matrix product per layer. Exact (tested against vmap, a per-sample loop and Opacus).
 
+    ``relu[i]`` says whether layer i is followed by a ReLU (default: all but the last;
+    seed 002's linear embedding layer has none).
+
     Returns the list of clipped-sum gradients, one per tensor in ``layers`` order
     (W, then b when present), and the per-sample unclipped norms (n,).
     """
+    relu = _relu_flags(relu, len(layers))
     acts, pre = [], []
     h = X
     for i, (W, b) in enumerate(layers):
@@ -553,7 +569,7 @@ def mlp_clipped_grad_sum(
         z = h @ W.detach().T if b is None else h @ W.detach().T + b.detach()
         z.requires_grad_(True)
         pre.append(z)
-        h = torch.relu(z) if i < len(layers) - 1 else z
+        h = torch.relu(z) if relu[i] else z
     loss = ((h[:, 0] - y) ** 2).sum()
     deltas = torch.autograd.grad(loss, pre)
     with torch.no_grad():

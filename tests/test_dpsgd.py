@@ -252,3 +252,24 @@ def test_train_mlp_equals_train_functional():
     b = DPSGDEngine(**eng).train_mlp([(p["W0"], p["b0"]), (p["W1"], p["b1"]), (p["W2"], p["b2"])], X, y)
     torch.testing.assert_close(torch.cat([a[k].reshape(-1) for k in a]),
                                torch.cat([t.reshape(-1) for W, bb in b for t in (W, bb)]), rtol=1e-4, atol=1e-5)
+
+
+def test_ghost_norm_respects_relu_flags():
+    """A linear embedding layer (no ReLU) below a ReLU head: ghost norms equal vmap of that model."""
+    from privaudit.learners.dpsgd import mlp_clipped_grad_sum, mlp_forward
+
+    g = torch.Generator().manual_seed(7)
+    layers = [(torch.randn(4, 6, generator=g), None), (torch.randn(5, 4, generator=g), torch.randn(5, generator=g)),
+              (torch.randn(1, 5, generator=g), torch.randn(1, generator=g))]
+    relu = (False, True, False)
+    X, y = torch.randn(30, 6, generator=g), torch.randn(30, generator=g)
+    grads, _ = mlp_clipped_grad_sum(layers, X, y, None, relu)
+    names = ["W0", "W1", "b1", "W2", "b2"]
+
+    def loss(q, x, t):
+        ls = [(q["W0"], None), (q["W1"], q["b1"]), (q["W2"], q["b2"])]
+        return (mlp_forward(ls, x[None], relu)[0] - t) ** 2
+
+    p = dict(zip(names, [layers[0][0], layers[1][0], layers[1][1], layers[2][0], layers[2][1]], strict=True))
+    ref = clipped_sum(per_sample_grad_fn(loss)(p, X, y), names, None)
+    torch.testing.assert_close(torch.cat([t.reshape(-1) for t in grads]), ref, rtol=1e-4, atol=1e-5)
