@@ -157,7 +157,7 @@ def test_console_script_is_installed(tmp_path):
 
 @pytest.mark.slow
 def test_presets_ship_in_the_wheel(tmp_path):
-    """Presets are package data: a regular (non-editable) build contains every preset file."""
+    """Presets are package data: a regular (non-editable) install ships and runs every preset."""
     import zipfile
     from pathlib import Path
 
@@ -182,3 +182,21 @@ def test_presets_ship_in_the_wheel(tmp_path):
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
     assert "privaudit = privaudit.audit.cli:main" in textwrap.dedent(text)
+
+    # Installed (not editable) in a fresh virtualenv that borrows the dependencies: the
+    # console script finds the presets through importlib.resources and runs one.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    pip = subprocess.run([str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    where = subprocess.run([str(venv / "bin/python"), "-c", "import privaudit.audit.config as c; print(c.__file__)"],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert where.stdout.strip().startswith(str(venv)), where.stdout  # the installed copy, not the checkout
+    listed = subprocess.run([str(venv / "bin/privaudit"), "list", "presets", "--json"], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path)
+    assert listed.returncode == 0 and set(json.loads(listed.stdout)["presets"]) == set(available_presets())
+    ran = subprocess.run([str(venv / "bin/privaudit"), "run", "reconstruction", "--samples", "0.05", "--out",
+                          str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert ran.returncode in (0, 1), ran.stderr[-2000:]
+    assert (tmp_path / "out/reconstruction/report.html").is_file()
