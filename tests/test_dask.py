@@ -45,7 +45,7 @@ expect = "violation"
 def local_cluster(processes: bool):
     return distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=processes, host="127.0.0.1", protocol="tcp",
-        dashboard_address=None, silence_logs=40,
+        dashboard_address=":0", worker_dashboard_address=":0", silence_logs=40,
     )
 
 
