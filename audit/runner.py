@@ -39,6 +39,8 @@ from .report import atomic_write, build_report, write_report
 from .tasks import Task, execute_task, get_task_kind, plan_tasks
 
 CACHE_DIR = "cache"
+#: Seconds before a progress bar appears: short runs print nothing.
+PROGRESS_DELAY = 2.0
 
 
 class SchedulerError(ConfigError, ValueError):
@@ -150,7 +152,8 @@ def _progress(total: int, enabled: bool, desc: str):
     from tqdm.auto import tqdm
 
     # delay: no bar at all for runs shorter than a couple of seconds.
-    return tqdm(total=total, disable=not enabled, delay=2.0, desc=desc, unit="task", file=sys.stderr, leave=False)
+    return tqdm(total=total, disable=not enabled, delay=PROGRESS_DELAY, desc=desc, unit="task", file=sys.stderr,
+                leave=False)
 
 
 def run_tasks(

@@ -198,3 +198,16 @@ def test_killed_cli_run_resumes_from_cache(tmp_path):
     summary = json.loads(done.stdout)
     assert summary["cached"] == [0, 1] and summary["executed"] == [2, 3]
     assert log.read_text().split() == ["2", "3"]
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeypatch):
+    import privaudit.audit.runner as runner
+
+    monkeypatch.setattr(runner, "PROGRESS_DELAY", 0.0)
+    run_config(make_config(k=2), out=tmp_path / "a", figures=False, progress=True)
+    assert "stub:" in (err := capsys.readouterr().err) and "/2 [" in err  # tqdm bar on stderr
+    run_config(make_config(k=2), out=tmp_path / "b", figures=False, progress=False)
+    assert capsys.readouterr().err == ""
+    # default: a bar only when stdout and stderr are terminals (not here, under pytest's capture)
+    run_config(make_config(k=2), out=tmp_path / "c", figures=False)
+    assert capsys.readouterr().err == ""
