@@ -56,8 +56,10 @@ drawn by the Bartlett decomposition, Ξ⊥ᵀΞ⊥ = FᵀF with F = σR upper tr
 reproduced exactly, conditionally on the phases and hence also marginally; the only
 difference from materialising every release is floating-point rounding (and the rank
 decision for numerically rank-deficient A, which moves at most one degree of freedom
-between W and the Wishart part). Cost per round: O(K·d²) for AᵀA, accumulated over
-blocks, plus O(d³), instead of K·d Gaussian draws. ``simulation="clients"`` draws
+between W and the Wishart part). Cost per round: with G = (1 − α)X + (λ/m) C Vᵀ
+(C the K × m cosines), AᵀA follows from XᵀX, Xᵀy, yᵀy (accumulated once per fit) and
+XᵀC, CᵀC, Cᵀy, so a round costs K·m uniform draws and O(K·d·m) flops, accumulated
+over blocks, plus O(d³), instead of K·d Gaussian draws and O(K·d²). ``simulation="clients"`` draws
 every release (needed for ``store_transcript``); the two paths use different random
 numbers, so for one ``random_state`` they give different (identically distributed)
 fits, with the same bases.
@@ -113,6 +115,7 @@ from scipy import stats as _st
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
@@ -330,17 +333,6 @@ def estimating_functions(releases: np.ndarray, y: np.ndarray, beta: np.ndarray, 
 # --------------------------------------------------------------------------------------
 # exact simulation from sufficient statistics
 # --------------------------------------------------------------------------------------
-def modulated_rows(mechanism: ModulatedMechanism, X: np.ndarray, phase: np.ndarray) -> np.ndarray:
-    """Noise-free rows g_V(x_i; φ_i) for validated float X (n, d) and phases (n, m).
-
-    The same formula as :meth:`ModulatedMechanism.map`, without re-validating X: the
-    learners call it once per block of already checked rows.
-    """
-    out = (1 - mechanism.alpha) * X
-    out += (mechanism.lam / mechanism.n_vectors) * np.cos(mechanism.angles(X, phase)) @ mechanism.basis.T
-    return out
-
-
 @dataclass(frozen=True)
 class NoiseProjection:
     """One exact draw of what the server sees of a round's noise Ξ (K × d) given A = [G, y].
@@ -478,36 +470,63 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         """Σ g̃g̃ᵀ and Σ y g̃ of round t, block by block (and the releases into ``transcript``)."""
         D = mech.dim
         gram, cross = np.zeros((D, D)), np.zeros(D)
-        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
-            g = mech.release(Xb, keyed_rng(root, t, 1 + b))
-            gram += g.T @ g
-            cross += g.T @ yb
-            if transcript is not None:
-                transcript[t, b * BLOCK : b * BLOCK + len(yb)] = g
+        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+            for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+                g = mech.release(Xb, keyed_rng(root, t, 1 + b))
+                gram += g.T @ g
+                cross += g.T @ yb
+                if transcript is not None:
+                    transcript[t, b * BLOCK : b * BLOCK + len(yb)] = g
         return gram, cross
 
     def _client_releaser(self, mech, root, t):
         """Block releases of round t on the client path, regenerated from their keys."""
         return lambda b, Xb, yb: mech.release(Xb, keyed_rng(root, t, 1 + b))
 
+    def _cosines(self, mech, root, t, b, Xb) -> np.ndarray:
+        """cos θ_ij = cos(ω⟨x_i, v_j⟩ + φ_ij) of block b, round t, sufficient path (phases: key (t, 1 + b, 1))."""
+        phase = keyed_rng(root, t, 1 + b, 1).random((Xb.shape[0], mech.n_vectors)) * (2 * np.pi)
+        return np.cos(mech.angles(Xb, phase))
+
     def _design_block(self, mech, root, t, b, Xb, yb) -> np.ndarray:
-        """A_b = [G_b, y_b] of round t on the sufficient path (phases from key (t, 1 + b, 1))."""
-        phase = keyed_rng(root, t, 1 + b, 1).random((len(yb), mech.n_vectors)) * (2 * np.pi)
+        """A_b = [G_b, y_b] of round t on the sufficient path."""
         A = np.empty((len(yb), mech.dim + 1))
-        A[:, :-1] = modulated_rows(mech, Xb, phase)
+        A[:, :-1] = (1 - mech.alpha) * Xb + (mech.lam / mech.n_vectors) * self._cosines(mech, root, t, b, Xb) @ mech.basis.T
         A[:, -1] = yb
         return A
 
-    def _sufficient_sums(self, X, y, mech, root, t):
-        """Σ g̃g̃ᵀ and Σ y g̃ of round t drawn exactly from AᵀA (see the module docstring)."""
-        D = mech.dim
-        gram_A = np.zeros((D + 1, D + 1))
-        K = 0
-        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
-            A = self._design_block(mech, root, t, b, Xb, yb)
-            gram_A += A.T @ A
-            K += len(yb)
-        proj = sample_noise_projection(gram_A, K, D, mech.sigma, keyed_rng(root, t, 0, 1))
+    def _sufficient_sums(self, X, y, mech, root, t, data: dict):
+        """Σ g̃g̃ᵀ and Σ y g̃ of round t drawn exactly from AᵀA (see the module docstring).
+
+        With G = aX + l C Vᵀ (a = 1 − α, l = λ/m, C the K × m cosines), AᵀA follows from
+        XᵀX, Xᵀy, yᵀy (the same every round: accumulated into ``data`` on the first call)
+        and XᵀC, CᵀC, Cᵀy: O(K·d·m) per round instead of O(K·d²).
+        """
+        D, m = mech.dim, mech.n_vectors
+        first = not data
+        if first:
+            data.update(XtX=np.zeros((D, D)), Xty=np.zeros(D), yty=0.0, K=0)
+        XtC, CtC, Cty = np.zeros((D, m)), np.zeros((m, m)), np.zeros(m)
+        # The block products have m or 1 columns and are memory-bound; a second BLAS thread
+        # made them 3-6x slower on the shared 2-core machine (measured), so use one.
+        with threadpool_limits(limits=1, user_api="blas"):
+            for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+                C = self._cosines(mech, root, t, b, Xb)
+                XtC += Xb.T @ C
+                CtC += C.T @ C
+                Cty += C.T @ yb
+                if first:
+                    data["XtX"] += Xb.T @ Xb
+                    data["Xty"] += Xb.T @ yb
+                    data["yty"] += float(yb @ yb)
+                    data["K"] += len(yb)
+        a, l, V = 1 - mech.alpha, mech.lam / m, mech.basis
+        mixed = a * l * (XtC @ V.T)
+        gram_A = np.empty((D + 1, D + 1))
+        gram_A[:D, :D] = a**2 * data["XtX"] + mixed + mixed.T + l**2 * (V @ CtC @ V.T)
+        gram_A[:D, D] = gram_A[D, :D] = a * data["Xty"] + l * (V @ Cty)
+        gram_A[D, D] = data["yty"]
+        proj = sample_noise_projection(gram_A, data["K"], D, mech.sigma, keyed_rng(root, t, 0, 1))
         GtXi = proj.cross[:D]
         gram = gram_A[:D, :D] + GtXi + GtXi.T + proj.gram
         cross = gram_A[:D, D] + proj.cross[D]
@@ -517,9 +536,10 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         """Block releases of round t with their exact law given the round's sums (module docstring).
 
         Ξ = Q W + E F, E a Haar frame of col(A)^⊥ built from auxiliary Gaussians N
-        (key (t, 1 + b, 2)): Ξ_b = A_b H + N_b T with T = R′⁻¹F, H = P(W − QᵀN T).
+        (key (t, 1 + b, 2)): Ξ_b = A_b H + N_b T with T = R′⁻¹F, H = P(W − QᵀN T), so
+        g̃_b = aX_b(I + H_G) + l C_b Vᵀ(I + H_G) + y_b h_yᵀ + N_b T (H = [H_G; h_yᵀ]).
         """
-        D = mech.dim
+        D, a, l, V = mech.dim, 1 - mech.alpha, mech.lam / mech.n_vectors, mech.basis
         if proj.n_perp < D:
             # K < r + d ≤ 2d + 2 rows: form an orthonormal basis of the complement in memory.
             A = np.vstack([self._design_block(mech, root, t, b, Xb, yb)
@@ -528,20 +548,27 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             E = np.linalg.qr(Q, mode="complete")[0][:, Q.shape[1]:] if Q.shape[1] else np.eye(len(A))
             G = A[:, :-1] + Q @ proj.W + E @ proj.F
             return lambda b, Xb, yb: G[b * BLOCK : b * BLOCK + len(yb)]
-        AtN, NtN = np.zeros((D + 1, D)), np.zeros((D, D))
-        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
-            A = self._design_block(mech, root, t, b, Xb, yb)
-            N = keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D))
-            AtN += A.T @ N
-            NtN += N.T @ N
+        XtN, CtN, ytN, NtN = np.zeros((D, D)), np.zeros((mech.n_vectors, D)), np.zeros(D), np.zeros((D, D))
+        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+            for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+                C = self._cosines(mech, root, t, b, Xb)
+                N = keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D))
+                XtN += Xb.T @ N
+                CtN += C.T @ N
+                ytN += yb @ N
+                NtN += N.T @ N
+        AtN = np.vstack([a * XtN + l * (V @ CtN), ytN])
         QtN = proj.P.T @ AtN
         R = np.linalg.cholesky(NtN - QtN.T @ QtN).T  # N⊥ᵀN⊥ = RᵀR
         T = np.linalg.solve(R, proj.F)  # d × d; scipy's solve_triangular has ms-scale call overhead here
         H = proj.P @ (proj.W - QtN @ T)
+        IH = np.eye(D) + H[:D]
+        MX, MC, hy = a * IH, l * (V.T @ IH), H[D]
 
         def release(b, Xb, yb):
-            A = self._design_block(mech, root, t, b, Xb, yb)
-            out = A[:, :-1] + A @ H
+            out = Xb @ MX
+            out += self._cosines(mech, root, t, b, Xb) @ MC
+            out += np.outer(yb, hy)
             out += keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D)) @ T
             return out
 
@@ -557,16 +584,17 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         sums = [np.zeros(D) for _ in releasers]
         own = np.zeros((D, D))
         cross = np.zeros((D, D))
-        for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
-            psis = []
-            for mech, release in zip(mechs, releasers):
-                psis.append(estimating_functions(release(b, Xb, yb), yb, beta, mech))
-            for j, p in enumerate(psis):
-                sums[j] += p.sum(axis=0)
-                own += p.T @ p
-            if len(psis) == 2:
-                c = psis[0].T @ psis[1]
-                cross += c + c.T
+        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+            for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
+                psis = []
+                for mech, release in zip(mechs, releasers):
+                    psis.append(estimating_functions(release(b, Xb, yb), yb, beta, mech))
+                for j, p in enumerate(psis):
+                    sums[j] += p.sum(axis=0)
+                    own += p.T @ p
+                if len(psis) == 2:
+                    c = psis[0].T @ psis[1]
+                    cross += c + c.T
         means = [s / K for s in sums]
         omega = own / (K * len(releasers)) - sum(np.outer(m, m) for m in means) / len(releasers)
         if len(releasers) == 2:
@@ -575,12 +603,15 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             S = None
         return omega, S
 
-    def _simulate_round(self, X, y, mech, root, t, transcript):
-        """Raw sums of round t and a factory of its block releases (for the inference pass)."""
+    def _simulate_round(self, X, y, mech, root, t, transcript, data: dict):
+        """Raw sums of round t and a factory of its block releases (for the inference pass).
+
+        ``data`` caches XᵀX, Xᵀy, yᵀy and K across the rounds of one fit (sufficient path).
+        """
         if self.simulation_ == "clients":
             gram, cross = self._round_sums(X, y, mech, root, t, transcript)
             return gram, cross, lambda: self._client_releaser(mech, root, t)
-        gram, cross, proj = self._sufficient_sums(X, y, mech, root, t)
+        gram, cross, proj = self._sufficient_sums(X, y, mech, root, t, data)
         return gram, cross, lambda: self._sufficient_releaser(X, y, mech, root, t, proj)
 
     def _setup_fit(self, X, y):
@@ -735,10 +766,10 @@ class ModulatedRegressor(_ModulatedBase):
         K = X.shape[0]
         transcript = np.empty((T, K, D)) if self.store_transcript else None
         beta = np.zeros(D)
-        path, mechs, stats, etas, releasers = [beta.copy()], [], [], [], []
+        path, mechs, stats, etas, releasers, data = [beta.copy()], [], [], [], [], {}
         for t in range(T):
             mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, t, 0)))
-            gram, cross, releaser = self._simulate_round(X, y, mech, root, t, transcript)
+            gram, cross, releaser = self._simulate_round(X, y, mech, root, t, transcript, data)
             releasers = (releasers + [releaser])[-2:]  # the inference pass uses the last two rounds
             st = debias_moments(gram, cross, K, mech)
             top = float(np.linalg.eigvalsh(st.Sigma_x)[-1])
@@ -829,7 +860,7 @@ class OneShotModulatedRegressor(_ModulatedBase):
         K = X.shape[0]
         transcript = np.empty((1, K, D)) if self.store_transcript else None
         mech = template.with_basis(random_orthonormal_basis(D, self.n_vectors, keyed_rng(root, 0, 0)))
-        gram, cross, releaser = self._simulate_round(X, y, mech, root, 0, transcript)
+        gram, cross, releaser = self._simulate_round(X, y, mech, root, 0, transcript, {})
         st = debias_moments(gram, cross, K, mech)
         sigma_x = st.Sigma_x
         if self.psd:

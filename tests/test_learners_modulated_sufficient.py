@@ -57,7 +57,7 @@ def _round_draws(path: str, mech, X, y, reps: int, offset: int = 0) -> np.ndarra
         if path == "clients":
             gram, cross = est._round_sums(X, y, mech, root, 0)
         else:
-            gram, cross, _ = est._sufficient_sums(X, y, mech, root, 0)
+            gram, cross, _ = est._sufficient_sums(X, y, mech, root, 0, {})
         st = debias_moments(gram, cross, len(y), mech)
         out.append(np.concatenate([st.Sigma_x[iu], st.Z]))
     return np.array(out)
@@ -148,7 +148,7 @@ def test_noise_projection_moments(n_rows, rank):
 
 def _reconstructed(est, X, y, t, root):
     mech = est.round_mechanisms_[t]
-    _, _, proj = est._sufficient_sums(X, y, mech, root, t)
+    _, _, proj = est._sufficient_sums(X, y, mech, root, t, {})
     release = est._sufficient_releaser(X, y, mech, root, t, proj)
     rel = np.vstack([release(b, Xb, yb) for b, Xb, yb in iter_blocks(X, y, est.chunk_size, est.fit_intercept)])
     G = np.vstack([est._design_block(mech, root, t, b, Xb, yb)[:, :-1]
