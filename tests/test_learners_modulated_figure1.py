@@ -39,5 +39,7 @@ def test_bad_arguments():
         run_modulated_figure1(tasks=("nope",), small=False, epsilons=(1.0,), n_repeats=1)
     with pytest.raises(InvalidParameterError, match="statistic"):
         run_modulated_figure1(small=True, statistic="mode")
+    with pytest.raises(InvalidParameterError, match="simulation"):
+        run_modulated_figure1(small=True, simulation="auto")
     with pytest.raises(InvalidParameterError, match="grids"):
         run_modulated_figure1(tasks=("modechoice",), epsilons=(1.0,), grids={"iterative": [{"step": 1.0}]})
