@@ -26,7 +26,7 @@ def test_small_experiment_runs(name):
     # non-private DP-SGD is at least as good as its ε = 0.5/1 private version on the same setting
     by = {(r["setting"], r["method"], r["epsilon"]): r["val_mse_mean"] for r in res.table if "method" in r}
     for (setting, method, eps), v in by.items():
-        if method == "DP-SGD" and eps != "inf":
+        if method == "DP-SGD" and eps != "inf" and (setting, method, "inf") in by:
             assert by[(setting, method, "inf")] <= v * 1.05
 
 
