@@ -146,7 +146,8 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
         if fitting:
             self.n_features_in_ = d
         elif d != self.n_features_in_:
-            raise InvalidInputError(f"X has {d} features, the model was fitted with {self.n_features_in_}")
+            raise InvalidInputError(
+                f"X has {d} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input")
         Xd = X[:, dense]
         return Xd[:, :n_pub], Xd[:, n_pub:], (X[:, cat] if cat else None)
 
@@ -436,8 +437,21 @@ class CondDPRegressor(_DPRegressor):
 
     _conditioned = True
 
-    def __init__(self, *, switch_epoch=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(
+        self, *, switch_epoch=None, epsilon=1.0, delta=1e-6, clip=1.0, epochs=100, lr=0.01, batch_size=None,
+        optimizer="adam", model="linear", hidden=(16, 8), embed_dim=16, init_std=1e-3, fit_intercept=True,
+        n_public=None, categorical=None, n_buckets=1000, cat_embed_dim=8, label_bounds=None, adjacency="label",
+        accountant="pld", noise_multiplier=None, rcond=1e-8, max_condition=1e4, cond_scale="isotropic",
+        callback=None, random_state=None,
+    ):
+        super().__init__(
+            epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr, batch_size=batch_size, optimizer=optimizer,
+            model=model, hidden=hidden, embed_dim=embed_dim, init_std=init_std, fit_intercept=fit_intercept,
+            n_public=n_public, categorical=categorical, n_buckets=n_buckets, cat_embed_dim=cat_embed_dim,
+            label_bounds=label_bounds, adjacency=adjacency, accountant=accountant, noise_multiplier=noise_multiplier,
+            rcond=rcond, max_condition=max_condition, cond_scale=cond_scale, callback=callback,
+            random_state=random_state,
+        )
         self.switch_epoch = switch_epoch
 
     def _switch(self):
@@ -446,7 +460,3 @@ class CondDPRegressor(_DPRegressor):
         if isinstance(self.switch_epoch, bool) or not isinstance(self.switch_epoch, int | np.integer):
             raise InvalidParameterError(f"switch_epoch must be an integer or None, got {self.switch_epoch!r}")
         return int(self.switch_epoch)
-
-    @classmethod
-    def _get_param_names(cls):
-        return sorted({*_DPRegressor._get_param_names(), "switch_epoch"})

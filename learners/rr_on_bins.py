@@ -262,4 +262,13 @@ class RROnBinsRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(check_array("X", X, ndim=2, dim=self.n_features_in_))
+        return self.estimator_.predict(_check_features(self, X))
+
+
+def _check_features(est, X) -> np.ndarray:
+    """Validate X for predict: finite 2-D with the fitted number of features (sklearn's message)."""
+    X = check_array("X", X, ndim=2)
+    if X.shape[1] != est.n_features_in_:
+        raise InvalidInputError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
+    return X

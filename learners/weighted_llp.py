@@ -186,4 +186,13 @@ class WeightedLLPRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self, "coef_")
-        return check_array("X", X, ndim=2, dim=self.n_features_in_) @ self.coef_ + self.intercept_
+        return _check_features(self, X) @ self.coef_ + self.intercept_
+
+
+def _check_features(est, X) -> np.ndarray:
+    """Validate X for predict: finite 2-D with the fitted number of features (sklearn's message)."""
+    X = check_array("X", X, ndim=2)
+    if X.shape[1] != est.n_features_in_:
+        raise InvalidInputError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
+    return X
