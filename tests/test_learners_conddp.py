@@ -171,3 +171,16 @@ def test_nonprivate_mlp_fits_a_nonlinear_target(cls):
     m = cls(epsilon=math.inf, clip=None, epochs=300, lr=0.01, model="mlp", hidden=(16, 8), embed_dim=8,
             init_std=0.3, random_state=0).fit(X, y)
     assert np.mean((m.predict(X) - y) ** 2) < 0.05 * np.var(y)
+
+
+@pytest.mark.parametrize("cls", [DPSGDRegressor, CondDPRegressor])
+def test_regressor_equals_vectorised_runs(cls):
+    """The experiments' vectorised path is the regressors' engine: same seed, same parameters."""
+    from privaudit.learners.dpsgd import train_linear_dpsgd_runs
+
+    X, y, _, _ = _spectral_data(n=120, d=4, p=1.0)
+    kw = dict(epsilon=2.0, delta=1e-5, clip=0.5, epochs=15, lr=0.05, init_std=0.01)
+    m = cls(**kw, random_state=11).fit(X, y)
+    C = m.conditioning_
+    theta = train_linear_dpsgd_runs(X @ C, y, n_runs=1, fit_intercept=True, optimizer="adam", rng=11, **kw)[0]
+    np.testing.assert_allclose(np.r_[C @ theta[:-1], theta[-1]], np.r_[m.coef_, m.intercept_], rtol=1e-10, atol=1e-12)
