@@ -40,29 +40,33 @@ A = [G, y] (K × (d + 1)) and the noise Ξ (K × d, iid N(0, σ²)). Then
 
     Σ_i g̃_i g̃_iᵀ = GᵀG + GᵀΞ + ΞᵀG + ΞᵀΞ,    Σ_i y_i g̃_i = Gᵀy + Ξᵀy,
 
-so the round is a function of AᵀA (known given the phases) and of (AᵀΞ, ΞᵀΞ). Let
-Q (K × r) be an orthonormal basis of col(A), r = rank A, and P_A = QQᵀ. Because the
-law of Ξ is invariant under left rotations, W = QᵀΞ (r × d) has iid N(0, σ²) entries,
-the part Ξ⊥ = (I − P_A)Ξ is an iid Gaussian matrix in the (K − r)-dimensional
-complement and independent of W, and
+so the round is a function of AᵀA (known given the phases) and of (AᵀΞ, ΞᵀΞ). Given
+the phases, A is fixed and Ξ is independent of it. Let Q (K × r) be an orthonormal
+basis of col(A), r = rank A, completed by Q⊥ (K × (K − r)) to an orthogonal matrix,
+and P_A = QQᵀ. The law of Ξ is invariant under left rotations, so [Q, Q⊥]ᵀΞ is again
+iid N(0, σ²): W = QᵀΞ (r × d) and Z⊥ = Q⊥ᵀΞ ((K − r) × d) are independent iid
+Gaussian matrices, Ξ⊥ = (I − P_A)Ξ = Q⊥Z⊥ and
 
-    AᵀΞ = AᵀQ W,    ΞᵀΞ = WᵀW + Ξ⊥ᵀΞ⊥,    Ξ⊥ᵀΞ⊥ ~ Wishart_d(K − r, σ² I).
+    AᵀΞ = AᵀQ W,    ΞᵀΞ = WᵀW + Z⊥ᵀZ⊥,    Z⊥ᵀZ⊥ ~ Wishart_d(K − r, σ² I).
 
 We never form Q: with the column scaling S = diag(‖a_j‖) and the eigen-decomposition
 S⁻¹AᵀAS⁻¹ = U Λ Uᵀ restricted to the r eigenvalues above the rounding floor,
 Q = A P with P = S⁻¹ U_r Λ_r^{−1/2}, and AᵀQ = S U_r Λ_r^{1/2}. The Wishart factor is
 drawn by the Bartlett decomposition, Ξ⊥ᵀΞ⊥ = FᵀF with F = σR upper triangular
 (:func:`sample_noise_projection`). The joint law of the round's two sums is therefore
-reproduced exactly, conditionally on the phases and hence also marginally; the only
-difference from materialising every release is floating-point rounding (and the rank
-decision for numerically rank-deficient A, which moves at most one degree of freedom
-between W and the Wishart part). Cost per round: with G = (1 − α)X + (λ/m) C Vᵀ
-(C the K × m cosines), AᵀA follows from XᵀX, Xᵀy, yᵀy (accumulated once per fit) and
-XᵀC, CᵀC, Cᵀy, so a round costs K·m uniform draws and O(K·d·m) flops, accumulated
-over blocks, plus O(d³), instead of K·d Gaussian draws and O(K·d²). ``simulation="clients"`` draws
-every release (needed for ``store_transcript``); the two paths use different random
-numbers, so for one ``random_state`` they give different (identically distributed)
-fits, with the same bases.
+reproduced exactly, conditionally on the phases and hence also marginally (this is
+not an approximation); the only differences from materialising every release are
+floating-point rounding and the numerical rank decision, which only affects
+directions in which A is null to rounding precision (there AᵀQW vanishes anyway; each
+such direction moves one degree of freedom between W and the Wishart part).
+
+Cost per round: with G = (1 − α)X + (λ/m) C Vᵀ (C the K × m cosines), AᵀA follows
+from XᵀX, Xᵀy, yᵀy (accumulated once per fit) and XᵀC, CᵀC, Cᵀy, so a round costs
+K·m uniform draws and O(K·d·m) flops, accumulated over blocks, plus O(d³), instead of
+K·d Gaussian draws and O(K·d²). ``simulation="clients"`` draws every release (needed
+for ``store_transcript``); ``"auto"`` (default) picks it exactly when a transcript is
+stored. The two paths use different random numbers, so for one ``random_state`` they
+give different (identically distributed) fits, with the same bases.
 
 Streaming and randomness. Clients are processed in blocks of :data:`BLOCK` rows. The
 random numbers of block b in round t come from ``SeedSequence(entropy, spawn_key=(t, 1 + b))``
@@ -85,22 +89,24 @@ A_t = I − η_t Σ̄ and B_t = (A_{T−1} ⋯ A_{t+1}) η_t,
 where Ω = Cov(ψ_i,t) (sampling + privacy noise, fresh each round) and S = Cov(ψ_i,t, ψ_i,s)
 for t ≠ s (the sampling part, shared by all rounds because the data are the same).
 Both are estimated at β̂ from the releases of the last two rounds, regenerated from
-their seeds (post-processing: a real server would keep them). On the sufficient path
-the releases were never drawn, so they are drawn from their exact conditional law
-given the round's sums: conditionally on (W, Ξ⊥ᵀΞ⊥ = FᵀF), Ξ = QW + E F where E
-(K × d) is a Haar-distributed orthonormal frame of col(A)^⊥, independent of F (the
-QR factorisation Ξ⊥ = E F of a Gaussian matrix has independent factors). E is built
-from an auxiliary K × d Gaussian N: N⊥ = (I − P_A)N = E R′ with R′ the Cholesky
-factor of NᵀN − (QᵀN)ᵀ(QᵀN), so Ξ = A P (W − QᵀN R′⁻¹F) + N R′⁻¹F, computed in two
-streaming passes (when K − r < d the complement basis is formed in memory, K being
-< 2d + 2). The regenerated releases reproduce the round's sums up to rounding and
-have jointly the law of the client path, so ``cov_params_`` has the same
-distribution on both paths; the inference pass costs 4 (rather than 2) rounds of
-K·d Gaussian draws. For the one-shot
+their seeds (post-processing: a real server would keep them). For the one-shot
 estimator this is the M-estimation sandwich H⁻¹ Ω H⁻¹ / K with H = Σ_x + γI. The
 intervals are for the population coefficient of a linear model with i.i.d. clients
 (for γ > 0, for the ridge-shrunk target), and assume the iteration has converged:
 ``contraction_`` = ‖A_{T−1} ⋯ A_0‖₂ should be small.
+
+Inference on the sufficient path. The releases were never drawn, so the inference
+pass draws them from their exact conditional law given what the fit drew, (W, F)
+with A = [G, y] of that round: Ξ = QW + Q⊥Z⊥. When K − r ≥ d, Z⊥ = O R₀ (thin QR)
+with O (K − r) × d Haar-distributed and independent of R₀ = F/σ, so Ξ⊥ = E F with
+E = Q⊥O a Haar orthonormal d-frame of col(A)^⊥, independent of F. E is built from an
+auxiliary K × d Gaussian N: N⊥ = (I − P_A)N = E R′, R′ the Cholesky factor of
+NᵀN − (QᵀN)ᵀ(QᵀN), so Ξ = A P (W − QᵀN R′⁻¹F) + N R′⁻¹F, in two streaming passes.
+When K − r < d, F = σZ⊥ itself was drawn and Q⊥ is formed in memory (K < 2d + 2).
+The regenerated releases reproduce the round's sums up to rounding and have jointly
+the law of the client path's releases, so ``cov_params_`` has the same distribution
+on both paths; the inference pass then costs 4 (rather than 2) rounds of K·d
+Gaussian draws.
 """
 
 from __future__ import annotations
@@ -484,14 +490,15 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         return lambda b, Xb, yb: mech.release(Xb, keyed_rng(root, t, 1 + b))
 
     def _cosines(self, mech, root, t, b, Xb) -> np.ndarray:
-        """cos θ_ij = cos(ω⟨x_i, v_j⟩ + φ_ij) of block b, round t, sufficient path (phases: key (t, 1 + b, 1))."""
+        """cos(ω⟨x_i, v_j⟩ + φ_ij) of block b in round t, sufficient path (phases: key (t, 1 + b, 1))."""
         phase = keyed_rng(root, t, 1 + b, 1).random((Xb.shape[0], mech.n_vectors)) * (2 * np.pi)
         return np.cos(mech.angles(Xb, phase))
 
     def _design_block(self, mech, root, t, b, Xb, yb) -> np.ndarray:
         """A_b = [G_b, y_b] of round t on the sufficient path."""
         A = np.empty((len(yb), mech.dim + 1))
-        A[:, :-1] = (1 - mech.alpha) * Xb + (mech.lam / mech.n_vectors) * self._cosines(mech, root, t, b, Xb) @ mech.basis.T
+        C = self._cosines(mech, root, t, b, Xb)
+        A[:, :-1] = (1 - mech.alpha) * Xb + (mech.lam / mech.n_vectors) * C @ mech.basis.T
         A[:, -1] = yb
         return A
 
