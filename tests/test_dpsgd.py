@@ -83,7 +83,7 @@ def test_vmap_clipped_sum_equals_loop():
     torch.testing.assert_close(got, torch.cat([r.reshape(-1) for r in ref]), rtol=1e-5, atol=1e-6)
 
 
-def _opacus_clipped_sum(module, X, y, clip):
+def _opacus_clipped_sum(module, X, y, clip, per_sample=None):
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer
 
@@ -93,6 +93,8 @@ def _opacus_clipped_sum(module, X, y, clip):
     opt.zero_grad()
     loss = ((gsm(X)[:, 0] - y) ** 2).sum()
     loss.backward()
+    if per_sample is not None:  # Opacus' per-sample gradients, before clipping
+        per_sample.extend(p.grad_sample.detach().clone() for p in module.parameters())
     opt.pre_step()  # clip per sample, sum, add (zero) noise: p.grad = Σ clip(g_i)
     return [p.grad.detach().clone() for p in module.parameters()]
 
@@ -109,8 +111,13 @@ def test_mlp_matches_opacus_clipped_gradients():
     for i, layer in enumerate([net[0], net[2], net[4]]):
         p[f"W{i}"], p[f"b{i}"] = layer.weight.detach().clone(), layer.bias.detach().clone()
     names = list(p)
-    ours = clipped_sum(per_sample_grad_fn(lambda q, x, t: (_mlp(q, x) - t) ** 2)(p, X, y), names, torch.tensor([0.3]))
-    ref = _opacus_clipped_sum(net, X, y, 0.3)
+    per = per_sample_grad_fn(lambda q, x, t: (_mlp(q, x) - t) ** 2)(p, X, y)
+    ours = clipped_sum(per, names, torch.tensor([0.3]))
+    opacus_per = []
+    ref = _opacus_clipped_sum(net, X, y, 0.3, per_sample=opacus_per)
+    # per-sample gradients agree one by one, and so do the clipped sums
+    for k, g in zip(names, opacus_per, strict=True):
+        torch.testing.assert_close(per[k], g, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(ours, torch.cat([r.reshape(-1) for r in ref]), rtol=1e-4, atol=1e-5)
 
 
