@@ -19,7 +19,6 @@ Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R]`
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
 

@@ -48,7 +48,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from .conditioning import conditioning_matrix
-from .dpsgd import DPSGDEngine, check_adjacency, check_clip, clipped_sum, per_sample_grad_fn, torch_generator
+from .dpsgd import DPSGDEngine, check_adjacency, check_clip, torch_generator
 
 MODELS = ("linear", "mlp")
 _HASH_A = np.uint64(0x9E3779B97F4A7C15)
@@ -355,8 +355,10 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
                 dense = {k: p[k] for k in dense_names}
                 g_dense, g_emb = psg(dense, xb, p["emb"][ib], yb)
                 b = yb.shape[0]
-                sq = sum((g_dense[k].reshape(b, -1) ** 2).sum(1) for k in dense_names) + (g_emb.reshape(b, -1) ** 2).sum(1)
-                scale = torch.ones(b) if clip is None else torch.clamp(float(clip[0]) / sq.sqrt().clamp_min(1e-30), max=1.0)
+                sq = sum((g_dense[k].reshape(b, -1) ** 2).sum(1) for k in dense_names)
+                sq = sq + (g_emb.reshape(b, -1) ** 2).sum(1)
+                scale = (torch.ones(b) if clip is None
+                         else torch.clamp(float(clip[0]) / sq.sqrt().clamp_min(1e-30), max=1.0))
                 out = {k: (scale @ g_dense[k].reshape(b, -1)).reshape(p[k].shape) for k in dense_names}
                 out["emb"] = torch.zeros_like(p["emb"]).index_add_(
                     0, ib.reshape(-1), (scale[:, None, None] * g_emb).reshape(-1, e))

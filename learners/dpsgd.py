@@ -645,7 +645,8 @@ def train_linear_dpsgd_runs(
     R, P = y_runs.shape[0], Xa.shape[1]
     gen = torch_generator(rng)
     if init is None:
-        theta0 = torch.randn((R, P), generator=gen, dtype=torch.float64) * check_positive("init_std", init_std, allow_zero=True)
+        std = check_positive("init_std", init_std, allow_zero=True)
+        theta0 = torch.randn((R, P), generator=gen, dtype=torch.float64) * std
     else:
         theta0 = torch.as_tensor(np.broadcast_to(np.asarray(init, dtype=float), (R, P)).copy())
     engine = DPSGDEngine(epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr, batch_size=batch_size,
