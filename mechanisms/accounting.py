@@ -18,6 +18,7 @@ zCDP conversions to (ε, δ) offered by :func:`zcdp_epsilon`:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import dp_accounting as dpa
@@ -137,6 +138,7 @@ def dpsgd_delta(
     return float(_composed(event, accountant, adjacency).get_delta(check_positive("epsilon", epsilon, allow_zero=True)))
 
 
+@functools.lru_cache(maxsize=256)
 def calibrate_noise_multiplier(
     epsilon: float, delta: float, steps: int, *, sampling_rate: float = 1.0,
     adjacency: str = "add-remove", accountant: str = "pld", tol: float = 1e-4,
@@ -146,7 +148,8 @@ def calibrate_noise_multiplier(
     For full-batch steps with ``accountant="pld"`` the composition is exactly
     μ-GDP with μ = c·sqrt(T)/z (c = 2 under replace-one), so z comes from the
     analytic Gaussian calibration of dp_accounting directly; otherwise it is
-    found by dp_accounting's bisection on the accountant.
+    found by dp_accounting's bisection on the accountant. Results are cached
+    (the calibration is a pure function of its arguments and can take seconds).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
