@@ -102,7 +102,7 @@ with O (K − r) × d Haar-distributed and independent of R₀ = F/σ, so Ξ⊥ 
 E = Q⊥O a Haar orthonormal d-frame of col(A)^⊥, independent of F. E is built from an
 auxiliary K × d Gaussian N: N⊥ = (I − P_A)N = E R′, R′ the Cholesky factor of
 NᵀN − (QᵀN)ᵀ(QᵀN), so Ξ = A P (W − QᵀN R′⁻¹F) + N R′⁻¹F, in two streaming passes.
-When K − r < d, F = σZ⊥ itself was drawn and Q⊥ is formed in memory (K < 2d + 2).
+When K − r < d, F = σZ⊥ itself was drawn and Q⊥ is formed in memory (K < 2d + 1).
 The regenerated releases reproduce the round's sums up to rounding and have jointly
 the law of the client path's releases, so ``cov_params_`` has the same distribution
 on both paths; the inference pass then costs 4 (rather than 2) rounds of K·d
@@ -350,7 +350,7 @@ class NoiseProjection:
     W : ndarray (r, d)
         QᵀΞ, iid N(0, σ²).
     F : ndarray (q, d)
-        Ξᵀ(I − P_A)Ξ = FᵀF: q = d and F = σ Rᵀ (Bartlett, upper triangular) when
+        Ξᵀ(I − P_A)Ξ = FᵀF: q = d and F = σR (Bartlett, R upper triangular) when
         K − r ≥ d, else q = K − r and F = σ × (q × d standard normals).
     n_perp : int
         K − r, the Wishart degrees of freedom.
@@ -515,7 +515,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             data.update(XtX=np.zeros((D, D)), Xty=np.zeros(D), yty=0.0, K=0)
         XtC, CtC, Cty = np.zeros((D, m)), np.zeros((m, m)), np.zeros(m)
         # The block products have m or 1 columns and are memory-bound; a second BLAS thread
-        # made them 3-6x slower on the shared 2-core machine (measured), so use one.
+        # made them 4-8x slower on the shared, loaded 2-core machine (measured), so use one.
         with threadpool_limits(limits=1, user_api="blas"):
             for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 C = self._cosines(mech, root, t, b, Xb)
@@ -548,7 +548,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         """
         D, a, l, V = mech.dim, 1 - mech.alpha, mech.lam / mech.n_vectors, mech.basis
         if proj.n_perp < D:
-            # K < r + d ≤ 2d + 2 rows: form an orthonormal basis of the complement in memory.
+            # K < r + d ≤ 2d + 1 rows: form an orthonormal basis of the complement in memory.
             A = np.vstack([self._design_block(mech, root, t, b, Xb, yb)
                            for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept)])
             Q = A @ proj.P
