@@ -111,6 +111,7 @@ Gaussian draws.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from dataclasses import dataclass
@@ -226,6 +227,16 @@ def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int
             Xc = np.hstack([Xc, np.ones((Xc.shape[0], 1))])
         for off in range(0, Xc.shape[0], BLOCK):
             yield (start + off) // BLOCK, Xc[off : off + BLOCK], yc[off : off + BLOCK]
+
+
+def single_blas_thread(n_rows: int):
+    """Context with one BLAS thread for the per-block products of ``n_rows`` clients.
+
+    The block products have m, d or 1 columns and are memory-bound; a second BLAS
+    thread made them 4–8× slower on the shared, loaded 2-core machine (measured).
+    Below one block the limit is skipped: entering threadpoolctl costs ~0.3–1 ms.
+    """
+    return threadpool_limits(limits=1, user_api="blas") if n_rows >= BLOCK else contextlib.nullcontext()
 
 
 def project_ball(beta: np.ndarray, radius: float) -> np.ndarray:
@@ -476,7 +487,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         """Σ g̃g̃ᵀ and Σ y g̃ of round t, block by block (and the releases into ``transcript``)."""
         D = mech.dim
         gram, cross = np.zeros((D, D)), np.zeros(D)
-        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+        with single_blas_thread(X.shape[0]):
             for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 g = mech.release(Xb, keyed_rng(root, t, 1 + b))
                 gram += g.T @ g
@@ -514,9 +525,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         if first:
             data.update(XtX=np.zeros((D, D)), Xty=np.zeros(D), yty=0.0, K=0)
         XtC, CtC, Cty = np.zeros((D, m)), np.zeros((m, m)), np.zeros(m)
-        # The block products have m or 1 columns and are memory-bound; a second BLAS thread
-        # made them 4-8x slower on the shared, loaded 2-core machine (measured), so use one.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread(X.shape[0]):
             for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 C = self._cosines(mech, root, t, b, Xb)
                 XtC += Xb.T @ C
@@ -556,7 +565,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             G = A[:, :-1] + Q @ proj.W + E @ proj.F
             return lambda b, Xb, yb: G[b * BLOCK : b * BLOCK + len(yb)]
         XtN, CtN, ytN, NtN = np.zeros((D, D)), np.zeros((mech.n_vectors, D)), np.zeros(D), np.zeros((D, D))
-        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+        with single_blas_thread(X.shape[0]):
             for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 C = self._cosines(mech, root, t, b, Xb)
                 N = keyed_rng(root, t, 1 + b, 2).standard_normal((len(yb), D))
@@ -591,7 +600,7 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
         sums = [np.zeros(D) for _ in releasers]
         own = np.zeros((D, D))
         cross = np.zeros((D, D))
-        with threadpool_limits(limits=1, user_api="blas"):  # small block products (see _sufficient_sums)
+        with single_blas_thread(X.shape[0]):
             for b, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 psis = []
                 for mech, release in zip(mechs, releasers):
