@@ -454,7 +454,12 @@ def run_tradeoff(params: dict, rng: np.random.Generator):
         pair = worst_case_pair(mech, dim=params["dim"])
         mech, x, x_prime = pair.mechanism, pair.x, pair.x_prime
         if pair.exact_mu is not None:
+            # This pair's own exact curve and ε (D ≤ L for a modulated pair), not the worst case over pairs.
             extra["exact_curve"] = pair.exact_curve
+            from .epsilon_bounds import gdp_epsilon
+
+            delta = mech.claim.delta if params["delta"] is None else params["delta"]
+            extra["epsilon_exact"] = gdp_epsilon(pair.exact_mu, delta)
     else:
         x, x_prime = np.asarray(params["x"]), np.asarray(params["x_prime"])
     res = audit_tradeoff(

@@ -72,8 +72,12 @@ def test_known_biased_estimators_are_flagged(small_run):
     assert "modulated m=3: G = Σ_x β − Z, seed correction" in names
     assert {"modulated m=1: G without debiasing (naive server)", "modulated m=3: G without debiasing (naive server)"} <= names
     assert any(n.startswith("NoisySGD gradient") for n in names)
-    assert sum(n.startswith("IWP: truncated logistic W⁻¹") for n in names) == 3
     assert all(a.detected and a.verdict == "pass" for a in flagged)
+    # A control capped below the power it needs is informational, not a failed check.
+    truncated = [a for a in small_run if isinstance(a, BiasAudit) and a.target.startswith("IWP: truncated logistic W⁻¹")]
+    assert len(truncated) == 3
+    for a in truncated:
+        assert (a.expect, a.verdict) == (("unknown", "info") if "under-powered" in a.note else ("biased", "pass"))
 
 
 def test_single_vector_corrections_coincide_and_pass(small_run):
