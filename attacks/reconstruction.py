@@ -134,7 +134,8 @@ def _supported(mech) -> bool:
     return isinstance(mech, GaussianMechanism | ModulatedMechanism)
 
 
-def _as_rounds(mechanism) -> list:
+def as_rounds(mechanism) -> list:
+    """A release or a T-round transcript (sequence of mechanisms) as a non-empty list of rounds."""
     if isinstance(mechanism, list | tuple):
         if not mechanism:
             raise InvalidParameterError("mechanism must not be an empty sequence of rounds")
@@ -208,7 +209,7 @@ class ReconstructionAttacker:
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known: bool = True, side_info: bool = False) -> bool:
         """Whether the attacker supports this mechanism, prior and knowledge."""
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         if not all(_supported(m) for m in rounds):
             return False
         return phase_known or not cls.needs_phase or not any(_modulated(m) for m in rounds)
@@ -226,7 +227,7 @@ class ReconstructionAttacker:
 
     # -- input normalisation
     def _prepare(self, outputs, phase, y):
-        rounds = _as_rounds(self.mechanism)
+        rounds = as_rounds(self.mechanism)
         t = len(rounds)
         out = check_array("outputs", outputs, ndim=(2, 3))
         if out.ndim == 2:
@@ -283,7 +284,7 @@ class NaiveInverse(ReconstructionAttacker):
     @classmethod
     def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
         # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
-        return information != "fixed" or not any(_modulated(m) for m in _as_rounds(mechanism))
+        return information != "fixed" or not any(_modulated(m) for m in as_rounds(mechanism))
 
     def _reconstruct(self, out, rs, phases, y):
         w = np.array([r.c**2 / r.sigma**2 for r in rs])
@@ -300,7 +301,7 @@ class IdentityAttack(ReconstructionAttacker):
 
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism)
 
     def _reconstruct(self, out, rs, phases, y):
@@ -443,7 +444,7 @@ class SplitMLE(ReconstructionAttacker):
 
     @classmethod
     def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     def _reconstruct(self, out, rs, phases, y):
@@ -496,7 +497,7 @@ class SplitMLEMarginal(ReconstructionAttacker):
     @classmethod
     def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
         # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
-        return information != "fixed" or not any(_modulated(m) for m in _as_rounds(mechanism))
+        return information != "fixed" or not any(_modulated(m) for m in as_rounds(mechanism))
 
     def _reconstruct(self, out, rs, phases, y):
         rng = np.random.default_rng(self.random_state)
@@ -603,7 +604,7 @@ class PosteriorMean(ReconstructionAttacker):
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
         if not isinstance(prior, GaussianPrior) or not super().applicable(mechanism, prior=prior):
             return False
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         if not any(_modulated(m) for m in rounds):
             return True
         return len(rounds) == 1 and not side_info and _separable(prior, rounds[0].basis)
@@ -682,7 +683,7 @@ class YAidedMLE(ReconstructionAttacker):
 
     @classmethod
     def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     @classmethod
@@ -722,7 +723,7 @@ class AutodiffMLE(ReconstructionAttacker):
 
     @classmethod
     def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     def __init__(self, mechanism, *, prior=None, beta=None, sigma_y=None, random_state=None,
@@ -733,12 +734,12 @@ class AutodiffMLE(ReconstructionAttacker):
 
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         ok = all(_supported(m) or (hasattr(m, "torch_map") and hasattr(m, "sigma")) for m in rounds)
         return ok and (phase_known or not any(_modulated(m) for m in rounds))
 
     def _prepare(self, outputs, phase, y):
-        rounds = _as_rounds(self.mechanism)
+        rounds = as_rounds(self.mechanism)
         out = check_array("outputs", outputs, ndim=(2, 3))
         out = out[:, None, :] if out.ndim == 2 else out
         if out.shape[1] != len(rounds):
@@ -846,7 +847,7 @@ class IWPDenoiser(ReconstructionAttacker):
 
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
-        rounds = _as_rounds(mechanism)
+        rounds = as_rounds(mechanism)
         return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism) and prior is not None \
             and not isinstance(prior, DiscretePrior)
 
@@ -882,18 +883,18 @@ class DiscreteMAP(ReconstructionAttacker):
 
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
-        return isinstance(prior, DiscretePrior) and all(hasattr(m, "log_density") for m in _as_rounds(mechanism))
+        return isinstance(prior, DiscretePrior) and all(hasattr(m, "log_density") for m in as_rounds(mechanism))
 
     def _prepare(self, outputs, phase, y):
         out, rs, phases, y = super()._prepare(outputs, phase, y) if all(
-            _supported(m) for m in _as_rounds(self.mechanism)
+            _supported(m) for m in as_rounds(self.mechanism)
         ) else (np.asarray(outputs, float), None, phase, y)
         return out, rs, phases, y
 
     def _reconstruct(self, out, rs, phases, y):
         if not isinstance(self.prior, DiscretePrior):
             raise InvalidParameterError(f"discrete-map needs a DiscretePrior, got prior={self.prior!r}")
-        rounds = _as_rounds(self.mechanism)
+        rounds = as_rounds(self.mechanism)
         out = out if out.ndim == 3 else out[:, None]
         logs = np.empty((out.shape[0], self.prior.support.shape[0]))
         for k, z in enumerate(self.prior.support):

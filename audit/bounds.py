@@ -45,7 +45,9 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
-from .fisher import INFORMATION, _as_rounds, release_fisher
+from privaudit.attacks.reconstruction import as_rounds
+
+from .fisher import INFORMATION, release_fisher
 
 
 # --- Cramér–Rao and the seed's trace form --------------------------------------------------------
@@ -218,7 +220,7 @@ def hammersley_chapman_robbins(
     """
     if information not in INFORMATION:
         raise InvalidParameterError(f"information must be one of {INFORMATION}, got information={information!r}")
-    rounds = _as_rounds(mechanism)
+    rounds = as_rounds(mechanism)
     x = check_array("x", x, ndim=1)
     d = x.size
     avg = release_fisher(rounds, x, information="known", beta=beta, sigma_y=sigma_y)
@@ -289,7 +291,7 @@ def rero_mu(mechanism, prior: DiscretePrior, *, information: str = "known") -> f
     s = prior.support
     diam = float(np.sqrt(((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)).max())
     mus = []
-    for mech in _as_rounds(mechanism):
+    for mech in as_rounds(mechanism):
         if isinstance(mech, GaussianMechanism):
             mus.append(diam / mech.sigma)
         elif isinstance(mech, ModulatedMechanism):

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.special import logsumexp
 
+from privaudit.attacks.reconstruction import as_rounds
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, PrivacyClaim
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -228,14 +229,6 @@ class GaussianNoiseMap:
 
 
 # --- one call for an audit ----------------------------------------------------------------------
-def _as_rounds(mechanism) -> list:
-    if isinstance(mechanism, list | tuple):
-        if not mechanism:
-            raise InvalidParameterError("mechanism must not be an empty sequence of rounds")
-        return list(mechanism)
-    return [mechanism]
-
-
 def release_fisher(
     mechanism, x, *, phase=None, information: str = "known", beta=None, sigma_y: float | None = None,
 ) -> np.ndarray:
@@ -260,7 +253,7 @@ def release_fisher(
     """
     if information not in INFORMATION:
         raise InvalidParameterError(f"information must be one of {INFORMATION}, got information={information!r}")
-    rounds = _as_rounds(mechanism)
+    rounds = as_rounds(mechanism)
     x = check_array("x", x, ndim=1)
     phases = None
     if phase is not None:

@@ -59,7 +59,9 @@ from privaudit.mechanisms.validation import (
 
 from .bounds import crb as crb_of
 from .bounds import hammersley_chapman_robbins, rero_bound, rero_mu, seed_trace_bound, van_trees
-from .fisher import _as_rounds, release_fisher
+from privaudit.attacks.reconstruction import as_rounds
+
+from .fisher import release_fisher
 from .results import AuditResult, ExperimentResult
 
 #: Bounds that hold only for unbiased attackers.
@@ -274,7 +276,7 @@ def audit_reconstruction(
     n_mc : int
         Monte Carlo draws for van Trees with non-Gaussian priors.
     """
-    rounds = _as_rounds(mechanism)
+    rounds = as_rounds(mechanism)
     n = check_int("n", n)
     conf = check_interval("confidence", confidence, 0.0, 1.0)
     seed = int(rng) if isinstance(rng, int | np.integer) and not isinstance(rng, bool) else None
@@ -519,7 +521,7 @@ def mse_crb_curve(
             table.append({"sigma": s, "attacker": a, "mse": res.mse, bound: getattr(res, bound),
                           "ratio": r, "ratio_ci": [lo, hi], "verdict": res.verdict})
     return ExperimentResult(
-        name="reconstruction-low-noise", target=_target_name(_as_rounds(_with_sigma(mechanism, sig[0]))),
+        name="reconstruction-low-noise", target=_target_name(as_rounds(_with_sigma(mechanism, sig[0]))),
         xlabel="noise σ", ylabel=f"MSE / {bound}", series={k: v for k, v in series.items() if v["x"]},
         reference={"MSE = bound": 1.0}, table=table,
         notes=[f"MSE/{bound} of each attacker vs σ; efficient attackers approach 1 as σ → 0."],

@@ -20,19 +20,16 @@ from __future__ import annotations
 
 import argparse
 import time
+import timeit
 import warnings
 
 import numpy as np
 import torch
 
 
-def _best_of(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def min_time(fn, repeats: int) -> float:
+    """Best wall time of ``repeats`` calls (the least noisy estimate on a shared machine)."""
+    return min(timeit.repeat(fn, number=1, repeat=repeats))
 
 
 def _opacus_epoch(model, X, y, batch, clip, z, lr=1e-3):
@@ -96,8 +93,8 @@ def bench_linear(n, d, batch, repeats):
     eng = DPSGDEngine(epsilon=1.0, clip=1.0, epochs=1, lr=1e-3, batch_size=batch, noise_multiplier=1.0,
                       optimizer="adam", random_state=0)
     theta0 = torch.zeros(1, d + 1, dtype=torch.float32)
-    ours = _best_of(lambda: eng.train_linear(Xa, y[None], theta0, dtype=torch.float32), repeats)
-    opac = _best_of(_opacus_epoch(torch.nn.Linear(d, 1), X, y, batch, 1.0, 1.0), repeats)
+    ours = min_time(lambda: eng.train_linear(Xa, y[None], theta0, dtype=torch.float32), repeats)
+    opac = min_time(_opacus_epoch(torch.nn.Linear(d, 1), X, y, batch, 1.0, 1.0), repeats)
     return ours, opac
 
 
@@ -124,11 +121,11 @@ def bench_mlp(n, sizes, batch, repeats):
     eng = DPSGDEngine(epsilon=1.0, clip=1.0, epochs=1, lr=1e-3, batch_size=batch, noise_multiplier=1.0,
                       optimizer="adam", random_state=0)
     layers = [(params[f"{i}.weight"], params[f"{i}.bias"]) for i in lin_idx]
-    ours = _best_of(lambda: eng.train_mlp(layers, X, y), repeats)  # ghost-norm path (used by CondDPRegressor)
-    ours_vmap = _best_of(lambda: eng.train_functional(loss, params, X, y), 1)  # generic torch.func path
-    opac = _best_of(_opacus_epoch(_mlp_module(sizes, torch.Generator().manual_seed(1)), X, y, batch, 1.0, 1.0),
+    ours = min_time(lambda: eng.train_mlp(layers, X, y), repeats)  # ghost-norm path (used by CondDPRegressor)
+    ours_vmap = min_time(lambda: eng.train_functional(loss, params, X, y), 1)  # generic torch.func path
+    opac = min_time(_opacus_epoch(_mlp_module(sizes, torch.Generator().manual_seed(1)), X, y, batch, 1.0, 1.0),
                     repeats)
-    plain = _best_of(_plain_epoch(_mlp_module(sizes, torch.Generator().manual_seed(1)), X, y, batch), repeats)
+    plain = min_time(_plain_epoch(_mlp_module(sizes, torch.Generator().manual_seed(1)), X, y, batch), repeats)
     return ours, ours_vmap, opac, plain
 
 

@@ -9,22 +9,16 @@ same for ModulatedMechanism.sample, for n = 10⁶ and d = 10 (targets ≤ 1.5 an
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 
 import numpy as np
 
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
 
 
-def best_time(fn, repeats: int) -> float:
-    """Minimum wall time over ``repeats`` calls (the least noisy estimate on a shared machine)."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
+def min_time(fn, repeats: int) -> float:
+    """Best wall time of ``repeats`` calls (the least noisy estimate on a shared machine)."""
+    return min(timeit.repeat(fn, number=1, repeat=repeats))
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -38,9 +32,9 @@ def main() -> None:
     gauss = GaussianMechanism(epsilon=1.0, delta=1e-5)
     mod = ModulatedMechanism(alpha=0.3, lam=0.5, omega=1.0, n_vectors=3, dim=d, epsilon=1.0, delta=1e-5)
 
-    anchor = best_time(lambda: rng.standard_normal((n, d)), args.repeats)
-    t_gauss = best_time(lambda: gauss.sample(x, n, rng), args.repeats)
-    t_mod = best_time(lambda: mod.sample(x, n, rng), args.repeats)
+    anchor = min_time(lambda: rng.standard_normal((n, d)), args.repeats)
+    t_gauss = min_time(lambda: gauss.sample(x, n, rng), args.repeats)
+    t_mod = min_time(lambda: mod.sample(x, n, rng), args.repeats)
     print(f"anchor rng.standard_normal(({n}, {d})): {anchor * 1e3:.1f} ms")
     print(f"GaussianMechanism.sample   ratio {t_gauss / anchor:.2f}  (target <= 1.5)")
     print(f"ModulatedMechanism.sample  ratio {t_mod / anchor:.2f}  (target <= 3, m=3)")

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 import warnings
 
 import numpy as np
@@ -89,12 +90,7 @@ def bench_fit_time(K: int, d: int, T: int, repeats: int) -> None:
     y = X @ np.linspace(1, -1, d) + 0.5 * rng.standard_normal(K)
 
     def best(fn):
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return min(times)
+        return min(timeit.repeat(fn, number=1, repeat=repeats))
 
     t_ols = best(lambda: LinearRegression().fit(X, y))
     print(f"[fit] K={K:.0e} d={d} T={T}: LinearRegression {t_ols:.3f} s (anchor)")

@@ -21,7 +21,7 @@ slower for ``autodiff-mle``).
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 
 import numpy as np
 import torch
@@ -33,13 +33,9 @@ from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, random_o
 D = 10
 
 
-def best_time(fn, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+def min_time(fn, repeats: int) -> float:
+    """Best wall time of ``repeats`` calls (the least noisy estimate on a shared machine)."""
+    return min(timeit.repeat(fn, number=1, repeat=repeats))
 
 
 def main(argv=None) -> None:
@@ -68,8 +64,8 @@ def main(argv=None) -> None:
     naive, naive_g = naive_cls(mod), naive_cls(gauss)
     naive.reconstruct(out_mod[:10], phase=phase[:10])
     naive_g.reconstruct(out_gauss[:10])
-    t_anchor = best_time(lambda: naive.reconstruct(out_mod, phase=phase), args.repeats)
-    t_anchor_g = best_time(lambda: naive_g.reconstruct(out_gauss), args.repeats)
+    t_anchor = min_time(lambda: naive.reconstruct(out_mod, phase=phase), args.repeats)
+    t_anchor_g = min_time(lambda: naive_g.reconstruct(out_gauss), args.repeats)
     print(f"n = {n}, d = {D}; anchor naive inverse: {n / t_anchor:,.0f} rec/s (modulated), "
           f"{n / t_anchor_g:,.0f} rec/s (Gaussian)")
     print(f"{'attacker':22s} {'target':10s} {'rec/s':>12s} {'× slower than naive':>20s} {'MSE':>8s}")
@@ -92,7 +88,7 @@ def main(argv=None) -> None:
             return att.reconstruct(out[s], phase=None if ph is None else ph[s], y=y[s] if side else None)
 
         run(slice(0, 10))
-        t = best_time(run, 1 if name == "autodiff-mle" else args.repeats)
+        t = min_time(run, 1 if name == "autodiff-mle" else args.repeats)
         est = run()
         mse = float(np.mean(np.sum((est - X[sl]) ** 2, axis=1)))
         rate = m / t

@@ -53,6 +53,7 @@ from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.rr_on_bins import _check_features
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -187,12 +188,3 @@ class WeightedLLPRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self, "coef_")
         return _check_features(self, X) @ self.coef_ + self.intercept_
-
-
-def _check_features(est, X) -> np.ndarray:
-    """Validate X for predict: finite 2-D with the fitted number of features (sklearn's message)."""
-    X = check_array("X", X, ndim=2)
-    if X.shape[1] != est.n_features_in_:
-        raise InvalidInputError(
-            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
-    return X
