@@ -329,7 +329,16 @@ def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
     return [("bias", fig, "Bias per coordinate with its simultaneous confidence interval")]
 
 
-def _plot_series(ax, series: dict, audit: dict) -> None:
+def _references(audit: dict, panel: str, panels) -> dict:
+    """Reference lines of one panel: labels ``"<panel>: ..."`` go to that panel only, others to all."""
+    refs = audit.get("reference") or {}
+    named = {p for p in panels if p}
+    own = {k: v for k, v in refs.items() if panel and str(k).startswith(f"{panel}:")}
+    shared = {k: v for k, v in refs.items() if not any(str(k).startswith(f"{p}:") for p in named)}
+    return {**shared, **own}
+
+
+def _plot_series(ax, series: dict, audit: dict, references: dict | None = None) -> None:
     for name, s in series.items():
         if not isinstance(s, dict):
             continue
@@ -340,15 +349,21 @@ def _plot_series(ax, series: dict, audit: dict) -> None:
             ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, label=str(name))
         else:
             ax.plot(x, y, marker="o", ms=3, label=str(name))
-    for label, value in (audit.get("reference") or {}).items():
+    for label, value in (audit.get("reference") or {} if references is None else references).items():
         v = _num(value)
         if v is not None and math.isfinite(v):
             ax.axhline(v, ls="--", color="grey", lw=1)
             ax.annotate(str(label), (0.01, v), xycoords=("axes fraction", "data"), fontsize=7, color="grey",
                         va="bottom")
     ax.set(xlabel=audit.get("xlabel", ""), ylabel=audit.get("ylabel", ""))
-    if audit.get("xscale") in ("log", "symlog"):
-        ax.set_xscale(audit["xscale"])
+    from matplotlib.ticker import NullFormatter
+
+    for set_scale, axis, scale in ((ax.set_xscale, ax.xaxis, audit.get("xscale")),
+                                   (ax.set_yscale, ax.yaxis, audit.get("yscale"))):
+        if scale in ("log", "symlog"):
+            set_scale(scale)
+            # Minor tick labels (2×10⁰, 3×10⁰, …) overlap on short log ranges.
+            axis.set_minor_formatter(NullFormatter())
     ax.legend(fontsize=7)
 
 
@@ -364,7 +379,7 @@ def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
     nrows = math.ceil(k / ncols)
     fig, axes = _new(nrows, ncols, size=(4.6 * ncols, 3.6 * nrows))
     for ax, (title, series) in zip(axes.ravel(), panels.items()):
-        _plot_series(ax, series, audit)
+        _plot_series(ax, series, audit, _references(audit, str(title), panels))
         if title:
             ax.set_title(str(title), fontsize=9)
     for ax in axes.ravel()[k:]:

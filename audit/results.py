@@ -87,3 +87,4 @@ class ExperimentResult(AuditResult):
     seed: int | None = None
     verdict: str = "info"
     xscale: str = "linear"
+    yscale: str = "linear"
