@@ -32,6 +32,7 @@ Registered names
 
 from __future__ import annotations
 
+import abc
 import warnings
 
 import numpy as np
@@ -48,7 +49,7 @@ def _rows(outputs) -> np.ndarray:
     return o.reshape(o.shape[0], -1)
 
 
-class Distinguisher:
+class Distinguisher(abc.ABC):
     """Base class: stores constructor params (scikit-learn style) and declares the protocol."""
 
     kind = "distinguisher"
@@ -57,11 +58,13 @@ class Distinguisher:
     #: Whether the attacker needs ``mechanism.log_density``.
     requires_density = False
 
+    @abc.abstractmethod
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher":
-        raise NotImplementedError
+        """Learn from training releases under x (``outputs0``) and x′ (``outputs1``); returns self."""
 
+    @abc.abstractmethod
     def score(self, outputs) -> np.ndarray:
-        raise NotImplementedError
+        """Score each release, higher meaning "x′"; shape (n,)."""
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_"))
@@ -160,8 +163,9 @@ class _ClassifierAttack(Distinguisher):
         self.max_train = max_train
         self.random_state = random_state
 
+    @abc.abstractmethod
     def _model(self):
-        raise NotImplementedError
+        """The unfitted scikit-learn classifier."""
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None):
         if outputs0 is None or outputs1 is None:

@@ -21,7 +21,6 @@ it, the auxiliary randomness) on which the mechanism's privacy loss is largest:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 

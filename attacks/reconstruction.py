@@ -42,6 +42,7 @@ Built-in attackers
 
 from __future__ import annotations
 
+import abc
 import math
 from functools import lru_cache
 from typing import ClassVar
@@ -176,7 +177,7 @@ def torch_map(mechanism):
 
 
 # --- base class --------------------------------------------------------------------------------
-class ReconstructionAttacker:
+class ReconstructionAttacker(abc.ABC):
     """Base class: stores the mechanism and side knowledge; subclasses implement ``_reconstruct``.
 
     Parameters
@@ -261,8 +262,9 @@ class ReconstructionAttacker:
         out, rs, phases, y = self._prepare(outputs, phase, y)
         return self._reconstruct(out, rs, phases, y)
 
-    def _reconstruct(self, out, rs, phases, y) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _reconstruct(self, out, rs, phases, y) -> np.ndarray:
+        """Estimates from validated releases (see :meth:`reconstruct`)."""
 
 
 def _ph(phases, t):
