@@ -114,19 +114,24 @@ def _roc_metrics(audit) -> dict[str, float]:
     }
 
 
-def _distinguisher_cell(setting: Setting, name: str, cls, samples: int, seed: int, confidence: float) -> dict:
+def _distinguisher_cell(setting: Setting, name: str, cls, samples: int, seeds: Sequence[int], confidence: float) -> dict:
+    """Mean (and sd of ε_lb) over one audit per seed; every attacker gets the same seeds."""
     from .tradeoff import audit_tradeoff
 
     mech = setting.build()
     if getattr(cls, "requires_density", False) and not callable(getattr(mech, "log_density", None)):
         return {"status": "n/a", "reason": "needs log_density"}
     t0 = time.perf_counter()
-    audit = audit_tradeoff(mech, setting.x, setting.x_prime, n=samples, attacker=name,
-                           confidence=confidence, rng=seed, target=setting.name)
+    audits = [audit_tradeoff(mech, setting.x, setting.x_prime, n=samples, attacker=name,
+                             confidence=confidence, rng=seed, target=setting.name) for seed in seeds]
     elapsed = time.perf_counter() - t0
-    return {"status": "ok", "epsilon_lb": audit.epsilon_lb, "epsilon_claim": audit.claim.epsilon,
-            "epsilon_exact": audit.epsilon_exact, **_roc_metrics(audit),
-            "seconds_per_1e5": elapsed / (2 * samples) * 1e5}
+    rocs = [_roc_metrics(a) for a in audits]
+    eps = np.array([a.epsilon_lb for a in audits], dtype=float)
+    return {"status": "ok", "epsilon_lb": float(eps.mean()),
+            "epsilon_lb_sd": float(eps.std(ddof=1)) if eps.size > 1 else None,
+            "epsilon_claim": audits[0].claim.epsilon, "epsilon_exact": audits[0].epsilon_exact,
+            **{k: float(np.mean([r[k] for r in rocs])) for k in rocs[0]},
+            "seconds_per_1e5": elapsed / (2 * samples * len(seeds)) * 1e5}
 
 
 def _reconstruction_cell(setting: Setting, name: str, cls, samples: int, seed: int) -> dict:
@@ -151,12 +156,14 @@ def _reconstruction_cell(setting: Setting, name: str, cls, samples: int, seed: i
 
 def run_attacker_benchmark(
     *, settings: Sequence[str] | None = None, attackers: Sequence[str] | None = None, samples: int = 20_000,
-    seed: int = 0, confidence: float = 0.95, progress: Callable[[str], None] | None = None,
+    seed: int = 0, repeats: int = 5, confidence: float = 0.95, progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run every (setting, attacker) cell; return the leaderboard as plain data.
 
-    A cell that raises is recorded with ``status = "error"`` and its message; the
-    others still run.
+    Distinguisher cells average ``repeats`` independent audits (ε_lb is reported with
+    its standard deviation), so that attackers are ranked on more than one draw of the
+    threshold-selection noise. A cell that raises is recorded with ``status = "error"``
+    and its message; the others still run.
     """
     from privaudit.attacks import available_attacks, load_all
 
@@ -171,8 +178,10 @@ def run_attacker_benchmark(
     missing = [a for a in names if a not in registry]
     if missing:
         raise ValueError(f"unknown attacker(s) {missing}; registered: {sorted(registry)}")
-    seeds = np.random.SeedSequence(seed).spawn(len(grid))
-    setting_seed = {s: int(ss.generate_state(1)[0]) for s, ss in zip(grid, seeds)}
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got repeats={repeats}")
+    children = np.random.SeedSequence(seed).spawn(len(grid))
+    setting_seeds = {s: [int(c.generate_state(1)[0]) for c in ss.spawn(repeats)] for s, ss in zip(grid, children)}
     rows = []
     for s in chosen:
         for a in names:
@@ -181,19 +190,20 @@ def run_attacker_benchmark(
                 progress(f"{s} / {a}")
             try:
                 if cls.kind == "distinguisher":
-                    cell = _distinguisher_cell(grid[s], a, cls, samples, setting_seed[s], confidence)
+                    cell = _distinguisher_cell(grid[s], a, cls, samples, setting_seeds[s], confidence)
                 else:
-                    cell = _reconstruction_cell(grid[s], a, cls, samples, setting_seed[s])
+                    cell = _reconstruction_cell(grid[s], a, cls, samples, setting_seeds[s][0])
             except Exception as exc:  # a broken cell must not sink the leaderboard
                 cell = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
             rows.append({"setting": s, "attacker": a, "kind": cls.kind, **cell})
-    return {"schema": SCHEMA, "seed": seed, "samples": samples, "confidence": confidence,
+    return {"schema": SCHEMA, "seed": seed, "samples": samples, "repeats": repeats, "confidence": confidence,
             "settings": chosen, "attackers": names, "rows": to_jsonable(rows)}
 
 
 def render_markdown(board: dict) -> str:
     """The leaderboard as Markdown tables, one per attacker kind, best first within a setting."""
     lines = [f"# Attacker leaderboard\n\nseed {board['seed']}, {board['samples']} releases per hypothesis, "
+             f"distinguisher metrics averaged over {board.get('repeats', 1)} audits (ε_lb ± its sd), "
              f"confidence {board['confidence']}. Every attacker saw the same releases within a setting. "
              "Attackers whose scores rank releases like the likelihood ratio (projection for a Gaussian shift, "
              "a quadratic logistic model) have the same ROC, so their ε_lb differ only by threshold-selection "
@@ -202,11 +212,12 @@ def render_markdown(board: dict) -> str:
     dist = [r for r in board["rows"] if r["kind"] == "distinguisher" and r["status"] == "ok"]
     rec = [r for r in board["rows"] if r["kind"] == "reconstruction" and r["status"] == "ok"]
     if dist:
-        lines += ["## Distinguishers\n", "| setting | attacker | ε_lb | claim ε | exact ε | TPR@1e-3 | TPR@1e-2 | AUC | s / 1e5 |",
+        lines += ["## Distinguishers\n", "| setting | attacker | ε_lb (mean ± sd) | claim ε | exact ε | TPR@1e-3 | TPR@1e-2 | AUC | s / 1e5 |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(dist, key=lambda r: (r["setting"], -float(r["epsilon_lb"]))):
             exact = "–" if r["epsilon_exact"] is None else f"{float(r['epsilon_exact']):.3f}"
-            lines.append(f"| {r['setting']} | {r['attacker']} | {float(r['epsilon_lb']):.3f} | {r['epsilon_claim']} | {exact} "
+            sd = "" if r.get("epsilon_lb_sd") is None else f" ± {float(r['epsilon_lb_sd']):.3f}"
+            lines.append(f"| {r['setting']} | {r['attacker']} | {float(r['epsilon_lb']):.3f}{sd} | {r['epsilon_claim']} | {exact} "
                          f"| {r['tpr_at_fpr_1e-3']:.4f} | {r['tpr_at_fpr_1e-2']:.4f} | {r['auc']:.4f} | {r['seconds_per_1e5']:.3f} |")
     if rec:
         lines += ["\n## Reconstruction attackers\n", "| setting | attacker | MSE | MSE/CRB | MSE/van Trees | verdict | s / 1e5 |",
@@ -276,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--attackers", nargs="+", default=None, metavar="NAME", help="attackers to run (default: all registered)")
     p.add_argument("--samples", type=int, default=20_000, help="releases per hypothesis / audited releases (default 20000)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--repeats", type=int, default=5, help="audits averaged per distinguisher cell (default 5)")
     p.add_argument("--out", default="reports", help="parent folder; the leaderboard goes to OUT/attackers (default reports)")
     p.add_argument("--json", action="store_true", help="print the leaderboard as JSON on stdout")
     return p
@@ -297,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet = args.json or not sys.stderr.isatty()
     try:
         board = run_attacker_benchmark(settings=args.mechanisms, attackers=args.attackers, samples=args.samples,
-                                       seed=args.seed, progress=None if quiet else lambda m: print(f"  {m}", file=sys.stderr))
+                                       seed=args.seed, repeats=args.repeats, progress=None if quiet else lambda m: print(f"  {m}", file=sys.stderr))
     except ValueError as exc:
         print(f"privaudit: error: {exc}", file=sys.stderr)
         return 2
