@@ -38,6 +38,7 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -90,7 +91,7 @@ def svd_embedding_init(idx: np.ndarray, n_rows: int, embed_dim: int) -> np.ndarr
     return table
 
 
-class _DPRegressor(RegressorMixin, BaseEstimator):
+class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Shared implementation; ``_conditioned`` selects Cond-DP vs DP-SGD."""
 
     _conditioned = False
@@ -202,7 +203,7 @@ class _DPRegressor(RegressorMixin, BaseEstimator):
             self.singular_values_ = np.linalg.svd(Xp, compute_uv=False) if d_pub else np.zeros(0)
         engine = self._engine()
         self.noise_multiplier_ = engine.calibrate(n)
-        self.claim = engine.claim(n)
+        self.claim_ = engine.claim(n)
         if self.model == "linear":
             self._fit_linear(engine, Xp, Xq, y, switch)
         else:

@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.validation import (
@@ -50,7 +50,7 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: f
     return X.T @ (r * scale)
 
 
-class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
+class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Full-participation DP-SGD FedAvg for linear regression, one example per client.
 
     Parameters
@@ -129,11 +129,6 @@ class FedAvgDPSGDRegressor(RegressorMixin, BaseEstimator):
             self.coef_, self.intercept_ = beta.copy(), 0.0
         return self
 
-    @property
-    def claim(self) -> PrivacyClaim:
-        """The (ε, δ) replace-one claim of the whole run (after ``fit``)."""
-        check_is_fitted(self, "claim_")
-        return self.claim_
 
     def predict(self, X) -> np.ndarray:
         """ŷ = X coef_ + intercept_."""

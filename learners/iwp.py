@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms import PrivacyClaim
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -334,7 +335,7 @@ def _sgd_pass(U, offset, theta, terms, *, sigma2, step, lam, radius, batch_size,
     return risks, snaps, snap_at, vmax
 
 
-class _IWPBase(BaseEstimator):
+class _IWPBase(FittedClaimMixin, BaseEstimator):
     """Shared machinery of the IWP / noisy / real-data SGD estimators (not public)."""
 
     #: "classification" or "regression"
@@ -479,13 +480,13 @@ class _IWPBase(BaseEstimator):
 
     def _set_privacy_attrs(self, rel: LocalRelease | None) -> None:
         if rel is None:
-            self.claim = PrivacyClaim(math.inf, 0.0, "any")
+            self.claim_ = PrivacyClaim(math.inf, 0.0, "any")
             self.sigma_, self.epsilon_y_ = 0.0, math.inf
             self.release_ = None
             if self._task == "classification":
                 self.classes_ = np.asarray(self._classes_seen)
             return
-        self.claim = rel.claim
+        self.claim_ = rel.claim
         self.sigma_, self.epsilon_y_ = rel.sigma, rel.epsilon_y
         self.release_ = rel
         if self._task == "classification":

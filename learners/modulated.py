@@ -124,6 +124,7 @@ from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import classical_sigma
@@ -432,7 +433,7 @@ def sample_noise_projection(gram_A, n_rows: int, dim: int, sigma: float, rng=Non
 # --------------------------------------------------------------------------------------
 # learners
 # --------------------------------------------------------------------------------------
-class _ModulatedBase(RegressorMixin, BaseEstimator):
+class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Shared validation, client simulation and inference of the modulated learners."""
 
     # ----- parameters -----
@@ -655,11 +656,6 @@ class _ModulatedBase(RegressorMixin, BaseEstimator):
             self.pvalues_ = 2 * _st.norm.sf(np.abs(self.tvalues_))
 
     # ----- public API -----
-    @property
-    def claim(self) -> PrivacyClaim:
-        """The (ε, δ) claim of the whole transcript (after ``fit``)."""
-        check_is_fitted(self, "claim_")
-        return self.claim_
 
     def predict(self, X) -> np.ndarray:
         """ŷ = X coef_ + intercept_."""

@@ -46,6 +46,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.randomized_response import RandomizedResponse
 from privaudit.mechanisms.validation import (
@@ -175,7 +176,7 @@ def rr_epsilon(epsilon_keep: float, m: int) -> float:
     return float(acc.get_epsilon(0.0))
 
 
-class RROnBinsRegressor(RegressorMixin, BaseEstimator):
+class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Feature-oblivious label-DP regression: RR-on-Bins^Φ_ε labels, then any regressor.
 
     Parameters
@@ -228,7 +229,7 @@ class RROnBinsRegressor(RegressorMixin, BaseEstimator):
         if math.isinf(eps):
             self.prior_ = np.bincount(np.rint((y - lo) / (hi - lo) * (k - 1)).astype(np.int64), minlength=k) / y.size
             self.binning_ = None
-            self.claim = PrivacyClaim(math.inf, 0.0, "label")
+            self.claim_ = PrivacyClaim(math.inf, 0.0, "label")
             return y.copy()
         frac = check_interval("prior_fraction", self.prior_fraction, 0.0, 1.0)
         eps_prior, eps_rr = frac * eps, (1 - frac) * eps
@@ -244,7 +245,7 @@ class RROnBinsRegressor(RegressorMixin, BaseEstimator):
             out = np.zeros_like(bins)
         else:
             out = RandomizedResponse(epsilon=eps_rr, categories=np.arange(m)).release(bins, rng).astype(np.int64)
-        self.claim = PrivacyClaim(laplace_epsilon(scale, 2.0) + rr_epsilon(eps_rr, m), 0.0, "label")
+        self.claim_ = PrivacyClaim(laplace_epsilon(scale, 2.0) + rr_epsilon(eps_rr, m), 0.0, "label")
         return self.binning_.representatives[out]
 
     def fit(self, X, y):

@@ -53,6 +53,7 @@ from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.rr_on_bins import _check_features
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.validation import (
@@ -89,7 +90,7 @@ def wllp_noise_multiplier(epsilon: float, delta: float, n: int, m: int) -> float
         lambda z: _event(z, n, m), epsilon, delta, dpa.LowerEndpointAndGuess(guess * (m / n) / 4, guess), tol=1e-3))
 
 
-class WeightedLLPRegressor(RegressorMixin, BaseEstimator):
+class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Linear regression on noisy, randomly weighted bag aggregates (Brahmbhatt et al. 2023).
 
     Parameters
@@ -162,11 +163,11 @@ class WeightedLLPRegressor(RegressorMixin, BaseEstimator):
             self.sigma_ = z * (hi - lo)
             self.certified_ = rho == 1.0
             self.certified_epsilon_ = wllp_epsilon(z, n, m, delta) if self.certified_ else math.inf
-            self.claim = PrivacyClaim(eps, delta, "label")
+            self.claim_ = PrivacyClaim(eps, delta, "label")
         else:
             self.sigma_ = 0.0
             self.certified_, self.certified_epsilon_ = True, math.inf
-            self.claim = PrivacyClaim(math.inf, delta, "label")
+            self.claim_ = PrivacyClaim(math.inf, delta, "label")
         noised = rng.random(n) < rho
         y_noisy = y + noised * rng.normal(0.0, 1.0, n) * self.sigma_
         chosen = rng.permutation(n)[:m]
