@@ -36,19 +36,18 @@ import math
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
-    check_array,
     check_epsilon,
     check_int,
     check_positive,
 )
 
 from .conditioning import conditioning_matrix
+from .input_validation import check_data, check_predict_data
 from .dpsgd import DPSGDEngine, check_adjacency, check_clip, torch_generator
 
 MODELS = ("linear", "mlp")
@@ -134,8 +133,7 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         return None
 
     def _split(self, X, fitting: bool):
-        """(dense public, dense private, categorical codes) from X, validated."""
-        X = check_array("X", X, ndim=2)  # NaN/inf raise here, naming X and the index
+        """(dense public, dense private, categorical codes) from X (already validated by sklearn)."""
         cat = [] if self.categorical is None else [int(c) for c in np.atleast_1d(self.categorical)]
         d = X.shape[1]
         if any(c < 0 or c >= d for c in cat):
@@ -144,18 +142,10 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         n_pub = len(dense) if self.n_public is None else check_int("n_public", self.n_public, minimum=0)
         if n_pub > len(dense):
             raise InvalidParameterError(f"n_public must be <= the {len(dense)} dense columns, got n_public={n_pub}")
-        if fitting:
-            self.n_features_in_ = d
-        elif d != self.n_features_in_:
-            raise InvalidInputError(
-                f"X has {d} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input")
         Xd = X[:, dense]
         return Xd[:, :n_pub], Xd[:, n_pub:], (X[:, cat] if cat else None)
 
-    def _check_y(self, y, n):
-        y = check_array("y", y, ndim=1)
-        if y.size != n:
-            raise InvalidInputError(f"y has {y.size} labels, X has {n} rows")
+    def _check_y(self, y):
         if self.label_bounds is not None:
             lo, hi = (float(b) for b in self.label_bounds)
             if not lo < hi:
@@ -187,8 +177,9 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         switch = self._switch()
         if switch is not None and not 0 <= switch <= epochs:
             raise InvalidParameterError(f"switch_epoch must lie in [0, epochs={epochs}], got switch_epoch={switch!r}")
+        X, y = check_data(X, y, None, self)  # sklearn's checks (NaN/inf, sparse, complex, shapes) → InvalidInputError
         Xp, Xq, codes = self._split(X, fitting=True)
-        y = self._check_y(y, Xp.shape[0])
+        y = self._check_y(y)
         n = Xp.shape[0]
         if codes is not None and self.model != "mlp":
             raise InvalidParameterError("categorical features need model='mlp' (embedding tables + MLP head)")
@@ -373,7 +364,7 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ predict
     def predict(self, X):
         """Predictions f(x) in plain (unconditioned) coordinates."""
-        check_is_fitted(self, "claim")
+        X = check_predict_data(self, X, "claim_")
         Xp, Xq, codes = self._split(X, fitting=False)
         if self.model == "linear":
             return np.hstack([Xp, Xq]) @ self.coef_ + self.intercept_

@@ -38,7 +38,8 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
-from .modulated import check_data, check_predict_data, iter_blocks, keyed_rng, project_ball, root_seed
+from .input_validation import check_data, check_predict_data
+from .modulated import iter_blocks, keyed_rng, project_ball, root_seed
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:

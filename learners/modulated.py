@@ -120,11 +120,11 @@ from typing import Iterator
 import numpy as np
 from scipy import stats as _st
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import check_X_y
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
+from privaudit.learners.input_validation import check_data, check_predict_data
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import classical_sigma
@@ -165,47 +165,6 @@ def keyed_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
     """A generator determined by (root, key) only: SeedSequence(entropy, spawn_key=root.spawn_key + key)."""
     ss = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
     return np.random.Generator(np.random.PCG64(ss))
-
-
-def check_data(X, y, chunk_size, estimator=None) -> tuple:
-    """Validate X (K, d) and y (K,); sets ``estimator.n_features_in_`` when given.
-
-    In memory (``chunk_size=None``) both are converted and checked in full with
-    scikit-learn's ``validate_data`` (NaN/inf, complex, object and sparse input, empty
-    arrays, y as a column), re-raised as :class:`InvalidInputError`. When streaming,
-    only shapes are checked here and values are checked chunk by chunk as they are read.
-    """
-    if chunk_size is None:
-        try:
-            if estimator is not None:
-                X, y = validate_data(estimator, X, y, y_numeric=True, dtype=np.float64)
-            else:
-                X, y = check_X_y(X, y, y_numeric=True, dtype=np.float64)
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from exc
-        return X, y
-    if not hasattr(X, "shape") or len(X.shape) != 2:
-        raise InvalidInputError(f"X must be a 2-d array with shape and slicing, got {type(X).__name__}")
-    if not hasattr(y, "shape"):
-        y = check_array("y", y, ndim=1)
-    if len(y.shape) != 1:
-        raise InvalidInputError(f"y must be 1-d, got shape {tuple(y.shape)}")
-    if X.shape[0] != y.shape[0]:
-        raise InvalidInputError(f"X and y must have the same number of rows, got X.shape={tuple(X.shape)}, y.shape={tuple(y.shape)}")
-    if X.shape[0] < 1 or X.shape[1] < 1:
-        raise InvalidInputError(f"X must have at least one row and one column, got shape {tuple(X.shape)}")
-    if estimator is not None:
-        estimator.n_features_in_ = int(X.shape[1])
-    return X, y
-
-
-def check_predict_data(estimator, X) -> np.ndarray:
-    """Validate X for ``predict`` (features must match ``n_features_in_``)."""
-    check_is_fitted(estimator, "coef_")
-    try:
-        return validate_data(estimator, X, reset=False, dtype=np.float64)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from exc
 
 
 def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
