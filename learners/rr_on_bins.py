@@ -44,9 +44,9 @@ import numpy as np
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
-from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
+from privaudit.learners.input_validation import check_data, check_predict_data
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.randomized_response import RandomizedResponse
 from privaudit.mechanisms.validation import (
@@ -250,26 +250,13 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Privatise y with RR-on-Bins, then fit the regressor on (X, noisy labels)."""
-        X = check_array("X", X, ndim=2)
-        y = check_array("y", y, ndim=1)
-        if y.size != X.shape[0]:
-            raise InvalidInputError(f"y has {y.size} labels, X has {X.shape[0]} rows")
+        X, y = check_data(X, y, None, self)
         rng = np.random.default_rng(self.random_state)
         self.noisy_labels_ = self.privatize(y, rng)
         self.estimator_ = clone(self.estimator if self.estimator is not None else LinearRegression())
         self.estimator_.fit(X, self.noisy_labels_)
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(_check_features(self, X))
-
-
-def _check_features(est, X) -> np.ndarray:
-    """Validate X for predict: finite 2-D with the fitted number of features (sklearn's message)."""
-    X = check_array("X", X, ndim=2)
-    if X.shape[1] != est.n_features_in_:
-        raise InvalidInputError(
-            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
-    return X
+        X = check_predict_data(self, X, "estimator_")  # NotFittedError before fit
+        return self.estimator_.predict(X)

@@ -51,15 +51,13 @@ import dp_accounting as dpa
 import numpy as np
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
-from privaudit.learners.rr_on_bins import _check_features
+from privaudit.learners.input_validation import check_data, check_predict_data
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
-    check_array,
     check_delta,
     check_epsilon,
     check_int,
@@ -132,11 +130,8 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         delta = check_delta(self.delta)
         rho = check_interval("rho", self.rho, 0.0, 1.0, closed="right")
         alpha = check_interval("alpha", self.alpha, 0.0, 1.0)
-        X = check_array("X", X, ndim=2)
-        y = check_array("y", y, ndim=1)
+        X, y = check_data(X, y, None, self)
         n = X.shape[0]
-        if y.size != n:
-            raise InvalidInputError(f"y has {y.size} labels, X has {n} rows")
         private = not math.isinf(eps)
         if self.label_bounds is None:
             if private:
@@ -183,9 +178,7 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         self.bag_size_, self.n_bags_, self.bags_ = k, n_bags, (Sx, Sy)
         theta = np.linalg.lstsq(Sx, Sy, rcond=None)[0]
         self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "coef_")
-        return _check_features(self, X) @ self.coef_ + self.intercept_
+        return check_predict_data(self, X) @ self.coef_ + self.intercept_
