@@ -272,8 +272,17 @@ def _ph(phases, t):
 
 
 # --- naive inversion ---------------------------------------------------------------------------
+class _UnbiasedOverFreshPhases:
+    """Attackers that are unbiased on average over fresh uniform phases (or with λ = 0)."""
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
+        return information != "fixed" or not any(_modulated(m) for m in as_rounds(mechanism))
+
+
 @register_attack("naive")
-class NaiveInverse(ReconstructionAttacker):
+class NaiveInverse(_UnbiasedOverFreshPhases, ReconstructionAttacker):
     """x̂ = g̃/(1 − α) per round; rounds averaged with weights (1 − α_t)²/σ_t².
 
     Unbiased whenever the phases are fresh and uniform (E cos(θ) = 0) or λ = 0; it
@@ -282,11 +291,6 @@ class NaiveInverse(ReconstructionAttacker):
 
     unbiased = True
     strength = 10
-
-    @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
-        return information != "fixed" or not any(_modulated(m) for m in as_rounds(mechanism))
 
     def _reconstruct(self, out, rs, phases, y):
         w = np.array([r.c**2 / r.sigma**2 for r in rs])
@@ -482,7 +486,7 @@ def _marginal_mode(amp: float, sigma: float) -> float:
 
 
 @register_attack("split-mle-marginal")
-class SplitMLEMarginal(ReconstructionAttacker):
+class SplitMLEMarginal(_UnbiasedOverFreshPhases, ReconstructionAttacker):
     """Split attacker with the phase marginalised (the attacker does not see φ).
 
     Orthogonal to V as in ``split-mle``. Along v_j the marginal law is the location
@@ -495,11 +499,6 @@ class SplitMLEMarginal(ReconstructionAttacker):
 
     unbiased = True
     strength = 50
-
-    @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        # E cos(ω⟨x, v⟩ + φ) = 0 only over a fresh uniform phase.
-        return information != "fixed" or not any(_modulated(m) for m in as_rounds(mechanism))
 
     def _reconstruct(self, out, rs, phases, y):
         rng = np.random.default_rng(self.random_state)

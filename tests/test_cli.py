@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sysconfig
 import subprocess
 import sys
 import textwrap
@@ -148,9 +149,9 @@ def test_list(capsys):
 
 
 def test_console_script_is_installed(tmp_path):
-    exe = shutil.which("privaudit")
-    if exe is None:
-        pytest.skip("the privaudit console script is not on PATH (package not installed)")
+    # Installing privaudit (which the suite needs to import it) installs the script beside the interpreter.
+    exe = shutil.which("privaudit") or shutil.which("privaudit", path=sysconfig.get_path("scripts"))
+    assert exe is not None, "the privaudit console script is not installed"
     done = subprocess.run([exe, "run", str(tmp_path / "missing.toml")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "missing.toml" in done.stderr
 
