@@ -44,14 +44,12 @@ from __future__ import annotations
 
 import abc
 import math
-from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import logsumexp
 
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
-from privaudit.mechanisms.modulated import cosine_gaussian_logpdf
+from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int, check_positive
 
 from .priors import DiscretePrior, GaussianPrior
@@ -62,33 +60,6 @@ _CHUNK = 8192
 
 
 # --- shared pieces -----------------------------------------------------------------------------
-@lru_cache(maxsize=64)
-def _arcsine_gaussian_table(amplitude: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    half = amplitude + 40 * sigma
-    u = np.linspace(-half, half, int(min(400_001, math.ceil(2 * half / (sigma / 50)) + 1)))
-    return u, cosine_gaussian_logpdf(u, amplitude, sigma)
-
-
-def arcsine_gaussian_logpdf(u, amplitude: float, sigma: float) -> np.ndarray:
-    """log-density of A cos φ + σ z with φ ~ U[0, 2π), z ~ N(0, 1), any shape of u.
-
-    This is the law of a modulated release along v_j when the phase is hidden (the
-    phase makes the cosine's law independent of x). The φ integral is the midpoint rule
-    (≥ 256 nodes, adjacent centres ≤ 2π·σ/40 apart — the Gaussian kernel makes the
-    integrand effectively band-limited, so it converges geometrically). Values with
-    |u| ≤ A + 40σ are interpolated linearly from a cached table with spacing σ/50
-    (error ≲ 1e−4 in log p); beyond it they are computed directly.
-    """
-    u = np.asarray(u, dtype=float)
-    amplitude, sigma = float(amplitude), float(sigma)
-    grid, logp = _arcsine_gaussian_table(amplitude, sigma)
-    out = np.interp(u, grid, logp)
-    far = np.abs(u) > grid[-1]
-    if np.any(far):
-        out[far] = cosine_gaussian_logpdf(u[far], amplitude, sigma)
-    return out
-
-
 class _Round:
     """One release g̃ = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I) (Gaussian: A = 0, m = 0)."""
 
@@ -463,28 +434,6 @@ class SplitMLE(ReconstructionAttacker):
         return _gauss_newton(x, rs, out, phases)
 
 
-def _marginal_mode(amp: float, sigma: float) -> float:
-    """The largest mode u* ≥ 0 of the arcsine-plus-Gaussian density (grid search + Newton)."""
-    if amp == 0:
-        return 0.0
-    grid = np.linspace(0.0, amp + 3 * sigma, 4001)
-    u = float(grid[np.argmax(arcsine_gaussian_logpdf(grid, amp, sigma))])
-    q = int(min(4096, max(256, math.ceil(40 * amp / sigma))))
-    c = amp * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
-    for _ in range(50):
-        dev = (u - c) / sigma
-        w = np.exp(-0.5 * dev**2 - logsumexp(-0.5 * dev**2))
-        d1 = -(w * dev).sum() / sigma
-        d2 = ((w * dev**2).sum() - 1) / sigma**2 - d1**2
-        if d2 >= 0:
-            break
-        step = -d1 / d2
-        u = max(0.0, u + step)
-        if abs(step) < 1e-14 * (1 + abs(u)):
-            break
-    return u
-
-
 @register_attack("split-mle-marginal")
 class SplitMLEMarginal(_UnbiasedOverFreshPhases, ReconstructionAttacker):
     """Split attacker with the phase marginalised (the attacker does not see φ).
@@ -510,7 +459,7 @@ class SplitMLEMarginal(_UnbiasedOverFreshPhases, ReconstructionAttacker):
             prec = np.eye(d) * r.c**2 / r.sigma**2
             if not r.linear:
                 v = r.basis
-                u = _marginal_mode(r.amp, r.sigma)
+                u = ArcsineGaussian(r.amp, r.sigma).mode()
                 if u > 0:
                     sign = rng.choice((-1.0, 1.0), size=(n, v.shape[1]))
                     est = est - (sign * u / r.c) @ v.T
@@ -575,7 +524,7 @@ def _grid_posterior_1d(r, m0, v0, c, amp, omega, phi, sigma, *, statistic: str) 
         a = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, g)
         logw = -0.5 * (a - m0) ** 2 / v0
         if phi is None:
-            logw = logw + arcsine_gaussian_logpdf(rr[:, None] - c * a, amp, sigma)
+            logw = logw + ArcsineGaussian(amp, sigma).logpdf_interpolated(rr[:, None] - c * a)
         else:
             mean = c * a + amp * np.cos(omega * a + phi[s : s + _CHUNK, None])
             logw = logw - 0.5 * (rr[:, None] - mean) ** 2 / sigma**2
@@ -912,5 +861,5 @@ class DiscreteMAP(ReconstructionAttacker):
 
 __all__ = [
     "AutodiffMLE", "DiscreteMAP", "IWPDenoiser", "IdentityAttack", "MAPAttack", "NaiveInverse", "PosteriorMean",
-    "ReconstructionAttacker", "SplitMLE", "SplitMLEMarginal", "YAidedMLE", "arcsine_gaussian_logpdf", "torch_map",
+    "ReconstructionAttacker", "SplitMLE", "SplitMLEMarginal", "YAidedMLE", "torch_map",
 ]

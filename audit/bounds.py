@@ -34,7 +34,7 @@ import numpy as np
 from scipy.special import logsumexp, ndtr, ndtri
 
 from privaudit.attacks.priors import DiscretePrior, GaussianPrior
-from privaudit.mechanisms.modulated import cosine_gaussian_logpdf
+from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -145,9 +145,10 @@ def _log1p_chi2_mixture_shift(shifts: np.ndarray, amplitude: float, sigma: float
     half = amplitude + float(np.max(np.abs(flat))) + 12 * sigma
     npts = int(min(20_001, max(801, math.ceil(2 * half / (sigma / 8)))))
     u = np.linspace(-half, half, npts)
-    logp = cosine_gaussian_logpdf(u, amplitude, sigma)
+    law = ArcsineGaussian(amplitude, sigma)
+    logp = law.logpdf(u)
     for i in nz:
-        z = cosine_gaussian_logpdf(u - flat[i], amplitude, sigma) - logp
+        z = law.logpdf(u - flat[i]) - logp
         with np.errstate(divide="ignore"):
             log_abs = np.where(z > 0, z + np.log(-np.expm1(-np.abs(z))), np.log(-np.expm1(-np.abs(z))))
         log_chi2 = logsumexp(logp + 2 * log_abs) + math.log(u[1] - u[0])

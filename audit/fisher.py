@@ -11,8 +11,9 @@ where J_f is the Jacobian of the noise-free map. This module provides it
   and averaged over the uniform phase, E_φ I(x | φ), which is the information of an
   observer who sees the release *and* its phase (the phase law does not depend on x);
   both are delegated to the mechanism;
-* for the **phase-marginalised** modulated release (the observer does not see φ), by
-  1-D quadrature (:func:`marginal_fisher`);
+* for the **phase-marginalised** modulated release (the observer does not see φ),
+  through the mechanism's hidden-phase law
+  (:class:`~privaudit.mechanisms.arcsine_gaussian.ArcsineGaussian`; :func:`marginal_fisher`);
 * by torch autograd for any differentiable map with Gaussian noise
   (:func:`autograd_fisher`, :class:`GaussianNoiseMap` for a user's own mechanism);
 * for the public response y = xᵀβ + N(0, σ_y²): ββᵀ/σ_y² (:func:`side_information_fisher`);
@@ -28,10 +29,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.special import logsumexp
 
 from privaudit.attacks.reconstruction import as_rounds
-from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, PrivacyClaim
+from privaudit.mechanisms import ModulatedMechanism, PrivacyClaim
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -66,36 +66,6 @@ def compose_fisher(infos: Sequence[np.ndarray]) -> np.ndarray:
     return np.sum(mats, axis=0)
 
 
-def _location_fisher(amplitude: float, sigma: float) -> float:
-    """Location Fisher information of u = A cos φ + σ z, φ ~ U[0, 2π), z ~ N(0, 1).
-
-    I_loc = ∫ p′(u)²/p(u) du with p the arcsine law convolved with N(0, σ²); the
-    phase integral uses the midpoint rule (exact for trigonometric polynomials, and
-    the Gaussian kernel makes the integrand effectively band-limited), the u integral
-    the trapezoid rule on a grid that resolves σ. Equals 1/σ² at A = 0 and is
-    ≤ 1/σ² always (convolution cannot add location information).
-    """
-    if amplitude == 0:
-        return 1.0 / sigma**2
-    q = int(min(4096, max(256, math.ceil(40 * amplitude / sigma))))
-    centres = amplitude * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
-    half = amplitude + 10 * sigma
-    npts = int(min(200_001, max(4001, math.ceil(2 * half / (sigma / 40)))))
-    u = np.linspace(-half, half, npts)
-    out = np.empty(npts)
-    # Chunk over u so that memory stays O(chunk · q).
-    for s in range(0, npts, 4096):
-        dev = (u[s : s + 4096, None] - centres) / sigma
-        logk = -0.5 * dev**2
-        logp = logsumexp(logk, axis=1)
-        # p′/p = −E_post[dev]/σ: a weighted mean over the mixture components.
-        w = np.exp(logk - logp[:, None])
-        score = -(w * dev).sum(axis=1) / sigma
-        p = np.exp(logp) / (q * sigma * math.sqrt(2 * math.pi))
-        out[s : s + 4096] = score**2 * p
-    return float(np.trapezoid(out, u))
-
-
 def marginal_fisher(mechanism, x=None) -> np.ndarray:
     """Fisher information of the phase-marginalised release (observer without φ).
 
@@ -105,21 +75,18 @@ def marginal_fisher(mechanism, x=None) -> np.ndarray:
 
         I_marg = (1 − α)² [ (I − P_V)/σ² + I_loc(λ/m, σ) P_V ],
 
-    with I_loc the location information of the arcsine-plus-Gaussian law (1-D
-    quadrature). I_marg ⪯ E_φ I(x | φ): hiding the phase only removes information.
-    For a Gaussian mechanism it is I/σ².
+    with I_loc the location information of the arcsine⊛Gaussian law
+    (:meth:`ModulatedMechanism.marginal_fisher_information`, delegated to the
+    mechanism). I_marg ⪯ E_φ I(x | φ): hiding the phase only removes information.
+    For a mechanism without hidden randomness (a Gaussian) it is its own
+    ``fisher_information``.
     """
-    if isinstance(mechanism, GaussianMechanism):
-        return mechanism.fisher_information(np.zeros(1) if x is None else x)
-    if isinstance(mechanism, ModulatedMechanism):
-        if x is not None:
-            check_array("x", x, ndim=1, dim=mechanism.dim)
-        pv = mechanism.basis @ mechanism.basis.T
-        iloc = _location_fisher(mechanism.lam / mechanism.n_vectors, mechanism.sigma)
-        eye = np.eye(mechanism.dim)
-        return (1 - mechanism.alpha) ** 2 * ((eye - pv) / mechanism.sigma**2 + iloc * pv)
+    if hasattr(mechanism, "marginal_fisher_information"):
+        return mechanism.marginal_fisher_information(x)
     if hasattr(mechanism, "fisher_information"):
-        return mechanism.fisher_information(x)
+        # No hidden randomness beyond the noise: the release's own information (a
+        # Gaussian's is constant in x; x = None stands for a scalar input).
+        return mechanism.fisher_information(np.zeros(1) if x is None else x)
     raise InvalidParameterError(f"no Fisher information is known for mechanism={mechanism!r}")
 
 

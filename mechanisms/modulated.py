@@ -30,8 +30,8 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import logsumexp
 
+from .arcsine_gaussian import ArcsineGaussian
 from .gaussian import resolve_gaussian
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
@@ -44,26 +44,6 @@ from .validation import (
     check_interval,
     check_positive,
 )
-
-def cosine_gaussian_logpdf(u, amplitude: float, sigma: float) -> np.ndarray:
-    """Log-density of A cos φ + σ z, φ ~ U[0, 2π), z ~ N(0, 1), at every entry of ``u``.
-
-    This is the law of a modulated release along v_j when the phase is hidden
-    (A = λ/m, after removing (1 − α)⟨x, v_j⟩). The φ integral uses the midpoint
-    rule with q = clip(40A/σ, 256, 4096) nodes: the integrand is smooth and
-    periodic, and the Gaussian kernel makes it effectively band-limited, so the rule
-    converges geometrically once adjacent nodes are ≲ σ/40 apart.
-    """
-    u = np.asarray(u, dtype=float)
-    q = int(min(4096, max(256, math.ceil(40 * amplitude / sigma))))
-    c = amplitude * np.cos((np.arange(q) + 0.5) * (2 * np.pi / q))
-    out = np.empty(u.shape)
-    flat, res = u.ravel(), out.reshape(-1)
-    step = max(1, 2_000_000 // q)  # bounds the (rows × nodes) temporary to ~16 MB
-    for s in range(0, flat.size, step):
-        res[s : s + step] = logsumexp(-0.5 * ((flat[s : s + step, None] - c) / sigma) ** 2, axis=-1)
-    return out - math.log(q * sigma * math.sqrt(2 * math.pi))
-
 
 def random_orthonormal_basis(dim: int, m: int, rng=None) -> np.ndarray:
     """A Haar-random d × m matrix with orthonormal columns (QR with sign fix)."""
@@ -225,13 +205,18 @@ class ModulatedMechanism:
         return (self.lam**2 / (2 * self.n_vectors)) * (self.basis @ self.basis.T) + self.sigma**2 * np.eye(self.dim)
 
     # --- densities and information ---------------------------------------------------------
+    @property
+    def hidden_phase_law(self) -> ArcsineGaussian:
+        """Law of ⟨g̃ − (1 − α)x, v_j⟩ when the phase is hidden: (λ/m) cos φ + N(0, σ²)."""
+        return ArcsineGaussian(self.lam / self.n_vectors, self.sigma)
+
     def log_density(self, outputs, x, phase=None) -> np.ndarray:
         """Log-density of releases given x; shape (n,).
 
         With ``phase`` given, the Gaussian density around g_V(x; φ). With
         ``phase=None`` the phase is marginalised: along each v_j the release is
         (1 − α)⟨x, v_j⟩ + (λ/m) cos θ + N(0, σ²) with θ uniform
-        (:func:`cosine_gaussian_logpdf`); orthogonal to V it is Gaussian.
+        (:class:`~privaudit.mechanisms.arcsine_gaussian.ArcsineGaussian`); orthogonal to V it is Gaussian.
         """
         x = check_array("x", x, ndim=1, dim=self.dim)
         out = np.atleast_2d(np.asarray(outputs, dtype=float))
@@ -243,7 +228,7 @@ class ModulatedMechanism:
         r = out - (1 - self.alpha) * x
         along = r @ self.basis  # (n, m)
         perp = r - along @ self.basis.T
-        log_along = cosine_gaussian_logpdf(along, self.lam / self.n_vectors, self.sigma).sum(axis=1)
+        log_along = self.hidden_phase_law.logpdf(along).sum(axis=1)
         return log_along - 0.5 * np.einsum("ij,ij->i", perp, perp) / s2 + (self.dim - self.n_vectors) * const
 
     def jacobian(self, x, phase) -> np.ndarray:
@@ -267,3 +252,19 @@ class ModulatedMechanism:
         check_array("x", x, ndim=1, dim=self.dim)
         c = (self.lam * self.omega / self.n_vectors) ** 2 / 2
         return ((1 - self.alpha) ** 2 * np.eye(self.dim) + c * self.basis @ self.basis.T) / self.sigma**2
+
+    def marginal_fisher_information(self, x=None) -> np.ndarray:
+        """Fisher information about x of the release alone (phase hidden), shape (d, d).
+
+        The uniform phase makes cos(ω⟨x, v_j⟩ + φ_j) distributed as cos φ_j whatever x,
+        so along v_j the release is the location family (1 − α)a_j + U_j with U_j of
+        law :attr:`hidden_phase_law`; orthogonal to V it is Gaussian. Hence, for every
+        x and ω,
+
+            I_marg = (1 − α)² [(I − P_V)/σ² + I_loc(λ/m, σ) P_V]  ⪯  E_φ I(x | φ).
+        """
+        if x is not None:
+            check_array("x", x, ndim=1, dim=self.dim)
+        pv = self.basis @ self.basis.T
+        iloc = self.hidden_phase_law.fisher_information()
+        return (1 - self.alpha) ** 2 * ((np.eye(self.dim) - pv) / self.sigma**2 + iloc * pv)
