@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import get_epsilon_gaussian, get_sigma_gaussian
+from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian, get_sigma_gaussian
 
 from .claim import PrivacyClaim
 from .tradeoff import gaussian_delta, gaussian_tradeoff
@@ -178,3 +178,12 @@ class GaussianMechanism:
         """Fisher information about x: I/σ² (constant in x)."""
         x = check_array("x", x)
         return np.eye(x.size) / self.sigma**2
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between inputs at ℓ₂ distance Δ (default: the sensitivity).
+
+        ``GaussianDpEvent(σ/Δ)``: a unit shift against noise multiplier σ/Δ. Use it through
+        :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+        """
+        d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return NoOpDpEvent() if d == 0 else GaussianDpEvent(self.sigma / d)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dp_accounting import LaplaceDpEvent, NoOpDpEvent
 
 from .claim import PrivacyClaim
 from .tradeoff import laplace_tradeoff
@@ -69,3 +70,13 @@ class LaplaceMechanism:
         x = check_array("x", x)
         z = np.abs(np.asarray(outputs, dtype=float) - x).reshape(len(outputs), -1)
         return -z.sum(axis=1) / self.scale - z.shape[1] * math.log(2 * self.scale)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between inputs at ℓ₁ distance Δ (default: the sensitivity).
+
+        ``LaplaceDpEvent(b/Δ)`` (the textbook continuous Laplace; its floating-point
+        realisation is not covered). Use it through
+        :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+        """
+        d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return NoOpDpEvent() if d == 0 else LaplaceDpEvent(self.scale / d)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dp_accounting import RandomizedResponseDpEvent
 
 from .claim import PrivacyClaim
 from .tradeoff import discrete_tradeoff
@@ -109,3 +110,18 @@ class RandomizedResponse:
         x = self.categories[0] if x is None else x
         x_prime = self.categories[1] if x_prime is None else x_prime
         return discrete_tradeoff(self.pmf(x), self.pmf(x_prime), alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between two different inputs (replace-one).
+
+        dp_accounting's randomized response outputs the input with probability 1 − p and
+        a uniform category with probability p, so keep = 1 − p + p/k, i.e.
+        p = (1 − keep)·k/(k − 1). ``distance`` is ignored (any two categories are
+        neighbours). Use it through :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+        """
+        p = (1 - self.keep_probability) * self.k / (self.k - 1)
+        if not 0 <= p <= 1:
+            raise InvalidParameterError(
+                f"keep_probability={self.keep_probability!r} < 1/k has no dp_accounting randomized-response event"
+            )
+        return RandomizedResponseDpEvent(noise_parameter=p, num_buckets=self.k)
