@@ -1,22 +1,33 @@
 """Local randomisers, their calibration, privacy claims and accounting adapters."""
 
 from .accounting import (
+    CalibrationCheck,
+    CalibrationWarning,
     calibrate_noise_multiplier,
+    check_calibration,
+    dp_event_of,
     dpsgd_delta,
     dpsgd_epsilon,
+    event_delta,
+    event_epsilon,
     gaussian_rho,
+    gdp_epsilon,
+    gdp_sigma,
+    privacy_loss_distribution,
     gaussian_steps_event,
     sigma_for_rho,
     zcdp_compose,
     zcdp_epsilon,
     zcdp_rho,
 )
+from .arcsine_gaussian import ArcsineGaussian
 from .claim import PrivacyClaim, neighboring_relation
 from .gaussian import GaussianMechanism, analytic_sigma, calibrate_gaussian, classical_sigma
 from .laplace import LaplaceMechanism
 from .modulated import ModulatedMechanism, random_orthonormal_basis
 from .protocol import DensityMechanism, Mechanism
 from .randomized_response import RandomizedResponse
+from .randomness import draw_seed, resolve_seed, spawn_generators
 from .tradeoff import (
     discrete_tradeoff,
     gaussian_delta,
@@ -34,6 +45,9 @@ from .validation import (
 )
 
 __all__ = [
+    "ArcsineGaussian", "CalibrationCheck", "CalibrationWarning", "check_calibration", "dp_event_of", "draw_seed",
+    "event_delta", "event_epsilon", "gdp_epsilon", "gdp_sigma", "privacy_loss_distribution", "resolve_seed",
+    "spawn_generators",
     "DensityMechanism", "GaussianMechanism", "InvalidInputError", "InvalidParameterError", "LaplaceMechanism",
     "Mechanism", "ModulatedMechanism", "NonContractiveWarning", "ParameterTypeError", "PrivacyClaim",
     "PrivacyLeakWarning", "RandomizedResponse", "analytic_sigma", "calibrate_gaussian", "calibrate_noise_multiplier",

@@ -1,4 +1,11 @@
-"""Accounting adapters over dp_accounting: zCDP, PLD and RDP for Gaussian steps.
+"""Accounting adapters over dp_accounting: zCDP, PLD and RDP, events of mechanisms, calibration checks.
+
+Every call into dp_accounting made by privaudit's mechanisms, learners and audits goes
+through this module. Mechanisms describe themselves with ``dp_event(distance=None)``
+(the dp_accounting event of one release between inputs at the given distance, default
+the claim's worst case); :func:`dp_event_of` reads it and
+:func:`privacy_loss_distribution` turns any mechanism or event into dp_accounting's
+PLD, so that audits never switch on concrete mechanism types.
 
 privaudit writes no accountant of its own: every conversion below is either a
 closed form stated in the literature (and named as such) or a call into
@@ -21,7 +28,11 @@ from __future__ import annotations
 import functools
 import math
 
+import warnings
+from dataclasses import dataclass
+
 import dp_accounting as dpa
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from scipy.optimize import brentq
@@ -31,6 +42,8 @@ from .validation import InvalidParameterError, check_delta, check_epsilon, check
 
 ZCDP_CONVERSIONS = ("seed", "rdp", "gaussian")
 ACCOUNTANTS = ("pld", "rdp")
+#: PLD grid of :func:`privacy_loss_distribution` (dp_accounting's pessimistic rounding keeps it an upper bound).
+PLD_DISCRETIZATION = 1e-3
 _Z_FLOOR = 0.25
 
 
@@ -180,3 +193,167 @@ def calibrate_noise_multiplier(
             f"no noise multiplier in [{lower:.3g}, {upper:.3g}] reaches epsilon={epsilon!r} at delta={delta!r} "
             f"over steps={steps!r}; the budget is too large to calibrate with the {accountant!r} accountant"
         ) from None
+
+
+# --- self-describing mechanisms ----------------------------------------------------------------
+def dp_event_of(mechanism, distance: float | None = None) -> dpa.DpEvent:
+    """The dp_accounting event of one release of ``mechanism`` (its ``dp_event(distance)``).
+
+    ``distance`` is the distance between the two inputs (default: the mechanism's
+    worst case under its claim). Raises if the mechanism does not describe itself.
+    """
+    if isinstance(mechanism, dpa.DpEvent):
+        return mechanism
+    method = getattr(mechanism, "dp_event", None)
+    if method is None:
+        raise InvalidParameterError(
+            f"{type(mechanism).__name__} has no dp_event(distance) method: dp_accounting cannot account for it"
+        )
+    return method() if distance is None else method(distance)
+
+
+def _event_pld(event: dpa.DpEvent, vdi: float):
+    # The pair is the one the event describes: a unit shift for additive noise (the
+    # event's noise multiplier is already divided by the distance), two different
+    # inputs for randomized response (replace-one). Pessimistic rounding throughout.
+    if isinstance(event, dpa.NoOpDpEvent):
+        return pld_lib.identity(value_discretization_interval=vdi)
+    if isinstance(event, dpa.GaussianDpEvent):
+        return pld_lib.from_gaussian_mechanism(standard_deviation=event.noise_multiplier, sensitivity=1.0,
+                                               value_discretization_interval=vdi)
+    if isinstance(event, dpa.LaplaceDpEvent):
+        return pld_lib.from_laplace_mechanism(parameter=event.noise_multiplier, sensitivity=1.0,
+                                              value_discretization_interval=vdi)
+    if isinstance(event, dpa.RandomizedResponseDpEvent):
+        return pld_lib.from_randomized_response(noise_parameter=event.noise_parameter,
+                                                num_buckets=event.num_buckets, value_discretization_interval=vdi)
+    if isinstance(event, dpa.SelfComposedDpEvent):
+        return _event_pld(event.event, vdi).self_compose(event.count)
+    if isinstance(event, dpa.ComposedDpEvent):
+        plds = [_event_pld(e, vdi) for e in event.events]
+        return functools.reduce(lambda a, b: a.compose(b), plds) if plds else pld_lib.identity(vdi)
+    raise InvalidParameterError(f"no privacy loss distribution for the dp_accounting event {event!r}")
+
+
+def privacy_loss_distribution(mechanism, distance: float | None = None, *,
+                              value_discretization_interval: float = PLD_DISCRETIZATION):
+    """dp_accounting's PLD of one release of ``mechanism`` (or of a DpEvent) between its worst-case pair.
+
+    Parameters
+    ----------
+    mechanism : mechanism with ``dp_event(distance)``, or a ``dp_accounting.DpEvent``
+        Gaussian, Laplace, randomized-response events and their (self-)compositions
+        are supported.
+    distance : float, optional
+        Distance between the two inputs (default: the mechanism's worst case).
+    value_discretization_interval : float
+        Grid of the privacy-loss values (pessimistic rounding: an upper bound on δ(ε)).
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        Compose with ``.compose``; read ``.get_delta_for_epsilon`` / ``.get_epsilon_for_delta``.
+    """
+    vdi = check_positive("value_discretization_interval", value_discretization_interval)
+    return _event_pld(dp_event_of(mechanism, distance), vdi)
+
+
+def event_epsilon(event: dpa.DpEvent, delta: float, *, adjacency: str = "add-remove",
+                  accountant: str = "pld") -> float:
+    """ε at δ ≥ 0 of a dp_accounting event under the claim's adjacency (δ = 0: pure ε)."""
+    return float(_composed(event, accountant, adjacency).get_epsilon(check_delta(delta, allow_zero=True)))
+
+
+def event_delta(event: dpa.DpEvent, epsilon: float, *, adjacency: str = "add-remove",
+                accountant: str = "pld") -> float:
+    """δ at ε ≥ 0 of a dp_accounting event under the claim's adjacency."""
+    return float(_composed(event, accountant, adjacency).get_delta(check_positive("epsilon", epsilon, allow_zero=True)))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of μ-GDP (exact; Balle & Wang 2018 via dp_accounting); 0 for μ = 0, ∞ for μ = ∞."""
+    mu = check_positive("mu", mu, allow_zero=True, allow_inf=True)
+    delta = check_delta(delta)
+    if mu == 0:
+        return 0.0
+    if math.isinf(mu):
+        return math.inf
+    return float(dpa.get_epsilon_gaussian(1 / mu, delta))
+
+
+def gdp_sigma(epsilon: float, delta: float) -> float:
+    """Smallest noise multiplier σ/Δ of a Gaussian with (ε, δ)-DP (exact, via dp_accounting)."""
+    return float(dpa.get_sigma_gaussian(check_epsilon(epsilon), check_delta(delta)))
+
+
+# --- calibration checks ------------------------------------------------------------------------
+class CalibrationWarning(UserWarning):
+    """A learner or mechanism claims an (ε, δ) that its noise does not give exactly.
+
+    ``false``: the exact ε at the claimed δ exceeds the claimed ε (the claim is wrong);
+    ``loose``: the noise is larger than needed by more than the stated tolerance.
+    """
+
+
+@dataclass(frozen=True)
+class CalibrationCheck:
+    """The claimed ε against the exact ε of the released noise, at the claimed δ.
+
+    ``status`` is ``"exact"`` (within ``rtol``), ``"loose"`` (the exact ε is smaller:
+    valid but wasteful) or ``"false"`` (the exact ε is larger: the claim does not hold).
+    """
+
+    claimed_epsilon: float
+    exact_epsilon: float
+    delta: float
+    status: str
+    method: str
+
+    def to_dict(self) -> dict:
+        """Plain data for reports (``audit_calibration``)."""
+        return {"claimed_epsilon": self.claimed_epsilon, "exact_epsilon": self.exact_epsilon,
+                "delta": self.delta, "status": self.status, "method": self.method}
+
+
+def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float, *, method: str,
+                      owner: str, rtol: float = 0.05, warn: bool = True) -> CalibrationCheck:
+    """Compare a claimed ε with the exact ε(δ) of the noise actually added; warn unless exact.
+
+    Parameters
+    ----------
+    claimed_epsilon, delta : float
+        The claim (ε, δ).
+    exact_epsilon : float
+        Exact ε at ``delta`` of what is released (e.g. :func:`gdp_epsilon` of the
+        composition, or an exact PLD's ``get_epsilon_for_delta``).
+    method : str
+        How the noise was calibrated (e.g. ``"classical"``), named in the warning.
+    owner : str
+        The learner or mechanism, named in the warning.
+    rtol : float
+        Relative slack under which a valid calibration still counts as exact.
+    warn : bool
+        Emit a :class:`CalibrationWarning` for ``"false"`` and ``"loose"``.
+
+    Examples
+    --------
+    The classical σ = sqrt(2 ln(1.25/δ))/ε at ε = 10, δ = 1e-5 gives exact ε ≈ 10.39:
+    ``check_calibration(10, 1e-5, gdp_epsilon(1/σ, 1e-5), method="classical", owner=...)``
+    returns status ``"false"`` and warns.
+    """
+    claimed = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_inf=True)
+    delta = check_delta(delta)
+    exact = check_positive("exact_epsilon", exact_epsilon, allow_zero=True, allow_inf=True)
+    if exact > claimed * (1 + 1e-9):
+        status = "false"
+    elif exact < claimed * (1 - rtol):
+        status = "loose"
+    else:
+        status = "exact"
+    if warn and status != "exact":
+        what = ("does NOT hold" if status == "false" else "holds but is loose")
+        warnings.warn(
+            f"{owner}: the claimed (epsilon={claimed:.6g}, delta={delta:.3g}) {what}: the {method} calibration "
+            f"gives exact epsilon={exact:.6g} at that delta", CalibrationWarning, stacklevel=3,
+        )
+    return CalibrationCheck(claimed, exact, delta, status, method)

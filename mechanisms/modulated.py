@@ -30,6 +30,7 @@ import math
 import warnings
 
 import numpy as np
+from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian
 
 from .arcsine_gaussian import ArcsineGaussian
 from .gaussian import resolve_gaussian
@@ -142,13 +143,20 @@ class ModulatedMechanism:
 
     def exact_epsilon(self, delta: float) -> float:
         """Exact ε(δ) of the Gaussian with sensitivity L (phase known to the attacker)."""
-        from dp_accounting import get_epsilon_gaussian
-
         return float(get_epsilon_gaussian(1 / self.mu, check_delta(delta)))
 
     def tradeoff(self, alpha) -> np.ndarray:
         """G_μ with μ = L/σ: the exact curve of the worst-case pair with the phase known."""
         return gaussian_tradeoff(self.mu, alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release for inputs at ℓ₂ distance r (default 1).
+
+        The phase-known worst case: a Gaussian shift of at most L·r against noise σ,
+        ``GaussianDpEvent(σ/(L·r))``.
+        """
+        r = 1.0 if distance is None else check_positive("distance", distance, allow_zero=True)
+        return NoOpDpEvent() if r == 0 or self.lipschitz == 0 else GaussianDpEvent(self.sigma / (self.lipschitz * r))
 
     # --- the map ---------------------------------------------------------------------------
     def _check_x(self, X) -> np.ndarray:

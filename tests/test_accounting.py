@@ -75,3 +75,65 @@ def test_unsupported_accountant_combination_is_a_clear_error():
         dpsgd_epsilon(1.0, 10, 1e-5, sampling_rate=0.1, adjacency="replace-one", accountant="rdp")
     with pytest.raises(InvalidParameterError, match="accountant"):
         dpsgd_epsilon(1.0, 10, 1e-5, accountant="moments")
+
+
+# --- self-describing mechanisms and calibration checks ------------------------------------------
+from privaudit.mechanisms import (  # noqa: E402
+    GaussianMechanism,
+    LaplaceMechanism,
+    ModulatedMechanism,
+    RandomizedResponse,
+    classical_sigma,
+)
+from privaudit.mechanisms.accounting import (  # noqa: E402
+    CalibrationWarning,
+    check_calibration,
+    dp_event_of,
+    event_epsilon,
+    gdp_epsilon,
+    privacy_loss_distribution,
+)
+
+
+@pytest.mark.parametrize("mech", [
+    GaussianMechanism(sigma=2.0, sensitivity=1.5),
+    LaplaceMechanism(epsilon=0.7, sensitivity=2.0),
+    RandomizedResponse(epsilon=1.3, categories=(0, 1, 2, 3)),
+    ModulatedMechanism(alpha=0.3, lam=0.5, omega=0.4, dim=3, sigma=1.0),
+])
+def test_every_builtin_mechanism_has_a_pld_matching_its_exact_profile(mech):
+    # Independent reference: each mechanism's closed-form exact δ(ε) / ε(δ).
+    pld = privacy_loss_distribution(mech, value_discretization_interval=1e-4)
+    for eps in (0.1, 0.5, 1.0):
+        exact = mech.exact_delta(eps)
+        got = pld.get_delta_for_epsilon(eps)
+        assert exact - 1e-9 <= got <= exact + 2e-3 * max(exact, 1e-6)  # pessimistic rounding: never below
+    assert dp_event_of(mech) == mech.dp_event()
+
+
+def test_distance_scales_the_event_and_zero_distance_is_free():
+    g = GaussianMechanism(sigma=2.0, sensitivity=1.5)
+    assert dp_event_of(g, 3.0) == dpa.GaussianDpEvent(2.0 / 3.0)
+    assert privacy_loss_distribution(g, 0.0).get_delta_for_epsilon(0.0) == 0.0
+    with pytest.raises(InvalidParameterError, match="dp_event"):
+        dp_event_of(object())
+
+
+def test_randomized_response_event_is_its_pure_epsilon():
+    rr = RandomizedResponse(epsilon=1.3, categories=(0, 1, 2))
+    assert event_epsilon(rr.dp_event(), 0.0, adjacency="replace-one") == pytest.approx(1.3, abs=1e-3)
+
+
+def test_classical_calibration_at_large_epsilon_is_flagged_false():
+    sigma = classical_sigma(10.0, 1e-5)
+    with pytest.warns(CalibrationWarning, match="does NOT hold"):
+        check = check_calibration(10.0, 1e-5, gdp_epsilon(1 / sigma, 1e-5), method="classical", owner="test")
+    assert check.status == "false" and check.exact_epsilon == pytest.approx(10.39, abs=5e-3)
+    # At ε = 1 the classical σ is valid but loose (exact ε ≈ 0.78).
+    sigma = classical_sigma(1.0, 1e-5)
+    with pytest.warns(CalibrationWarning, match="loose"):
+        assert check_calibration(1.0, 1e-5, gdp_epsilon(1 / sigma, 1e-5), method="classical",
+                                 owner="test").status == "loose"
+    exact = check_calibration(1.0, 1e-5, gdp_epsilon(GaussianMechanism(epsilon=1.0, delta=1e-5).mu, 1e-5),
+                              method="analytic", owner="test", warn=False)
+    assert exact.status == "exact"
