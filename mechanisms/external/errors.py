@@ -1,0 +1,102 @@
+"""Errors, input checks and the seeding caveat shared by the third-party adapters.
+
+A third-party library reports a bad input in its own vocabulary (OpenDP raises
+``OpenDPException`` or a bare ``TypeError``; Google's ``pydp`` raises
+``RuntimeError`` from C++ or silently clamps). An adapter turns every such error
+into a privaudit error naming the adapter, so that a user sees *which* audited
+target refused *what*. Some libraries do not check inputs at all at call time
+(an OpenDP measurement built on a NaN-free domain accepts NaN: its domain is a
+promise the caller makes), so adapters validate inputs themselves before calling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator
+from types import ModuleType
+
+import numpy as np
+
+from ..validation import InvalidInputError, InvalidParameterError, ParameterTypeError
+
+#: Stated in every adapter docstring and every audit note of a target that cannot be seeded.
+UNSEEDED_NOTE = (
+    "{library} draws its noise from its own cryptographically secure generator, which cannot be seeded: "
+    "the rng argument is accepted for the mechanism protocol but does not drive the noise, so this audit "
+    "is not reproducible bit for bit (its statistical guarantee, a lower bound at the stated confidence, is unaffected)"
+)
+
+#: pip command installing every optional third-party library the adapters wrap.
+INSTALL_HINT = 'pip install -e ".[external]"'
+
+
+class ExternalLibraryError(InvalidParameterError):
+    """A third-party library refused a parameter or an input (the message names the adapter)."""
+
+
+class ExternalTypeError(ParameterTypeError):
+    """A third-party library refused the type of an input (the message names the adapter)."""
+
+
+def import_library(module: str, adapter: str) -> ModuleType:
+    """Import ``module`` for ``adapter``, or raise an ImportError telling how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{adapter} needs the optional package {module!r}: {INSTALL_HINT} ({exc})") from exc
+
+
+@contextlib.contextmanager
+def library_errors(adapter: str, library: str) -> Iterator[None]:
+    """Re-raise any exception of a library call as a privaudit error naming ``adapter``.
+
+    ``TypeError`` becomes :class:`ExternalTypeError`; every other ``Exception``
+    (``OpenDPException``, pybind11's ``RuntimeError``, ``ValueError``, ...) becomes
+    :class:`ExternalLibraryError`. privaudit's own errors pass through unchanged.
+    """
+    try:
+        yield
+    except (InvalidParameterError, InvalidInputError, ParameterTypeError):
+        raise
+    except TypeError as exc:
+        raise ExternalTypeError(f"{adapter}: {library} refused the type: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - every library failure is reported, named by the adapter
+        raise ExternalLibraryError(f"{adapter}: {library} refused the call: {type(exc).__name__}: {exc}") from exc
+
+
+def check_finite_input(adapter: str, x, *, integer: bool = False) -> np.ndarray:
+    """``x`` as a finite float array (or an integer array with ``integer``), else an error naming ``adapter``."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ExternalTypeError(f"{adapter}: x must be numeric array-like, got {type(x).__name__}: {exc}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"{adapter}: x must be finite, got x={np.asarray(x).tolist()!r}")
+    if integer:
+        if not np.all(arr == np.round(arr)) or np.any(np.abs(arr) > 2**52):
+            raise InvalidInputError(f"{adapter}: x must hold integers (the library's domain is integral), got "
+                                    f"x={np.asarray(x).tolist()!r}")
+        return arr.astype(np.int64)
+    return arr
+
+
+def check_records(adapter: str, x) -> np.ndarray:
+    """A dataset as a 1-d float array in which NaN marks an absent record.
+
+    Add/remove neighbours then have the same shape: x′ is x with one NaN replaced
+    by a value. Infinite records are refused.
+    """
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ExternalTypeError(f"{adapter}: x must be a numeric array of records, got {type(x).__name__}") from exc
+    if arr.ndim != 1:
+        raise InvalidInputError(f"{adapter}: x must be a 1-d array of records (NaN = absent), got shape {arr.shape}")
+    if np.any(np.isinf(arr)):
+        raise InvalidInputError(f"{adapter}: records must be finite or NaN (absent), got x={arr.tolist()!r}")
+    return arr
+
+
+__all__ = ["ExternalLibraryError", "ExternalTypeError", "INSTALL_HINT", "UNSEEDED_NOTE", "check_finite_input",
+           "check_records", "import_library", "library_errors"]

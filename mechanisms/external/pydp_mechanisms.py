@@ -1,0 +1,213 @@
+"""Google's differential-privacy library (``python-dp`` 1.1.5, module ``pydp``) as privaudit mechanisms.
+
+Each adapter constructs the library object from its own parameters and takes its
+claim from that object (``mech.epsilon``, ``mech.delta``, ``mech.sensitivity``):
+privaudit computes nothing of the claim. Independently, ``exact_epsilon`` gives
+the exact privacy of the noise the object reports it draws (Laplace diversity,
+Gaussian standard deviation), so a calibration audit checks the library's
+calibration. The bounded aggregates keep their noise scale internal, so they have
+no exact profile here and are audited empirically only.
+
+Vectorisation. pydp has no vector API: ``add_noise`` and ``quick_result`` take
+one value or one dataset per call (~3 µs and ~25 µs). ``sample`` therefore maps the
+bound C++ method over the n·d inputs with ``map``/``np.fromiter`` (no Python-level
+arithmetic per sample); this is the library's cost, not privaudit's.
+
+Seeding. The library draws from its own secure generator and cannot be seeded:
+``rng`` is accepted for the protocol and ignored, and audits are not reproducible
+bit for bit (:data:`~privaudit.mechanisms.external.errors.UNSEEDED_NOTE`).
+
+Misconfiguration hooks. ``noise_epsilon`` draws releases from a library object
+built for another ε than the one claimed: a deliberately broken target (negative
+control), never for real use.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from itertools import repeat
+
+import numpy as np
+
+from ..claim import PrivacyClaim
+from ..gaussian import GaussianMechanism
+from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
+from ..validation import check_delta, check_epsilon, check_int, check_positive, check_real
+from .errors import UNSEEDED_NOTE, ExternalLibraryError, check_finite_input, check_records, import_library, library_errors
+
+LIBRARY = "Google differential-privacy (pydp)"
+
+
+class _PyDPNumerical(abc.ABC):
+    """Common code of pydp's numerical mechanisms: one ``add_noise`` per coordinate."""
+
+    notes = (UNSEEDED_NOTE.format(library=LIBRARY),)
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @abc.abstractmethod
+    def _make(self, nm, epsilon: float):
+        """The pydp mechanism for privacy parameter ``epsilon``."""
+
+    def _build(self, epsilon: float):
+        nm = import_library("pydp.algorithms.numerical_mechanisms", self.name)
+        with library_errors(self.name, LIBRARY):
+            return self._make(nm, epsilon)
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        """``n`` releases of ``x``, shape ``(n, *x.shape)``; ``rng`` is ignored (pydp cannot be seeded)."""
+        x = check_finite_input(self.name, x)
+        n = check_int("n", n)
+        count = n * x.size
+        with library_errors(self.name, LIBRARY):
+            # pydp dispatches add_noise on the Python type: pass floats, never numpy scalars.
+            values = map(self._noise_mech.add_noise, np.tile(x.ravel(), n).tolist())
+            out = np.fromiter(values, dtype=float, count=count)
+        return out.reshape(n, *x.shape)
+
+    def __repr__(self) -> str:
+        return f"{self.name}(noise_epsilon={self.noise_epsilon}, claim={self.claim})"
+
+
+class PyDPLaplace(_PyDPNumerical):
+    """pydp's ``LaplaceMechanism(epsilon, sensitivity)``, applied to each coordinate of x.
+
+    Claim: ε = ``mech.epsilon``, δ = 0, adjacency ``l1<=Δ`` with Δ = ``mech.sensitivity``.
+    Exact: ε(δ) = Δ/b + 2 ln(1 − δ) with b = ``mech.diversity`` of the object drawing
+    the noise. (The library rounds x and the noise to a power-of-two granularity
+    ≪ b; its effect on ε is below what any audit here resolves.)
+    """
+
+    def __init__(self, *, epsilon: float, sensitivity: float = 1.0, noise_epsilon: float | None = None) -> None:
+        self.noise_epsilon = None if noise_epsilon is None else check_epsilon(noise_epsilon, "noise_epsilon")
+        self.sensitivity_param = check_positive("sensitivity", sensitivity)
+        mech = self._build(check_epsilon(epsilon))
+        self.claim = PrivacyClaim(float(mech.epsilon), 0.0, f"l1<={float(mech.sensitivity):g}")
+        self._noise_mech = mech if noise_epsilon is None else self._build(self.noise_epsilon)
+
+    def _make(self, nm, epsilon):
+        return nm.LaplaceMechanism(epsilon=epsilon, sensitivity=self.sensitivity_param)
+
+    @property
+    def true_epsilon(self) -> float:
+        return float(self._noise_mech.sensitivity) / float(self._noise_mech.diversity)
+
+    def exact_epsilon(self, delta: float) -> float:
+        return max(0.0, self.true_epsilon + 2 * math.log1p(-check_delta(delta, allow_zero=True)))
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return laplace_tradeoff(self.true_epsilon, alpha)
+
+
+class PyDPGaussian(_PyDPNumerical):
+    """pydp's ``GaussianMechanism(epsilon, delta, sensitivity)``, applied to each coordinate of x.
+
+    Claim: (``mech.epsilon``, ``mech.delta``), adjacency ``l2<=Δ`` with Δ =
+    ``mech.l2_sensitivity``. Exact: the analytic Gaussian profile (Balle & Wang
+    2018) of σ = ``mech.std`` of the object drawing the noise.
+    """
+
+    def __init__(self, *, epsilon: float, delta: float = 1e-5, sensitivity: float = 1.0,
+                 noise_epsilon: float | None = None) -> None:
+        self.noise_epsilon = None if noise_epsilon is None else check_epsilon(noise_epsilon, "noise_epsilon")
+        self.delta_param = check_delta(delta)
+        self.sensitivity_param = check_positive("sensitivity", sensitivity)
+        mech = self._build(check_epsilon(epsilon))
+        self.claim = PrivacyClaim(float(mech.epsilon), float(mech.delta), f"l2<={float(mech.l2_sensitivity):g}")
+        self._noise_mech = mech if noise_epsilon is None else self._build(self.noise_epsilon)
+        self._exact = GaussianMechanism(sigma=float(self._noise_mech.std),
+                                        sensitivity=float(self._noise_mech.l2_sensitivity))
+
+    def _make(self, nm, epsilon):
+        return nm.GaussianMechanism(epsilon=epsilon, delta=self.delta_param, sensitivity=self.sensitivity_param)
+
+    @property
+    def sigma(self) -> float:
+        return self._exact.sigma
+
+    def exact_epsilon(self, delta: float) -> float:
+        return self._exact.exact_epsilon(delta)
+
+    def exact_delta(self, epsilon: float) -> float:
+        return self._exact.exact_delta(epsilon)
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return gaussian_tradeoff(self._exact.mu, alpha)
+
+
+class PyDPBoundedAggregate:
+    """pydp's ``BoundedSum`` or ``BoundedMean`` (Laplace, float records) on a dataset.
+
+    Input x: a 1-d array of records, NaN marking an absent record, so that
+    add/remove neighbours have one shape (x′ = x with one NaN replaced by a
+    record). Release: shape ``(n, 1)``, one ``quick_result`` per release (the
+    library has no batched call). Records outside [lower, upper] are clamped by the
+    library. Claim: (``alg.epsilon``, ``alg.delta``), adjacency ``add-remove``
+    (one record, ``l0_sensitivity = linf_sensitivity = 1``), the library's default.
+
+    Parameters
+    ----------
+    aggregate : {"sum", "mean"}
+    epsilon : float
+    lower, upper : float
+        Clamping bounds (the library's ``lower_bound``, ``upper_bound``).
+    noise_epsilon : float, optional
+        Draw with an object built for this ε instead (a deliberately misconfigured target).
+    """
+
+    notes = (UNSEEDED_NOTE.format(library=LIBRARY),)
+
+    def __init__(self, *, aggregate: str = "sum", epsilon: float, lower: float, upper: float,
+                 noise_epsilon: float | None = None) -> None:
+        if aggregate not in ("sum", "mean"):
+            raise ExternalLibraryError(f"{type(self).__name__}: aggregate must be 'sum' or 'mean', got {aggregate!r}")
+        self.aggregate = aggregate
+        self.lower = check_real("lower", lower)
+        self.upper = check_real("upper", upper)
+        self.noise_epsilon = None if noise_epsilon is None else check_epsilon(noise_epsilon, "noise_epsilon")
+        alg = self._build(check_epsilon(epsilon))
+        self.claim = PrivacyClaim(float(alg.epsilon), float(alg.delta), "add-remove")
+        self._noise_alg = alg if noise_epsilon is None else self._build(self.noise_epsilon)
+
+    @property
+    def name(self) -> str:
+        return f"PyDPBounded{self.aggregate.capitalize()}"
+
+    def _build(self, epsilon: float):
+        lap = import_library("pydp.algorithms.laplacian", self.name)
+        cls = lap.BoundedSum if self.aggregate == "sum" else lap.BoundedMean
+        with library_errors(self.name, LIBRARY):
+            return cls(epsilon=epsilon, lower_bound=self.lower, upper_bound=self.upper, dtype="float")
+
+    def __repr__(self) -> str:
+        return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, noise_epsilon={self.noise_epsilon}, "
+                f"claim={self.claim})")
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        """``n`` releases on the dataset ``x`` (NaN = absent), shape ``(n, 1)``; ``rng`` is ignored."""
+        records = check_records(self.name, x)
+        data = records[~np.isnan(records)].tolist()
+        n = check_int("n", n)
+        with library_errors(self.name, LIBRARY):
+            out = np.fromiter(map(self._noise_alg.quick_result, repeat(data, n)), dtype=float, count=n)
+        return out.reshape(n, 1)
+
+
+class PyDPBoundedSum(PyDPBoundedAggregate):
+    """pydp's ``BoundedSum`` (see :class:`PyDPBoundedAggregate`)."""
+
+    def __init__(self, *, epsilon: float, lower: float, upper: float, noise_epsilon: float | None = None) -> None:
+        super().__init__(aggregate="sum", epsilon=epsilon, lower=lower, upper=upper, noise_epsilon=noise_epsilon)
+
+
+class PyDPBoundedMean(PyDPBoundedAggregate):
+    """pydp's ``BoundedMean`` (see :class:`PyDPBoundedAggregate`)."""
+
+    def __init__(self, *, epsilon: float, lower: float, upper: float, noise_epsilon: float | None = None) -> None:
+        super().__init__(aggregate="mean", epsilon=epsilon, lower=lower, upper=upper, noise_epsilon=noise_epsilon)
+
+
+__all__ = ["PyDPBoundedAggregate", "PyDPBoundedMean", "PyDPBoundedSum", "PyDPGaussian", "PyDPLaplace"]
