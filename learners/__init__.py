@@ -12,6 +12,8 @@ _LAZY = {
     "OneShotModulatedRegressor": "modulated",
     "FedAvgDPSGDRegressor": "fedavg",
     "ServerStatistics": "modulated",
+    "UnreliableInferenceWarning": "modulated",
+    "NonNumericTargetError": "input_validation",
     "server_statistics": "modulated",
     "server_gradient": "modulated",
     "theorem81_variance": "modulated_theory",

@@ -47,6 +47,7 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
+from .input_validation import check_numeric_target
 from .release import LocalRelease, encode_binary_labels, release_dataset
 from .weierstrass import (
     GLMLoss,
@@ -388,7 +389,7 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
             if y is None:
                 raise InvalidInputError("y is required when X is not a LocalRelease")
             Xd = check_array("X", X, ndim=2)
-            yd = check_array("y", y, ndim=1)
+            yd = check_array("y", check_numeric_target(y, self), ndim=1)
             if Xd.shape[0] != yd.shape[0]:
                 raise InvalidInputError(f"X and y must have the same number of rows, got {Xd.shape[0]} and {yd.shape[0]}")
             if self._private:
