@@ -29,13 +29,13 @@ import base64
 import html
 import json
 import math
-import os
 import platform
-import tempfile
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from .report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
 
 SCHEMA = "privaudit.report/1"
 #: Distributions whose versions are recorded in every report.
@@ -45,36 +45,6 @@ KEY_DEPENDENCIES = (
 )
 #: Order of severity of verdicts, used for the overall status.
 _SEVERITY = {"info": 0, "pass": 0, "fail": 2, "violation": 3, "error": 1}
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-#: Permissions of written files: what ``open()`` would give (mkstemp creates 0600 files).
-_FILE_MODE = 0o666 & ~_umask()
-
-
-def atomic_write(path: str | Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, then :func:`os.replace`.
-
-    A reader (or an interrupted run) sees either the old file or the new one, never a
-    truncated file.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def dependency_versions() -> dict[str, str]:
@@ -290,42 +260,33 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
     return "\n".join(parts)
 
 
-def write_report(report: dict, out_dir: str | Path, *, figures: bool = True) -> Path:
-    """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir``.
+def report_json(report: dict) -> bytes:
+    """The bytes of ``report.json``: the record, keys in the order the report was built, strict JSON."""
+    return (json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
 
-    Stale figures of a previous run are removed. Returns ``out_dir``.
-    """
+
+def report_files(report: dict, *, figures: bool = True) -> dict[str, bytes]:
+    """Every rendered file of the set but ``report.json``: relative path -> bytes."""
     from .figures import render_figures, render_table_figures, summary_tables
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     figs = render_figures(report) if figures else {}
     tables = summary_tables(report)
     # The summary tables as PNG too (figures/epsilon-table.png, bias-table.png): the
     # Markdown links them, the HTML shows the tables themselves.
     table_figs = render_table_figures(report) if figures else []
-    fig_dir = out_dir / "figures"
-    wanted = {name for items in [*figs.values(), table_figs] for name, _, _ in items}
-    if fig_dir.is_dir():
-        for old in fig_dir.glob("*.png"):
-            if old.name not in wanted:
-                old.unlink()
-    for items in [*figs.values(), table_figs]:
-        for name, png, _ in items:
-            atomic_write(fig_dir / name, png)
-    atomic_write(out_dir / "report.json", json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    out = {f"figures/{name}": png for items in [*figs.values(), table_figs] for name, png, _ in items}
     table_links = {title: name for name, _, title in table_figs}
-    atomic_write(out_dir / "report.md", render_markdown(report, figs, tables, table_links))
-    atomic_write(out_dir / "report.html", render_html(report, figs, tables))
-    return out_dir
+    out["report.md"] = render_markdown(report, figs, tables, table_links).encode()
+    out["report.html"] = render_html(report, figs, tables).encode()
+    return out
 
 
-def load_report(path: str | Path) -> dict:
-    """Read a ``report.json`` (a file or its folder) and check its schema."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "report.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"{path} has schema {data.get('schema')!r}, expected {SCHEMA!r}")
-    return data
+def write_report(report: dict, out_dir: str | Path, *, figures: bool = True, run_log: dict | None = None) -> Path:
+    """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir`` as one unit.
+
+    The whole set replaces the previous one atomically (:func:`privaudit.audit.report_store.write_set`);
+    when the set on disk is already identical only ``run.log.json`` is rewritten. Returns ``out_dir``.
+    """
+    write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
+              run_log=run_log)
+    return Path(out_dir)
