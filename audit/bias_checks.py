@@ -370,7 +370,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     over the fixed examples.
     """
     from privaudit.learners import iwp
-    from privaudit.learners import weierstrass as W
+    from privaudit.learners import weierstrass_transforms as W
 
     setup = IWPSetup(seed=budget.seed("iwp data") % 2**32)
     n_ex, p = setup.X.shape
@@ -476,11 +476,11 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
 
     The curve is the exact bias W_v[W⁻¹_{v,K}[f]](z) − f(z) at the margin z of one
     example, v = σ²‖θ‖², over the σ where the truncated series is defined
-    (v < v_K, :func:`privaudit.learners.weierstrass.series_variance_limit`). The
+    (v < v_K, :func:`privaudit.learners.weierstrass_transforms.series_variance_limit`). The
     audits run the truncated estimator at 90 % of that limit for each K: the bias
     must be flagged (``expect="biased"``).
     """
-    from privaudit.learners import weierstrass as W
+    from privaudit.learners import weierstrass_transforms as W
 
     base = IWPSetup(seed=budget.seed("iwp data") % 2**32)
     tn2 = float(base.theta @ base.theta)
@@ -601,7 +601,7 @@ def iwp_convergence(budget: _Budget) -> ExperimentResult:
     import warnings
 
     from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, glm_risk
-    from privaudit.learners.weierstrass import keep_probability
+    from privaudit.learners.weierstrass_transforms import keep_probability
 
     p, lam, eps, batch = 2, 1.0, 10.0, 128
     w = np.array([1.0, -0.7])

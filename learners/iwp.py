@@ -49,7 +49,7 @@ from privaudit.mechanisms.validation import (
 
 from .input_validation import check_numeric_target
 from .release import LocalRelease, encode_binary_labels, release_dataset
-from .weierstrass import (
+from .weierstrass_transforms import (
     GLMLoss,
     _sigmoid_polynomials,
     check_series_variance,

@@ -15,7 +15,7 @@ from sklearn.base import clone
 
 from privaudit.learners import IWPSGDClassifier, IWPSGDRegressor, NoisySGDClassifier
 from privaudit.learners import iwp as I
-from privaudit.learners import weierstrass as W
+from privaudit.learners import weierstrass_transforms as W
 from privaudit.learners.release import LocalRelease, encode_binary_labels, release_dataset
 from privaudit.mechanisms import PrivacyClaim, RandomizedResponse, analytic_sigma
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, PrivacyLeakWarning

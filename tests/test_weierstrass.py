@@ -1,4 +1,4 @@
-"""Tests of the Weierstrass / Bernoulli transforms of seed 001 (learners/weierstrass.py).
+"""Tests of the Weierstrass / Bernoulli transforms of seed 001 (learners/weierstrass_transforms.py).
 
 Every closed form is compared with an independent computation: Gauss–Hermite
 quadrature of the defining expectation, Monte Carlo with tolerances from the
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from privaudit.learners import weierstrass as W
+from privaudit.learners import weierstrass_transforms as W
 from privaudit.mechanisms import RandomizedResponse
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
@@ -223,3 +223,20 @@ def test_bad_inputs_raise_with_names():
         W.inverse_weight(0.0)
     # Closed forms accept any variance (their condition v < 1/(4a) never binds).
     assert np.all(np.isfinite(W.inverse_weierstrass("exponential", 0, Z, 500.0)))
+
+
+def test_public_names_are_not_shadowed_by_submodules():
+    """``from privaudit.learners import weierstrass`` is the function of ``__all__`` even after
+    the transforms module has been imported (it used to return the module ``weierstrass``)."""
+    import subprocess
+    import sys
+    import types
+
+    import privaudit.learners as learners
+    from privaudit.learners import weierstrass
+
+    assert weierstrass is W.weierstrass and callable(weierstrass)
+    assert not [name for name in learners.__all__ if isinstance(getattr(learners, name), types.ModuleType)]
+    code = ("import privaudit.learners.iwp, types; from privaudit.learners import weierstrass; "
+            "assert not isinstance(weierstrass, types.ModuleType), weierstrass")
+    subprocess.run([sys.executable, "-c", code], check=True)

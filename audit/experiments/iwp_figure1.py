@@ -42,7 +42,7 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.learners import weierstrass as W
+from privaudit.learners import weierstrass_transforms as W
 from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier, glm_risk
 from privaudit.learners.release import release_dataset
 from privaudit.mechanisms.validation import InvalidParameterError, check_delta, check_epsilon, check_int, check_positive
@@ -153,7 +153,7 @@ def run_iwp_figure1(
         K of the logistic W⁻¹ series.
     radius : float, optional
         Projection radius. For the logistic variant it defaults to 0.95·sqrt(v_K)/σ, so that
-        σ²‖θ‖² stays inside the series' domain (:func:`~privaudit.learners.weierstrass.series_variance_limit`).
+        σ²‖θ‖² stays inside the series' domain (:func:`~privaudit.learners.weierstrass_transforms.series_variance_limit`).
     n_test, n_points
         Test-set size (synthetic) and number of recorded points per curve.
 
