@@ -21,18 +21,32 @@ Assumptions we had to make (seed 002 gives only the outline above):
   capped at the number of selected examples (then a single bag). Small data at small
   ε therefore leaves very few aggregated pairs — the inapplicability the seed reports.
 * **Noise level.** σ = z·R with R = high − low the declared label range and z the
-  noise multiplier that dp_accounting's RDP accountant calibrates for
-  ``SampledWithoutReplacementDpEvent(n, ⌊αn⌋, GaussianDpEvent(z))`` under
-  REPLACE_ONE to reach the target (ε, δ). That event evaluates the base Gaussian at
-  *unit* sensitivity for one replacement (unlike the PLD replace-one Gaussian, which
-  doubles it; the tests check that with m = n it equals the add/remove Gaussian), and
-  one label change moves the noised label by at most R, so the unit is R.
+  smallest noise multiplier whose *exact* privacy curve (below) meets the target (ε, δ).
 
-Privacy accounting (``.claim``):
+Privacy accounting (``.claim``), derived here because the features are public:
 
-* ρ = 1: **certified**. Every selected label is a Gaussian release of sensitivity R;
-  the selection without replacement amplifies it and bagging/aggregation is
-  post-processing, so the calibration above gives (ε, δ)-label-DP. ``certified_`` = True.
+* ρ = 1: **certified**. Every label is a Gaussian release of sensitivity R. The
+  released bags (S_x, S_y) reveal which examples were selected and, through S_x and
+  the public features, the bag weights; so the selection gives **no amplification**
+  and the worst case is an attacker who knows the bag B ∋ t and its weights w. One
+  label change moves S_y by w_t·R against noise σ‖w‖₂, a Gaussian shift of
+  μ(w) = |w_t|/(z‖w‖₂). With q = P(t selected) = ⌊m/k⌋·k/n the exact curve is
+
+      δ(ε) = q · E_w[δ_G(ε; |w_t|/(z‖w‖₂))],      w ~ N(0, I_k),
+
+  where δ_G is the exact μ-GDP curve (Balle & Wang 2018) and w_t²/‖w‖² ~
+  Beta(½, (k − 1)/2), so the expectation is a 1-D Gauss–Jacobi-weighted quadrature
+  (:func:`wllp_exact_delta`); an attacker who cannot recover w does no better. z is
+  calibrated on this curve (:func:`wllp_noise_multiplier`, cached), ``certified_`` is
+  True and ``certified_epsilon_`` is the exact ε at δ. dp_accounting's PLD of the same
+  mixture (:func:`wllp_privacy_loss_distribution`) gives the same curve up to its
+  pessimistic grid, and the tests check both against Monte Carlo over w.
+
+  An earlier version calibrated z with dp_accounting's RDP accountant for
+  ``SampledWithoutReplacementDpEvent(n, ⌊αn⌋, GaussianDpEvent(z))``, i.e. it assumed
+  the selection was hidden. At ε = 1, δ = 1e-6, α = 0.6, k = 2 that z = 3.571 gives
+  exact δ(1) = 2.33e-6 > 1e-6 (exact ε 1.056): a false claim (issue 14). The tests
+  keep that case as a regression check.
 * ρ < 1: the un-noised labels are protected only by the random-weight aggregation,
   whose guarantee (Brahmbhatt et al. 2023, δ ≈ exp(−Ω(√k)) with unspecified constants,
   and assumptions on the data) we cannot evaluate numerically. ``.claim`` then states
@@ -47,14 +61,21 @@ from __future__ import annotations
 import functools
 import math
 
-import dp_accounting as dpa
 import numpy as np
-from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+from scipy import integrate, optimize, special
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
+from privaudit.mechanisms.accounting import (
+    check_calibration,
+    gaussian_mixture_pld,
+    gdp_epsilon,
+    gdp_sigma,
+)
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.tradeoff import gaussian_delta
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -66,26 +87,96 @@ from privaudit.mechanisms.validation import (
 )
 
 
-def _event(z: float, n: int, m: int) -> dpa.DpEvent:
-    return dpa.SampledWithoutReplacementDpEvent(n, m, dpa.GaussianDpEvent(z))
+def selection_probability(n: int, m: int, k: int) -> float:
+    """q = ⌊m/k⌋·k/n: the chance that a given example lands in one of the released bags."""
+    return (check_int("m", m) // check_int("k", k)) * k / check_int("n", n)
 
 
-def wllp_epsilon(z: float, n: int, m: int, delta: float) -> float:
-    """ε at δ of noising every one of m labels sampled without replacement from n (RDP, replace-one)."""
-    acc = RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
-    acc.compose(_event(z, n, m))
-    return float(acc.get_epsilon(delta))
+def _check_curve_args(z, k, q) -> tuple[float, int, float]:
+    return check_positive("z", z), check_int("k", k), check_interval("q", q, 0.0, 1.0, closed="both")
 
 
-@functools.lru_cache(maxsize=128)
-def wllp_noise_multiplier(epsilon: float, delta: float, n: int, m: int) -> float:
-    """Smallest z (dp_accounting calibration) with :func:`wllp_epsilon` ≤ ε."""
-    # Search from the exact unit-sensitivity Gaussian σ(ε, δ) without amplification (m = n):
-    # subsampling lowers the answer, RDP's looser conversion raises it, so it is a good guess.
-    guess = dpa.get_sigma_gaussian(epsilon, delta)
-    return float(dpa.calibrate_dp_mechanism(
-        lambda: RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE),
-        lambda z: _event(z, n, m), epsilon, delta, dpa.LowerEndpointAndGuess(guess * (m / n) / 4, guess), tol=1e-3))
+@functools.lru_cache(maxsize=1024)
+def wllp_exact_delta(z: float, epsilon: float, k: int, q: float) -> float:
+    """Exact δ(ε) = q·E_w[δ_G(ε; |w_t|/(z‖w‖))] of the ρ = 1 release (module docstring).
+
+    With B = w_t²/‖w‖² ~ Beta(½, (k − 1)/2) the expectation is
+    ∫₀¹ δ_G(ε; √b/z) b^{−½}(1 − b)^{(k−3)/2} db / B(½, (k − 1)/2), computed by QUADPACK's
+    algebraic-weight rule (exact endpoint singularities; relative tolerance 1e−10).
+    """
+    z, k, q = _check_curve_args(z, k, q)
+    eps = check_positive("epsilon", epsilon, allow_zero=True)
+    if q == 0:
+        return 0.0
+    if k == 1:
+        return q * float(gaussian_delta(1 / z, eps))
+
+    def integrand(b: float) -> float:
+        return float(gaussian_delta(math.sqrt(b) / z, eps)) if b > 0 else 0.0
+
+    val, _ = integrate.quad(integrand, 0.0, 1.0, weight="alg", wvar=(-0.5, (k - 3) / 2),
+                            epsabs=0.0, epsrel=1e-10, limit=200)
+    return q * val / special.beta(0.5, (k - 1) / 2)
+
+
+def wllp_exact_epsilon(z: float, delta: float, k: int, q: float) -> float:
+    """Exact ε(δ) of the ρ = 1 release: the root of δ(ε) = δ (0 when δ(0) ≤ δ)."""
+    z, k, q = _check_curve_args(z, k, q)
+    delta = check_delta(delta)
+    if wllp_exact_delta(z, 0.0, k, q) <= delta:
+        return 0.0
+    # q·δ_G(ε; 1/z) bounds δ(ε) from above (|w_t| ≤ ‖w‖), hence ε(δ) ≤ ε_G(δ/q; 1/z).
+    # (Widened by 0.1%: at k = 1 the bound is attained and the root sits on it.)
+    hi = 1.001 * gdp_epsilon(1 / z, delta / q) + 1e-12
+    return float(optimize.brentq(lambda e: math.log(max(wllp_exact_delta(z, e, k, q), 1e-300)) - math.log(delta),
+                                 0.0, hi, xtol=1e-12, rtol=1e-10))
+
+
+@functools.lru_cache(maxsize=256)
+def wllp_noise_multiplier(epsilon: float, delta: float, k: int, q: float) -> float:
+    """Smallest z with exact δ(ε) ≤ δ (root of the exact curve, cached: a pure function of its arguments)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    k, q = check_int("k", k), check_interval("q", q, 0.0, 1.0, closed="both")
+    if q == 0:
+        raise InvalidParameterError("no example is released (q = 0): there is nothing to calibrate")
+
+    def gap(z: float) -> float:
+        return math.log(max(wllp_exact_delta(z, epsilon, k, q), 1e-300)) - math.log(delta)
+
+    # δ(ε; z) ≤ q·δ_G(ε; 1/z) ≤ δ_G(ε; 1/z): the unamplified Gaussian's z is an upper end
+    # (attained at k = 1, q = 1, hence widened by 0.1%).
+    hi = 1.001 * gdp_sigma(epsilon, delta)
+    lo = hi / 2
+    while gap(lo) <= 0:  # δ ≥ q·δ_G needs very little noise; halve until the target binds
+        hi, lo = lo, lo / 2
+    z = optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-12)
+    # brentq's root may sit a hair below the true one; step up until the claim holds.
+    while gap(z) > 0:
+        z *= 1 + 1e-12
+    return float(z)
+
+
+def wllp_privacy_loss_distribution(z: float, k: int, q: float, *, n_bins: int = 64,
+                                   value_discretization_interval: float = 1e-3):
+    """dp_accounting PLD of the ρ = 1 release, pessimistic in μ.
+
+    The law of T = |w_t|/‖w‖ (T² ~ Beta(½, (k − 1)/2)) is cut at ``n_bins`` equal steps of
+    T and at ``n_bins`` equal-probability quantiles, each bin represented by its upper end (δ_G increases with μ, so the result bounds the curve
+    from above), mixed with the identity (weight 1 − q, example not selected) by
+    :func:`privaudit.mechanisms.accounting.gaussian_mixture_pld`.
+    """
+    z, k, q = _check_curve_args(z, k, q)
+    n_bins = check_int("n_bins", n_bins)
+    if k == 1:
+        upper, mass = np.ones(1), np.ones(1)
+    else:
+        quantiles = np.sqrt(special.betaincinv(0.5, (k - 1) / 2, np.linspace(0.0, 1.0, n_bins + 1)))
+        edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, n_bins + 1), quantiles]))
+        upper = edges[1:]
+        mass = np.diff(special.betainc(0.5, (k - 1) / 2, edges**2))
+    mus = [0.0, *(upper / z)]
+    weights = [1 - q, *(q * mass)]
+    return gaussian_mixture_pld(mus, weights, value_discretization_interval=value_discretization_interval)
 
 
 class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
@@ -105,12 +196,15 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         Constant of the 1/ε⁴ bag-size rule.
     label_bounds : (low, high)
         Declared label range (required when ε < ∞); labels outside raise.
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        Root randomness; the integer seed actually used is recorded as ``seed_``.
 
     Attributes
     ----------
-    claim, certified_, certified_epsilon_, sigma_ (label-noise std), bag_size_, n_bags_,
-    bags_ ((S_x, S_y) aggregated pairs), coef_, intercept_.
+    claim, certified_, certified_epsilon_ (exact ε at δ when certified), audit_calibration_
+    (:class:`~privaudit.mechanisms.accounting.CalibrationCheck`, when certified), noise_multiplier_ (z),
+    sigma_ (label-noise std zR), selection_probability_ (q), bag_size_, n_bags_,
+    bags_ ((S_x, S_y) aggregated pairs), coef_, intercept_, seed_ (the integer seed used).
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, rho=1.0, alpha=0.6, bag_size=None, bag_constant=1.0,
@@ -145,7 +239,8 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         if np.any(bad):
             i = int(np.argmax(bad))
             raise InvalidInputError(f"y[{i}]={y[i]!r} violates the declared label_bounds={(lo, hi)!r}")
-        rng = np.random.default_rng(self.random_state)
+        root, self.seed_ = resolve_seed(self.random_state, "random_state")
+        rng = np.random.default_rng(root)
         m = max(1, int(math.floor(alpha * n))) if private else n
         if self.bag_size is not None:
             k = check_int("bag_size", self.bag_size)
@@ -153,13 +248,20 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
             c = check_positive("bag_constant", self.bag_constant)
             k = 1 if not private else max(2, math.ceil(c / eps**4))
         k = min(k, m)
+        self.selection_probability_ = selection_probability(n, m, k) if private else 1.0
         if private:
-            z = wllp_noise_multiplier(eps, delta, n, m)
+            z = wllp_noise_multiplier(eps, delta, k, self.selection_probability_)
+            self.noise_multiplier_ = z
             self.sigma_ = z * (hi - lo)
             self.certified_ = rho == 1.0
-            self.certified_epsilon_ = wllp_epsilon(z, n, m, delta) if self.certified_ else math.inf
+            self.certified_epsilon_ = (wllp_exact_epsilon(z, delta, k, self.selection_probability_)
+                                      if self.certified_ else math.inf)
             self.claim_ = PrivacyClaim(eps, delta, "label")
+            if self.certified_:
+                self.audit_calibration_ = check_calibration(eps, delta, self.certified_epsilon_, method="exact curve",
+                                                            owner=type(self).__name__, rtol=1e-3)
         else:
+            self.noise_multiplier_ = 0.0
             self.sigma_ = 0.0
             self.certified_, self.certified_epsilon_ = True, math.inf
             self.claim_ = PrivacyClaim(math.inf, delta, "label")
@@ -182,3 +284,17 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         return check_predict_data(self, X) @ self.coef_ + self.intercept_
+
+    # --- the fitted release's exact privacy curve (ρ = 1; an upper bound on the noised part otherwise) ---
+    def exact_delta(self, epsilon: float) -> float:
+        """Exact δ(ε) of the fitted release when every label is noised (ρ = 1)."""
+        return wllp_exact_delta(self.noise_multiplier_, epsilon, self.bag_size_, self.selection_probability_)
+
+    def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the fitted release when every label is noised (ρ = 1)."""
+        return wllp_exact_epsilon(self.noise_multiplier_, delta, self.bag_size_, self.selection_probability_)
+
+    def privacy_loss_distribution(self, **kwargs):
+        """dp_accounting PLD of the fitted release (ρ = 1), see :func:`wllp_privacy_loss_distribution`."""
+        return wllp_privacy_loss_distribution(self.noise_multiplier_, self.bag_size_, self.selection_probability_,
+                                              **kwargs)

@@ -258,6 +258,31 @@ def privacy_loss_distribution(mechanism, distance: float | None = None, *,
     return _event_pld(dp_event_of(mechanism, distance), vdi)
 
 
+def gaussian_mixture_pld(mus, weights, *, value_discretization_interval: float = PLD_DISCRETIZATION):
+    """PLD of a Gaussian shift whose size μ_j (in noise units) is drawn with probability w_j and *observed*.
+
+    When the attacker sees which component ran, the privacy loss is the mixture of the
+    components' losses (dp_accounting's ``compute_mixture``); μ = 0 components are the
+    identity. Weights must sum to 1.
+    """
+    mus = [check_positive("mu", m, allow_zero=True) for m in mus]
+    weights = [check_positive("weight", w, allow_zero=True) for w in weights]
+    if len(mus) != len(weights) or not mus:
+        raise InvalidParameterError(f"mus and weights must be non-empty and of one length, got {len(mus)} and {len(weights)}")
+    if abs(sum(weights) - 1) > 1e-9:
+        raise InvalidParameterError(f"weights must sum to 1, got sum={sum(weights)!r}")
+    vdi = check_positive("value_discretization_interval", value_discretization_interval)
+    pld, mass = None, 0.0
+    for mu, w in zip(mus, weights):
+        if w == 0:
+            continue
+        comp = _event_pld(dpa.GaussianDpEvent(1 / mu) if mu > 0 else dpa.NoOpDpEvent(), vdi)
+        # Running mixture: new = (mass·old + w·comp)/(mass + w).
+        pld = comp if pld is None else pld.compute_mixture(comp, mass / (mass + w))
+        mass += w
+    return pld
+
+
 def event_epsilon(event: dpa.DpEvent, delta: float, *, adjacency: str = "add-remove",
                   accountant: str = "pld") -> float:
     """ε at δ ≥ 0 of a dp_accounting event under the claim's adjacency (δ = 0: pure ε)."""
