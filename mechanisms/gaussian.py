@@ -1,6 +1,14 @@
-"""The Gaussian mechanism with exact (analytic) privacy accounting.
+"""The Gaussian mechanism with exact (analytic) privacy accounting, released on a fixed lattice.
 
-Release M(x) = x + N(0, σ² I). For inputs with ‖x − x′‖₂ ≤ Δ the mechanism is
+Release M(x) = γ·round((x + N(0, σ² I))/γ) with γ = 2^(⌊log₂ σ⌋ − 10): the continuous
+Gaussian mechanism followed by rounding to the input-independent lattice γℤ^d (see
+:mod:`privaudit.mechanisms.lattice`; the textbook ``x + σ·N`` in floating point leaks
+through its low-order bits and survives only as
+:class:`~privaudit.mechanisms.unsafe.UnsafeFloatGaussianMechanism`). Rounding is
+post-processing, so every claim below holds for the lattice release exactly as for the
+continuous one, with no sensitivity inflation; the exact profile and trade-off curve of
+the continuous mechanism are then a valid upper bound on δ (lower bound on the curve)
+of what is sampled, tight to a relative O((γ/σ)²) ≈ 10⁻⁷. For inputs with ‖x − x′‖₂ ≤ Δ the mechanism is
 μ-GDP with μ = Δ/σ, and its exact privacy profile is (Balle & Wang 2018)
 
     δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
@@ -23,6 +31,16 @@ import numpy as np
 from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian, get_sigma_gaussian
 
 from .claim import PrivacyClaim
+from .lattice import (
+    GAUSSIAN_ETA,
+    GAUSSIAN_TAIL,
+    gaussian_cell_logprob,
+    gaussian_lattice_fisher,
+    grid_step,
+    lattice_offsets,
+    lattice_release,
+    split_input,
+)
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidParameterError,
@@ -79,6 +97,21 @@ def gaussian_claim(
     return PrivacyClaim(epsilon, delta, adjacency, mu=mu, rho=mu**2 / 2)
 
 
+def _accounted(what: str, fn, **params) -> float:
+    """Run a dp_accounting/scipy computation; turn its failures on extreme parameters into clear errors."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    try:
+        with np.errstate(all="ignore"):
+            value = float(fn())
+    except InvalidParameterError:
+        raise
+    except (ValueError, RuntimeError, OverflowError, ZeroDivisionError, FloatingPointError) as exc:
+        raise InvalidParameterError(f"cannot {what} for {shown}: parameters out of the computable range ({exc})") from exc
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidParameterError(f"cannot {what} for {shown}: got {value!r}; parameters out of the computable range")
+    return value
+
+
 def resolve_gaussian(
     *, epsilon: float | None, delta: float | None, sigma: float | None, sensitivity: float,
     calibration: str, adjacency: str, owner: str,
@@ -98,18 +131,28 @@ def resolve_gaussian(
             raise InvalidParameterError(
                 f"{owner} needs sigma, or both epsilon and delta; got epsilon={epsilon!r}, delta={delta!r}"
             )
-        sigma = calibrate_gaussian(epsilon, delta, sensitivity, calibration)
+        sigma = _accounted("calibrate sigma", lambda: calibrate_gaussian(epsilon, delta, sensitivity, calibration),
+                           epsilon=epsilon, delta=delta, sensitivity=sensitivity)
         exact = calibration == "analytic"
     else:
         sigma = check_positive("sigma", sigma)
         exact = epsilon is None or delta is None
+    if exact and epsilon is None:
+        _accounted("compute the exact epsilon", lambda: get_epsilon_gaussian(sigma / sensitivity, delta or 1e-5),
+                   sigma=sigma, sensitivity=sensitivity, delta=delta)
     claim = gaussian_claim(sigma=sigma, sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                            adjacency=adjacency, exact=exact)
     return sigma, claim
 
 
 class GaussianMechanism:
-    """Release x + N(0, σ² I) for inputs with ℓ₂ sensitivity Δ.
+    """Release x + N(0, σ² I), rounded to the lattice γℤ^d, for inputs with ℓ₂ sensitivity Δ.
+
+    The lattice step γ = 2^(⌊log₂ σ⌋ − 10) (:attr:`lattice_step`) is fixed by σ, never by
+    the input, so every output is reachable from every input. The claim (μ, ρ, ε, δ) is
+    that of the continuous Gaussian, which covers the rounding (post-processing); the
+    floating-point deviation of the implementation from the ideal lattice release is
+    bounded by :meth:`float_error`.
 
     Parameters
     ----------
@@ -136,6 +179,7 @@ class GaussianMechanism:
             epsilon=epsilon, delta=delta, sigma=sigma, sensitivity=self.sensitivity, calibration=calibration,
             adjacency=f"l2<={self.sensitivity:g}", owner="GaussianMechanism",
         )
+        self.lattice_step = grid_step(self.sigma)
 
     @property
     def mu(self) -> float:
@@ -146,44 +190,52 @@ class GaussianMechanism:
         return f"GaussianMechanism(sigma={self.sigma:.6g}, sensitivity={self.sensitivity:g}, claim={self.claim})"
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the σ in use."""
+        """δ(ε) of the continuous Gaussian of the σ in use: exact for it, an upper bound for the lattice release."""
         return float(gaussian_delta(self.mu, check_positive("epsilon", epsilon, allow_zero=True)))
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the σ in use (dp_accounting's analytic Gaussian)."""
+        """ε(δ) of the continuous Gaussian (dp_accounting's analytic Gaussian); an upper bound for the lattice release."""
         return float(get_epsilon_gaussian(self.sigma / self.sensitivity, check_delta(delta)))
 
     def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve G_μ(α) between inputs at distance Δ."""
+        """G_μ(α) between inputs at distance Δ: exact for the continuous Gaussian, a lower bound for the lattice release."""
         return gaussian_tradeoff(self.mu, alpha)
 
+    def float_error(self, d: int = 1) -> tuple[float, float]:
+        """(ε slack, δ slack) of the float implementation over the ideal lattice release, for d coordinates.
+
+        The implemented pmf is within exp(±d·η) of the ideal one except for a
+        total-variation error ≤ d·τ (η = 2⁻³⁰, τ = 1e−14 per coordinate; derivation in
+        :mod:`privaudit.mechanisms.lattice`), so the release is
+        (ε + 2dη, e^{dη}δ + (1 + e^ε)dτ)-DP whenever the ideal one is (ε, δ)-DP.
+        """
+        d = check_int("d", d)
+        eps = self.claim.epsilon if math.isfinite(self.claim.epsilon) else 0.0
+        return 2 * d * GAUSSIAN_ETA, math.expm1(d * GAUSSIAN_ETA) * self.claim.delta + (1 + math.exp(eps)) * d * GAUSSIAN_TAIL
+
     def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of ``x``: shape ``(n, *x.shape)``."""
+        """``n`` releases of ``x`` on the lattice γℤ^d: shape ``(n, *x.shape)``."""
         x = check_array("x", x)
         n = check_int("n", n)
-        out = np.random.default_rng(rng).standard_normal((n, *x.shape))
-        out *= self.sigma
-        out += x
-        return out
+        noise = np.random.default_rng(rng).standard_normal((n, *x.shape))
+        return lattice_release(x, noise, self.sigma, self.lattice_step)
 
     def log_density(self, outputs, x) -> np.ndarray:
-        """Gaussian log-density of each release given ``x``; shape ``(n,)``."""
+        """Log-pmf of each release given ``x`` minus d·log γ (a density on the lattice); shape ``(n,)``.
+
+        Equals the Gaussian log-density up to O((γ/σ)²). Outputs off the lattice γℤ^d
+        have probability zero: −inf.
+        """
         x = check_array("x", x)
-        z = (np.asarray(outputs, dtype=float) - x) / self.sigma
-        z = z.reshape(z.shape[0], -1)
-        k = z.shape[1]
-        return -0.5 * np.einsum("ij,ij->i", z, z) - k * (math.log(self.sigma) + 0.5 * math.log(2 * math.pi))
+        y = np.asarray(outputs, dtype=float)
+        on = np.all((y / self.lattice_step == np.rint(y / self.lattice_step)).reshape(len(y), -1), axis=1)
+        s = self.sigma / self.lattice_step
+        v = lattice_offsets(np.where(on.reshape((-1,) + (1,) * (y.ndim - 1)), y, 0.0), x, self.lattice_step) / s
+        logp = gaussian_cell_logprob(v, 0.5 / s).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
+        return np.where(on, logp, -np.inf)
 
     def fisher_information(self, x) -> np.ndarray:
-        """Fisher information about x: I/σ² (constant in x)."""
+        """Exact Fisher information about x of the lattice release: diagonal, ≤ I/σ² by a relative O((γ/σ)²)."""
         x = check_array("x", x)
-        return np.eye(x.size) / self.sigma**2
-
-    def dp_event(self, distance: float | None = None):
-        """dp_accounting event of one release between inputs at ℓ₂ distance Δ (default: the sensitivity).
-
-        ``GaussianDpEvent(σ/Δ)``: a unit shift against noise multiplier σ/Δ. Use it through
-        :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
-        """
-        d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
-        return NoOpDpEvent() if d == 0 else GaussianDpEvent(self.sigma / d)
+        _, f = split_input(x.ravel(), self.lattice_step)
+        return np.diag(gaussian_lattice_fisher(f, self.sigma / self.lattice_step)) / self.sigma**2

@@ -14,8 +14,12 @@ import numpy as np
 from dp_accounting import RandomizedResponseDpEvent
 
 from .claim import PrivacyClaim
+from .samplers import exponential
 from .tradeoff import discrete_tradeoff
 from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_int, check_interval, check_positive
+
+#: Largest ε for which e^{−ε} (the flip-to-keep ratio) is a normal double.
+MAX_EPSILON = 700.0
 
 
 class RandomizedResponse:
@@ -34,15 +38,29 @@ class RandomizedResponse:
 
     def __init__(self, *, epsilon: float, categories=(-1, 1), keep_probability: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)
-        cats = np.asarray(categories, dtype=float)
+        try:
+            cats = np.asarray(categories, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"categories must be numbers, got categories={categories!r}") from exc
         if cats.ndim != 1 or cats.size < 2 or np.unique(cats).size != cats.size:
             raise InvalidParameterError(f"categories must be >= 2 distinct values, got categories={categories!r}")
+        if not np.all(np.isfinite(cats)):
+            raise InvalidParameterError(f"categories must be finite numbers, got categories={categories!r}")
         self.categories = cats
         k = cats.size
-        default = math.exp(self.epsilon) / (math.exp(self.epsilon) + k - 1)
-        self.keep_probability = default if keep_probability is None else check_interval(
-            "keep_probability", keep_probability, 1.0 / k, 1.0, closed="left"
-        )
+        # q = 1/(e^ε + k − 1) must stay a positive double, or the release is not private at all in float.
+        if self.epsilon > MAX_EPSILON:
+            raise InvalidParameterError(
+                f"epsilon must be <= {MAX_EPSILON} for RandomizedResponse (beyond it the flip probability "
+                f"underflows to 0 and the release is the raw input), got epsilon={epsilon!r}"
+            )
+        if keep_probability is None:
+            self.keep_probability = 1.0 / (1.0 + (k - 1) * math.exp(-self.epsilon))
+            # −log(1 − p) without cancellation: 1 − p = (k−1)e^{−ε}/(1 + (k−1)e^{−ε}).
+            self._log_flip = self.epsilon - math.log(k - 1) + math.log1p((k - 1) * math.exp(-self.epsilon))
+        else:
+            self.keep_probability = check_interval("keep_probability", keep_probability, 1.0 / k, 1.0, closed="left")
+            self._log_flip = -math.log1p(-self.keep_probability)
         self.claim = PrivacyClaim(self.epsilon, 0.0, "any")
 
     @property
@@ -52,12 +70,12 @@ class RandomizedResponse:
     @property
     def flip_probability(self) -> float:
         """q, the probability of each specific other category."""
-        return (1 - self.keep_probability) / (self.k - 1)
+        return math.exp(-self._log_flip) / (self.k - 1)
 
     @property
     def true_epsilon(self) -> float:
         """ε achieved by the keep probability in use: ln(p/q)."""
-        return math.log(self.keep_probability / self.flip_probability)
+        return math.log(self.keep_probability * (self.k - 1)) + self._log_flip
 
     def __repr__(self) -> str:
         return f"RandomizedResponse(k={self.k}, keep_probability={self.keep_probability:.6g}, claim={self.claim})"
@@ -76,10 +94,13 @@ class RandomizedResponse:
         """One randomised release per value (vectorised over values)."""
         idx = self.index(values)
         rng = np.random.default_rng(rng)
-        keep = rng.random(idx.shape) < self.keep_probability
+        # Flip with probability 1 − p = e^{−L} as [E > L] for a full-precision exponential E:
+        # relative error ≤ 2⁻⁵⁰(L + 1) even when 1 − p is far below 2⁻⁵³, where
+        # ``rng.random() < p`` would never flip (p rounds to 1 for ε ≳ 37).
+        flip = (exponential(rng, idx.size)[0] > self._log_flip).reshape(idx.shape)
         # A uniform draw over the k-1 other categories: shift by 1..k-1 modulo k.
         other = (idx + rng.integers(1, self.k, size=idx.shape)) % self.k
-        return self.categories[np.where(keep, idx, other)]
+        return self.categories[np.where(flip, other, idx)]
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases of the single category ``x``: shape ``(n,)``."""

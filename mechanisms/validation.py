@@ -43,7 +43,11 @@ def check_real(name: str, value: Any) -> float:
     """Return ``value`` as a float, refusing booleans, non-numbers and NaN."""
     if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
         raise ParameterTypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError as exc:  # e.g. a Python int like 10**400
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:20] + "…" + repr(value)[-8:]
+        raise InvalidParameterError(f"{name} is too large to be a float, got {name}={shown}") from exc
     if math.isnan(value):
         raise InvalidParameterError(f"{name} must not be NaN, got {value!r}")
     return value
