@@ -39,16 +39,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import dp_accounting as dpa
 import numpy as np
-from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
+from privaudit.mechanisms.accounting import event_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.randomized_response import RandomizedResponse
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -166,14 +166,13 @@ def laplace_epsilon(scale: float, sensitivity: float) -> float:
 def rr_epsilon(epsilon_keep: float, m: int) -> float:
     """ε of m-ary RR with keep probability e^ε/(e^ε+m−1), via dp_accounting under REPLACE_ONE.
 
-    dp_accounting's ``RandomizedResponseDpEvent(noise_parameter, m)`` outputs a uniform
-    bucket with probability ``noise_parameter``; ours is noise_parameter = m/(e^ε + m − 1).
+    The mechanism describes itself (:meth:`RandomizedResponse.dp_event`); its event is
+    accounted by :func:`privaudit.mechanisms.accounting.event_epsilon` at δ = 0.
     """
     if m == 1:
         return 0.0
-    acc = PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE)
-    acc.compose(dpa.RandomizedResponseDpEvent(m / (math.exp(epsilon_keep) + m - 1), m))
-    return float(acc.get_epsilon(0.0))
+    event = RandomizedResponse(epsilon=epsilon_keep, categories=np.arange(m)).dp_event()
+    return event_epsilon(event, 0.0, adjacency="replace-one")
 
 
 class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
@@ -192,7 +191,8 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         Share of ε spent on the prior (0.25 in seed 002 / Ghazi et al.).
     estimator : scikit-learn regressor, optional
         Trained on the noisy labels (default ``LinearRegression()``); cloned.
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        Root randomness; the integer seed actually used is recorded as ``seed_``.
 
     Attributes
     ----------
@@ -251,8 +251,8 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Privatise y with RR-on-Bins, then fit the regressor on (X, noisy labels)."""
         X, y = check_data(X, y, None, self)
-        rng = np.random.default_rng(self.random_state)
-        self.noisy_labels_ = self.privatize(y, rng)
+        root, self.seed_ = resolve_seed(self.random_state, "random_state")
+        self.noisy_labels_ = self.privatize(y, np.random.default_rng(root))
         self.estimator_ = clone(self.estimator if self.estimator is not None else LinearRegression())
         self.estimator_.fit(X, self.noisy_labels_)
         return self
