@@ -166,6 +166,23 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         )
 
     # ------------------------------------------------------------------ fit
+    def release_view(self, *, n_train: int = 2000, dim: int = 3, mode: str = "white-box", rng=None):
+        """The mechanism standing for what this learner releases under label DP: DP-SGD along a label canary.
+
+        The view is :class:`~privaudit.audit.learner_audits.DPSGDLabelCanary`: the
+        DP-SGD engine with this learner's (ε, δ, clip, epochs, lr, adjacency) on a
+        small canary dataset of ``n_train`` rows in ``dim`` dimensions, one label
+        flipped; ``mode`` is ``"white-box"`` (every noisy step seen) or
+        ``"black-box"`` (the final model). Conditioning by public features is
+        post-processing of public data and does not enter the label-DP analysis.
+        """
+        from privaudit.audit.learner_audits import DPSGDLabelCanary, canary_dataset
+
+        p = self.get_params()
+        kw = {k: p[k] for k in ("epsilon", "delta", "clip", "epochs", "lr", "adjacency") if k in p}
+        data = canary_dataset(n_train, dim, rng=np.random.default_rng(rng))
+        return DPSGDLabelCanary(data, mode=mode, **kw)
+
     def fit(self, X, y):
         """Train on public (+ private) features X and private labels y; sets ``.claim``."""
         eps = check_epsilon(self.epsilon, allow_inf=True)
@@ -184,6 +201,7 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         if codes is not None and self.model != "mlp":
             raise InvalidParameterError("categorical features need model='mlp' (embedding tables + MLP head)")
         self._gen = torch_generator(self.random_state)
+        self.seed_ = int(self._gen.initial_seed())  # random_state=seed_ reproduces the fit
         d_pub = Xp.shape[1]
         if self._conditioned and d_pub > 0:
             cond = conditioning_matrix(Xp, rcond=self.rcond, max_condition=self.max_condition, scale=self.cond_scale)
@@ -403,7 +421,8 @@ class DPSGDRegressor(_DPRegressor):
         Override the calibration; ``.claim`` is then computed from it.
     callback : callable, optional
         Receives :class:`privaudit.learners.dpsgd.StepInfo` after every noisy step.
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        The torch seed (:func:`~privaudit.learners.dpsgd.torch_generator`), recorded as ``seed_``.
 
     Attributes
     ----------

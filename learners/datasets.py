@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError
 
 #: Names of the Table-1 tasks, in the paper's order.
@@ -129,7 +130,8 @@ def load_task(name: str, random_state=0) -> RegressionTask:
     ----------
     name : str
         One of :data:`TASKS`.
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        Resolved by :func:`~privaudit.mechanisms.randomness.resolve_seed`.
         Seed of the split permutation (default 0: the splits used in reports).
 
     Returns
@@ -142,7 +144,7 @@ def load_task(name: str, random_state=0) -> RegressionTask:
         raise InvalidParameterError(f"unknown task name={name!r}; expected one of {TASKS}")
     X, y, names, description = _raw(name)
     n = len(y)
-    perm = np.random.default_rng(random_state).permutation(n)
+    perm = np.random.default_rng(resolve_seed(random_state, "random_state")[0]).permutation(n)
     n_train, n_val = int(round(SPLIT[0] * n)), int(round(SPLIT[1] * n))
     tr, va, te = perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val :]
     mean, scale = X[tr].mean(axis=0), X[tr].std(axis=0)

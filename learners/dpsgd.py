@@ -48,6 +48,7 @@ import torch
 
 from privaudit.mechanisms.accounting import calibrate_noise_multiplier, dpsgd_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
+from privaudit.mechanisms.randomness import draw_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -62,15 +63,15 @@ OPTIMIZERS = ("sgd", "adam")
 
 
 def torch_generator(random_state: Any) -> torch.Generator:
-    """A CPU :class:`torch.Generator` seeded from ``random_state`` (int, Generator, None).
+    """A CPU :class:`torch.Generator` seeded from ``random_state`` (int, Generator, SeedSequence, None).
 
-    The seed is drawn through ``np.random.default_rng`` so that numpy Generators and
-    ints are accepted alike; ``None`` gives fresh OS entropy.
+    The seed is :func:`~privaudit.mechanisms.randomness.draw_seed`'s: an int is used as
+    is, a numpy Generator or SeedSequence gives one draw, ``None`` fresh OS entropy; it is
+    recorded by the generator (``initial_seed()``). A torch Generator is used as given.
     """
     if isinstance(random_state, torch.Generator):
         return random_state
-    seed = int(np.random.default_rng(random_state).integers(0, 2**63 - 1))
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator().manual_seed(draw_seed(random_state, "random_state"))
 
 
 @dataclass

@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_delta,
@@ -39,7 +40,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from .input_validation import check_data, check_predict_data
-from .modulated import iter_blocks, keyed_rng, project_ball, root_seed
+from .modulated import iter_blocks, keyed_rng, project_ball
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:
@@ -76,6 +77,7 @@ class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     coef_, intercept_ : fitted parameters.
     claim : PrivacyClaim (adjacency "replace-one", μ = sqrt(2ρ), ρ).
     round_sigma_ : ndarray (T,) noise std of the clipped sum per round.
+    seed_ : int, the seed of the fit (``random_state=seed_`` reproduces it).
     coef_path_ : ndarray (T + 1, p) iterates.
     transcript_ : ndarray (T, p), the released noisy mean gradients (everything the server publishes).
     """
@@ -110,7 +112,7 @@ class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         rho = zcdp_rho(eps, delta, self.conversion)
         sigma = sigma_for_rho(rho / T, 2 * C)  # replace-one sensitivity of the clipped sum: 2C
         self.claim_ = PrivacyClaim(eps, delta, "replace-one", mu=math.sqrt(2 * rho), rho=rho)
-        root = root_seed(self.random_state)
+        root, self.seed_ = resolve_seed(self.random_state, "random_state")
         beta = np.zeros(D)
         path, released = [beta.copy()], []
         for t in range(T):

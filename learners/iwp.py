@@ -39,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms import PrivacyClaim
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -417,6 +418,20 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
         return U, offset, sigma2, st, label_var, rel
 
     # ----- fitting --------------------------------------------------------------------
+    def release_view(self, *, n_train: int = 2000, dim: int = 3, mode: str = "white-box", rng=None):
+        """The mechanism standing for what this learner releases: one record's local release (x̃, ỹ).
+
+        A clone is fitted on synthetic data
+        (:func:`privaudit.audit.release_views.fit_on_synthetic`); the view is the
+        :class:`~privaudit.audit.learner_audits.RecordRelease` of its ``release_``
+        (features and label mechanisms, claim, declared bounds). ``mode`` is not used.
+        """
+        from privaudit.audit.learner_audits import RecordRelease
+        from privaudit.audit.release_views import fit_on_synthetic
+
+        fitted = fit_on_synthetic(self, n_train=n_train, dim=dim, rng=np.random.default_rng(rng))
+        return RecordRelease.from_release(fitted)
+
     def fit(self, X, y=None, classes=None):
         """Fit by one pass of Algorithm 1 over (X, y) or over a :class:`LocalRelease` ``X``.
 
@@ -435,7 +450,8 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
     def _partial_fit(self, X, y, classes):
         self._validate_params()
         if not hasattr(self, "_rng"):
-            self._rng = np.random.default_rng(self.random_state)
+            root, self.seed_ = resolve_seed(self.random_state, "random_state")
+            self._rng = np.random.default_rng(root)
         if classes is None and self._task == "classification" and hasattr(self, "classes_"):
             classes = self.classes_
         U, offset, sigma2, st, label_var, rel = self._as_training_data(X, y, classes, self._rng)
@@ -562,7 +578,9 @@ _COMMON_DOC = """    batch_size : int
         Visit the records in a random order.
     trace_every : int, optional
         Store a copy of θ every that many batches in ``coef_trace_`` (for risk curves).
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        Resolved by :func:`~privaudit.mechanisms.randomness.resolve_seed` at the first
+        (partial) fit; the integer behind it is recorded as ``seed_``.
         Seeds the release noise and the shuffling.
 
     Attributes

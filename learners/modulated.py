@@ -130,6 +130,7 @@ from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcd
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import classical_sigma
 from privaudit.mechanisms.modulated import ModulatedMechanism, random_orthonormal_basis
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -170,17 +171,6 @@ class UnreliableInferenceWarning(ConvergenceWarning):
 # --------------------------------------------------------------------------------------
 # randomness and streaming helpers (shared with the FedAvg baseline)
 # --------------------------------------------------------------------------------------
-def root_seed(random_state) -> np.random.SeedSequence:
-    """The root SeedSequence of a fit: from an int/None, or one draw of a Generator."""
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(2**63)))
-    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int | np.integer)):
-        raise InvalidParameterError(f"random_state must be None, an int or a Generator, got random_state={random_state!r}")
-    return np.random.SeedSequence(random_state)
-
-
 def keyed_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
     """A generator determined by (root, key) only: SeedSequence(entropy, spawn_key=root.spawn_key + key)."""
     ss = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
@@ -615,7 +605,8 @@ class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
         X, y = check_data(X, y, self.chunk_size, self)
         D = X.shape[1] + (1 if self.fit_intercept else 0)
         template = self._template(D)
-        root = root_seed(self.random_state)
+        # The root is SeedSequence(seed_): refitting with random_state=seed_ reproduces the fit.
+        root, self.seed_ = resolve_seed(self.random_state, "random_state")
         self.simulation_ = self._simulation()
         return X, y, D, template, root
 
@@ -635,6 +626,23 @@ class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
             self.pvalues_ = 2 * _st.norm.sf(np.abs(self.tvalues_))
 
     # ----- public API -----
+
+    def release_view(self, *, n_train: int = 2000, dim: int = 3, mode: str = "white-box", rng=None):
+        """The mechanism standing for what this learner releases: one client's transcript.
+
+        A clone of the learner is fitted on synthetic data
+        (:func:`privaudit.audit.release_views.fit_on_synthetic`, seeded from ``rng``
+        unless ``random_state`` is set); the view is the
+        :class:`~privaudit.audit.learner_audits.TranscriptRelease` of its
+        ``round_mechanisms_`` under the learner's claim. ``mode`` is not used (every
+        release is seen). Audits take it from here (issue 13: no audit switches on
+        the learner's type).
+        """
+        from privaudit.audit.learner_audits import TranscriptRelease
+        from privaudit.audit.release_views import fit_on_synthetic
+
+        fitted = fit_on_synthetic(self, n_train=n_train, dim=dim, rng=np.random.default_rng(rng))
+        return TranscriptRelease(fitted.round_mechanisms_, claim=fitted.claim)
 
     def predict(self, X) -> np.ndarray:
         """ŷ = X coef_ + intercept_."""
@@ -733,7 +741,9 @@ class ModulatedRegressor(_ModulatedBase):
         Clients read per chunk (streaming); None reads X at once. Results do not depend on it.
     fit_intercept : bool
         Append a public constant feature 1 to every client (its change is 0, so the claim is unchanged).
-    random_state : int, Generator or None
+    random_state : int, Generator, SeedSequence or None
+        Resolved by :func:`~privaudit.mechanisms.randomness.resolve_seed` (a Generator is
+        consumed by one draw); the integer behind the fit is recorded as ``seed_``.
     store_transcript : bool
         Keep all releases as ``transcript_`` (T, K, d); memory O(TKd).
     inference : bool
@@ -751,6 +761,7 @@ class ModulatedRegressor(_ModulatedBase):
     ----------
     coef_, intercept_, params_ : fitted parameters (params_ includes the intercept last).
     simulation_ : str, the resolved simulation path.
+    seed_ : int, the seed of the fit (``random_state=seed_`` reproduces it).
     claim : PrivacyClaim of the whole transcript (adjacency "l2<=1").
     round_sigma_ : ndarray (T,) noise std per round.
     round_mechanisms_ : list of ModulatedMechanism, one per round, with its basis.

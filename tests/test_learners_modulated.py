@@ -303,7 +303,8 @@ X_OK, Y_OK = _regression(k=50)
         ({"conversion": "bogus"}, InvalidParameterError, "conversion"),
         ({"calibration": "bogus"}, InvalidParameterError, "calibration"),
         ({"chunk_size": 0}, InvalidParameterError, "chunk_size"),
-        ({"random_state": "x"}, InvalidParameterError, "random_state"),
+        ({"random_state": "x"}, ParameterTypeError, "random_state"),
+        ({"random_state": -1}, InvalidParameterError, "random_state"),
     ],
 )
 def test_bad_parameters(cls, params, error, match):

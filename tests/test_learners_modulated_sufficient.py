@@ -18,12 +18,12 @@ from privaudit.learners.modulated import (
     BLOCK,
     debias_moments,
     iter_blocks,
-    root_seed,
     sample_noise_projection,
     server_gradient,
     server_statistics,
 )
 from privaudit.mechanisms import ModulatedMechanism, random_orthonormal_basis
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError
 
 FWER = 1e-3
@@ -163,7 +163,7 @@ def test_reconstructed_releases_reproduce_round_sums(k, chunk, intercept):
     X, y = _data(seed=2, k=k, d=3)
     est = ModulatedRegressor(epsilon=3.0, rounds=2, n_vectors=2, chunk_size=chunk, fit_intercept=intercept,
                              random_state=5, inference=False).fit(X, y)
-    root = root_seed(5)
+    root = resolve_seed(5)[0]
     for t in range(2):
         rel, _ = _reconstructed(est, X, y, t, root)
         st = server_statistics(rel, y, est.round_mechanisms_[t])
@@ -183,7 +183,7 @@ def test_reconstructed_noise_is_iid_gaussian(k):
     est = OneShotModulatedRegressor(epsilon=3.0, n_vectors=2, random_state=0, inference=False).fit(X, y)
     xs = []
     for r in range(n):  # the round's phases, W, Wishart factor and auxiliary Gaussians all depend on the root
-        rel, G = _reconstructed(est, X, y, 0, root_seed(r))
+        rel, G = _reconstructed(est, X, y, 0, resolve_seed(r)[0])
         xs.append((rel - G).ravel() / est.round_sigma_[0])
     xi = np.array(xs)
     p = xi.shape[1]
