@@ -4,27 +4,38 @@ Commands
 --------
 ``privaudit run CONFIG|PRESET [--out reports] [--seed S] [--samples X] [--jobs J] [--scheduler ADDR] [--json]``
     Run every audit of a configuration file (or a shipped preset) and write
-    ``<out>/<name>/`` (report.json, report.md, report.html, figures/).
+    ``<out>/<name>/`` (report.json, report.md, report.html, figures/, run.log.json).
 ``privaudit list [presets|kinds|mechanisms|learners|attackers]``
     What can be audited and with what.
 ``privaudit bench attackers ...``
-    Benchmark attackers against each other (reserved; provided by
-    ``privaudit.audit.bench`` when installed).
+    Benchmark attackers against each other (:mod:`privaudit.audit.bench`).
 
-Exit codes: 0 when every audit passed (or is informational); 1 when an audit found
-a violation, a failed check, or a task crashed; 2 on a usage, configuration or input
-error (the message names the key and the value); 130 when interrupted (finished tasks
-are cached: rerun the same command to resume).
+Resolving CONFIG|PRESET: a bare name of a shipped preset is the preset, even when a
+file or folder of that name exists in the current folder; ``./name``, a path with a
+separator or a name ending in ``.toml`` is a file.
+
+Exit-code contract: 0 when every audit passed (or is informational); 1 when an audit
+found a violation, a failed check, or a task crashed; 2 on a usage, configuration,
+input or resource error — the message names the key and the value, and it comes
+before any task runs (the time budget, ``--budget``, is the one limit met during a
+run); 130 when interrupted (finished tasks are cached: rerun the same command to
+resume). No input produces a traceback: an unexpected exception while a configuration
+is validated is still exit 2, reported as a validation bug with the file it came from.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: Prefix of the message for an exception the validators did not anticipate (still exit 2).
+UNEXPECTED = "unexpected error while validating"
 
 
 def _positive_float(text: str) -> float:
@@ -42,8 +53,8 @@ def _seed(text: str) -> int:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
     return v
 
 
@@ -57,14 +68,27 @@ def _jobs(text: str) -> int:
     return v
 
 
+def _size(text: str) -> int:
+    from .limits import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_EXIT_EPILOG = ("Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
+                "2 usage, configuration, input or resource error (before any task runs; --budget during the run), "
+                "130 interrupted.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="privaudit",
         description="Audit private machine learning: run a configuration's attacks and audits, get a report.",
-        epilog="Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
-               "2 usage or configuration error.",
+        epilog=_EXIT_EPILOG,
     )
-    from .tasks import privaudit_version
+    from .provenance import privaudit_version
 
     parser.add_argument("--version", action="version", version=f"privaudit {privaudit_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -73,10 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", help="run a configuration file or preset and write its report",
         description="Run every audit of CONFIG (a TOML file) or PRESET (see `privaudit list presets`) and write "
-                    "OUT/NAME/report.{json,md,html} and OUT/NAME/figures/*.png. Finished tasks are cached in "
-                    "OUT/NAME/cache, so an interrupted run resumes where it stopped.",
-        epilog="Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
-               "2 usage or configuration error, 130 interrupted.",
+                    "OUT/NAME/report.{json,md,html}, OUT/NAME/figures/*.png and OUT/NAME/run.log.json. A bare preset "
+                    "name is the preset even if a file or folder has that name; write ./NAME for the file. Finished "
+                    "tasks are cached (verified) in OUT/NAME/cache, so an interrupted run resumes where it stopped.",
+        epilog=_EXIT_EPILOG,
     )
     run.add_argument("config", metavar="CONFIG|PRESET", help="path to a TOML configuration, or a preset name")
     run.add_argument("--out", default="reports", metavar="DIR", help="parent folder of the report (default: reports)")
@@ -86,9 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=_jobs, default=1, metavar="J",
                      help="local worker processes (joblib; -1 = every core; default 1)")
     run.add_argument("--scheduler", default=None, metavar="ADDR",
-                     help="run on a Dask distributed cluster at ADDR, e.g. tcp://127.0.0.1:8786")
+                     help="run on a Dask distributed cluster at ADDR, e.g. tcp://127.0.0.1:8786 or tls://HOST:8786 "
+                          "(see docs/cli.md for TLS)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (no progress bar)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write the task cache")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace OUT/NAME even when another configuration with the same name wrote it")
+    run.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+                     help="stop after SECONDS of wall time (finished tasks stay cached; exit code 2)")
+    run.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                     help="memory one task may need, e.g. 4G (default: this machine's available memory)")
+    run.add_argument("--allow-import", action="append", default=[], metavar="MODULE",
+                     help="let the configuration name components as 'MODULE:attr' (repeatable); off by default, "
+                          "since importing a module runs its code")
+    run.add_argument("--check", action="store_true",
+                     help="validate the configuration, --out and the memory estimates, run nothing")
     run.set_defaults(func=cmd_run)
 
     ls = sub.add_parser(
@@ -113,25 +149,119 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# --------------------------------------------------------------------------- commands
+# --------------------------------------------------------------------------- output
 def _error(message: str) -> int:
     print(f"privaudit: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from .config import ConfigError, load_config
-    from .figures import headline
-    from .runner import run_config
+def _emit(text: str) -> None:
+    """Print to stdout; a reader that went away (``| head``) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+# --------------------------------------------------------------------------- loading
+def _is_explicit_file(spec: str) -> bool:
+    return spec.endswith(".toml") or "/" in spec or os.sep in spec or spec.startswith(".")
+
+
+def load_spec(spec: str, *, allow_imports: Sequence[str] = (), max_memory: int | None = None):
+    """The :class:`~privaudit.audit.config.Config` of ``CONFIG|PRESET``, with the structural guards first.
+
+    A bare preset name wins over a file or folder of that name; ``./name``, paths with a
+    separator and ``*.toml`` are files.
+    """
+    import tomllib
+
+    from .config import available_presets, did_you_mean, parse_config, preset_text
+    from .fields import ConfigFileError
+    from .limits import check_components
+    from .toml_guard import check_document, parse_toml
+
+    spec = str(spec)
+    presets = available_presets()
+    if not _is_explicit_file(spec) and spec in presets:
+        text, source, name = preset_text(spec), f"preset:{spec}", spec
+    else:
+        path = Path(spec)
+        if path.is_dir():
+            raise ConfigFileError(f"config file {spec!r} is a directory, not a config file")
+        if not path.is_file():
+            if _is_explicit_file(spec):
+                raise ConfigFileError(f"config file {spec!r} does not exist")
+            raise ConfigFileError(f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} "
+                                  f"(presets: {', '.join(presets)})")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"cannot read config file {spec!r}: {exc}") from exc
+        source, name = spec, path.stem
+    try:
+        data = parse_toml(text, source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{source} is not valid TOML: {exc}") from exc
+    where = f" (in {source})"
+    check_document(data, where=where)
+    check_components(data, limit=max_memory, where=where)
+    return parse_config(data, name=name, source=source, allow_imports=allow_imports)
+
+
+def _usage_errors() -> tuple[type[BaseException], ...]:
     from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
+    from .fields import ConfigError
+
+    return ConfigError, InvalidParameterError, InvalidInputError, ParameterTypeError
+
+
+def _prepare(args: argparse.Namespace):
+    """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, tasks))."""
+    from .runner import check_scheduler, preflight
+
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+    config = load_spec(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
+    config = config.replace(seed=args.seed, samples=args.samples)
+    tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
+    return config, tasks
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    usage = _usage_errors()
     try:
-        config = load_config(args.config).replace(seed=args.seed, samples=args.samples)
-        result = run_config(
-            config, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
-            progress=None if not args.json else False, use_cache=not args.no_cache,
-        )
-    except (ConfigError, InvalidParameterError, InvalidInputError, ParameterTypeError) as exc:
+        config, tasks = _prepare(args)
+    except usage as exc:
+        return _error(str(exc))
+    except RecursionError:
+        return _error(f"{args.config} nests values too deeply to validate")
+    except Exception as exc:  # noqa: BLE001 - the contract: bad input never gives a traceback
+        return _error(f"{UNEXPECTED} {args.config!r} (a privaudit bug, please report it): "
+                      f"{type(exc).__name__}: {exc}")
+    if args.check:
+        _emit(f"{config.name}: configuration valid, {len(tasks)} tasks, report -> {Path(args.out) / config.name}")
+        return EXIT_OK
+    return _run(args, config)
+
+
+def _run(args: argparse.Namespace, config) -> int:
+    from .cache import CacheWarning
+    from .runner import run_config
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CacheWarning)  # printed below, once, in the CLI's format
+            result = run_config(
+                config, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                progress=None if not args.json else False, use_cache=not args.no_cache,
+                overwrite=args.overwrite, max_memory=args.max_memory, budget=args.budget,
+            )
+    except _usage_errors() as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         print("privaudit: interrupted; finished tasks are cached, rerun the same command to resume",
@@ -139,28 +269,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     except OSError as exc:
         return _error(f"cannot write the report under --out {args.out!r}: {exc}")
-    report = result.report
-    audits = [{"index": i, "task": a.get("task"), "kind": a["kind"], "target": a["target"], "verdict": a["verdict"],
-               "headline": headline(a)} for i, a in enumerate(report["audits"])]
-    if args.json:
-        summary = {
-            "schema": "privaudit.run/1", "name": report["name"], "out": str(result.out_dir),
-            "report": str(result.out_dir / "report.json"), "status": result.status, "exit_code": result.exit_code,
-            "counts": report["summary"]["counts"], "seed": report["seed"], "samples": report["samples"],
-            "executed": result.executed, "cached": result.cached, "seconds": round(result.seconds, 3),
-            "audits": audits,
-        }
-        print(json.dumps(summary, indent=2))
-    else:
-        width = max((len(a["target"]) for a in audits), default=10)
-        for a in audits:
-            print(f"  {a['verdict']:<9} {a['kind']:<14} {a['target']:<{width}}  {a['headline']}")
-        cached = f", {len(result.cached)} from cache" if result.cached else ""
-        print(f"{report['name']}: {result.status.upper()} ({len(audits)} audits{cached}, "
-              f"{result.seconds:.1f} s) -> {result.out_dir}/report.html")
+    for message in result.cache_warnings:
+        print(f"privaudit: warning: {message}", file=sys.stderr)
+    _print_summary(args, result)
     return result.exit_code
 
 
+def _print_summary(args: argparse.Namespace, result) -> None:
+    from .figures import headline
+
+    report = result.report
+    cached = set(result.cached)
+    audits = [{"index": i, "task": a.get("task"), "kind": a["kind"], "target": a["target"], "verdict": a["verdict"],
+               "from_cache": a.get("task") in cached, "headline": headline(a)}
+              for i, a in enumerate(report["audits"])]
+    n_tasks = len(result.executed) + len(result.cached)
+    if args.json:
+        summary = {
+            "schema": "privaudit.run/1", "name": report["name"], "out": str(result.out_dir),
+            "report": str(result.out_dir / "report.json"), "run_log": str(result.out_dir / "run.log.json"),
+            "status": result.status, "exit_code": result.exit_code,
+            "counts": report["summary"]["counts"], "seed": report["seed"], "samples": report["samples"],
+            "tasks": n_tasks, "executed": result.executed, "cached": result.cached,
+            "cache_warnings": result.cache_warnings, "seconds": round(result.seconds, 3), "audits": audits,
+        }
+        _emit(json.dumps(summary, indent=2))
+        return
+    width = max((len(a["target"]) for a in audits), default=10)
+    lines = [f"  {a['verdict']:<9} {a['kind']:<14} {a['target']:<{width}}  {a['headline']}" for a in audits]
+    from_cache = sum(a["from_cache"] for a in audits)
+    provenance = (f"{len(audits)} audits from {n_tasks} tasks; {len(result.cached)} of the tasks "
+                  f"({from_cache} audits) from the cache" if result.cached else
+                  f"{len(audits)} audits from {n_tasks} tasks")
+    lines.append(f"{report['name']}: {result.status.upper()} ({provenance}, {result.seconds:.1f} s) "
+                 f"-> {result.out_dir}/report.html")
+    _emit("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- list
 def _presets() -> dict[str, str]:
     import tomllib
 
@@ -181,25 +327,30 @@ def _first_line(obj) -> str:
     return (inspect.getdoc(obj) or "").split("\n")[0]
 
 
+def _registry_listing(registry) -> dict[str, str]:
+    out = {}
+    for name in registry.names():
+        comp = registry.get(name)
+        try:
+            out[name] = comp.doc or _first_line(comp.load(name))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed with its error, not fatal
+            out[name] = f"(cannot load: {type(exc).__name__}: {exc})"
+    return out
+
+
 def _listing(what: str) -> dict[str, dict[str, str]]:
-    from . import tasks
+    from . import components
+    from .kinds import audit_kinds
 
     sections: dict[str, dict[str, str]] = {}
     if what in ("all", "presets"):
         sections["presets"] = _presets()
     if what in ("all", "kinds"):
-        sections["kinds"] = {k: v.doc for k, v in tasks.task_kinds().items()}
+        sections["kinds"] = {k: v.doc for k, v in audit_kinds().items()}
     if what in ("all", "mechanisms"):
-        sections["mechanisms"] = {k: _first_line(tasks.mechanism_class(k)) for k in tasks.MECHANISMS}
+        sections["mechanisms"] = _registry_listing(components.MECHANISMS)
     if what in ("all", "learners"):
-        from privaudit import learners
-
-        # the estimators (capitalised public names), and which of them the learner-* kinds audit
-        sections["learners"] = {
-            name: f"privaudit.learners.{mod}" + (" (learner-tradeoff, learner-reconstruction)"
-                                                 if name in tasks.LEARNER_FAMILY else "")
-            for name, mod in sorted(learners._LAZY.items()) if name[:1].isupper()
-        }
+        sections["learners"] = _registry_listing(components.LEARNERS)
     if what in ("all", "attackers"):
         from privaudit import attacks
 
@@ -214,32 +365,47 @@ def _listing(what: str) -> dict[str, dict[str, str]]:
 def cmd_list(args: argparse.Namespace) -> int:
     sections = _listing(args.what)
     if args.json:
-        print(json.dumps(sections, indent=2))
+        _emit(json.dumps(sections, indent=2))
         return EXIT_OK
+    lines = []
     for title, items in sections.items():
-        print(f"{title}:")
+        lines.append(f"{title}:")
         width = max((len(k) for k in items), default=0)
-        for k, v in items.items():
-            print(f"  {k:<{width}}  {v}")
+        lines += [f"  {k:<{width}}  {v}" for k, v in items.items()]
         if not items:
-            print("  (none)")
+            lines.append("  (none)")
+    _emit("\n".join(lines))
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- bench
 def cmd_bench_attackers(args: argparse.Namespace) -> int:
     return bench_attackers(args.args)
 
 
 def bench_attackers(argv: list[str]) -> int:
-    """Hand ``privaudit bench attackers ARGS`` to the benchmark's own parser (``privaudit.audit.bench``)."""
+    """``privaudit bench attackers ARGS``: check ``--out`` first, run the benchmark, print its leaderboard."""
     try:
+        from .bench import _parser as bench_parser
         from .bench import main as bench_main
     except ImportError:
         if "-h" in argv or "--help" in argv:
-            print("usage: privaudit bench attackers [options]\n\n(not available in this version of privaudit)")
+            _emit("usage: privaudit bench attackers [options]\n\n(not available in this version of privaudit)")
             return EXIT_OK
         return _error("`privaudit bench attackers` is not available in this version of privaudit")
-    return int(bench_main(["attackers", *argv]) or 0)
+    from .report_store import check_destination
+
+    known, _ = bench_parser().parse_known_args(argv)
+    if not ("-h" in argv or "--help" in argv):
+        try:
+            check_destination(known.out, "attackers", "", overwrite=True)
+        except _usage_errors() as exc:
+            return _error(str(exc))
+    code = int(bench_main(["attackers", *argv]) or 0)
+    table = Path(known.out) / "attackers" / "leaderboard.md"
+    if code == EXIT_OK and not known.json and not ("-h" in argv or "--help" in argv) and table.is_file():
+        _emit(table.read_text(encoding="utf-8"))
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,46 +1,62 @@
-"""Run the tasks of a configuration, locally (joblib) or on a Dask cluster, with a cache.
+"""Run the tasks of a configuration, locally (joblib) or on a Dask cluster, with a verified cache.
+
+Preflight
+    :func:`preflight` runs before any task: it plans the tasks, checks that ``--out`` can
+    take the report set (:func:`privaudit.audit.report_store.check_destination`) and that
+    every task fits the memory limit (:mod:`privaudit.audit.limits`). Each problem is a
+    :class:`~privaudit.audit.config.ConfigError` (exit code 2) naming the key and the value.
 
 Execution
     ``jobs=1`` runs tasks in this process, in order. ``jobs > 1`` (or ``-1`` for every
     core) runs them in joblib's ``loky`` process pool. ``scheduler="tcp://HOST:PORT"``
-    submits them to a running ``dask.distributed`` scheduler through a
-    :class:`distributed.Client`; results stream back as they finish.
+    submits them to a running ``dask.distributed`` scheduler; the address is parsed and
+    probed with a plain TCP connection first, so a bad one fails in seconds.
 
 Reproducibility
-    Each task owns a generator spawned from the root seed by its index
-    (:class:`privaudit.audit.tasks.Task`), so the report's numbers depend on the seed
-    only, never on ``jobs``, the scheduler, or completion order.
+    Each task owns a generator spawned from the root seed by its index, so the numbers
+    depend on the seed only. Every outcome passes through strict JSON as soon as it is
+    computed (in the worker), exactly as a cached one does, so a report is byte-identical
+    whether its results were computed now, by one or several processes, on Dask, or
+    loaded from the cache. Wall times go to the run log only.
 
 Failures
-    A task that raises is recorded with its error (verdict ``"error"``) and the
-    others still run (:func:`privaudit.audit.tasks.execute_task`).
+    A task that raises is recorded with its error (verdict ``"error"``) and the others
+    still run; a result that is not JSON data (a NaN in a plain dict) is such an error.
 
 Cache and resumption
-    Every successful task is written, as soon as it returns, to
-    ``<out>/<name>/cache/<index>-<key>.json`` where ``key`` is the content hash of the task
-    (kind, target, scaled parameters, seed, index, privaudit version). A rerun,
-    e.g. after an interruption, loads those files and runs only the missing tasks.
-    Failed tasks are not cached, so a rerun retries them. Every file is written to a
-    temporary file in the same folder and moved into place with :func:`os.replace`,
-    so an interrupted write never leaves a truncated cache entry or report.
+    Every successful task is written, as soon as it returns, to the verified cache
+    (:mod:`privaudit.audit.cache`: keyed by configuration and code, authenticated with a
+    per-user key). A rerun, e.g. after Ctrl-C, a kill or an exhausted ``budget``, loads
+    the verified entries and runs only the missing tasks. A rejected entry (tampered,
+    malformed, stale) is recomputed with a :class:`~privaudit.audit.cache.CacheWarning`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
+import socket
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from .cache import CacheUnavailable, CacheWarning, cache_secret, load_entry, store_entry
 from .config import Config, ConfigError
-from .report import atomic_write, build_report, write_report
+from .limits import Budget, BudgetExceeded, check_tasks
+from .provenance import code_fingerprint
+from .report import build_report, report_files, report_json
+from .report_store import check_destination, config_identity, write_set
 from .tasks import Task, execute_task, get_task_kind, plan_tasks
 
 CACHE_DIR = "cache"
 #: Seconds before a progress bar appears: short runs print nothing.
 PROGRESS_DELAY = 2.0
+#: Dask address schemes accepted by --scheduler.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 class SchedulerError(ConfigError, ValueError):
@@ -59,9 +75,13 @@ class RunResult:
     executed : list of int
         Indices of the tasks run now.
     cached : list of int
-        Indices of the tasks loaded from the cache.
+        Indices of the tasks whose results came from the verified cache.
     seconds : float
         Wall time of the run.
+    cache_warnings : list of str
+        Rejected cache entries (recomputed) and why.
+    rewritten : bool
+        False when the report set on disk was already identical (only the run log changed).
     """
 
     report: dict
@@ -69,6 +89,8 @@ class RunResult:
     executed: list[int]
     cached: list[int]
     seconds: float
+    cache_warnings: list[str] = dataclasses.field(default_factory=list)
+    rewritten: bool = True
 
     @property
     def status(self) -> str:
@@ -80,36 +102,65 @@ class RunResult:
         return 0 if self.status == "pass" else 1
 
 
-def _cache_path(cache_dir: Path, task: Task) -> Path:
-    return cache_dir / f"{task.index:03d}-{task.key}.json"
+# --------------------------------------------------------------------------- one task
+def run_task(task: Task, run=None) -> dict:
+    """:func:`~privaudit.audit.tasks.execute_task`, timed, with its results passed through strict JSON.
 
-
-def load_cached(cache_dir: Path, task: Task) -> dict | None:
-    """The cached outcome of ``task``, or None (missing, unreadable or from another task)."""
-    path = _cache_path(cache_dir, task)
+    Runs in the worker, so every execution mode returns exactly what the cache returns.
+    """
+    start = time.perf_counter()
+    outcome = execute_task(task, run)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if data.get("key") != task.key or not data.get("ok") or not isinstance(data.get("results"), list):
-        return None
-    return data
-
-
-def store_cached(cache_dir: Path, task: Task, outcome: dict) -> None:
-    atomic_write(_cache_path(cache_dir, task), json.dumps(outcome, sort_keys=True, indent=1))
+        outcome["results"] = json.loads(json.dumps(outcome["results"], allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        outcome = {"key": task.key, "index": task.index, "ok": False, "results": [{
+            "kind": task.kind, "target": task.target, "verdict": "error",
+            "error": f"the task's result is not JSON data: {exc}",
+        }]}
+    outcome["seconds"] = time.perf_counter() - start
+    return outcome
 
 
 def _local_outcomes(tasks: list[Task], jobs: int) -> Iterator[dict]:
     if jobs == 1 or len(tasks) <= 1:
         for task in tasks:
-            yield execute_task(task)
+            yield run_task(task)
         return
     from joblib import Parallel, delayed
 
     yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(execute_task)(t, get_task_kind(t.kind).run) for t in tasks
+        delayed(run_task)(t, get_task_kind(t.kind).run) for t in tasks
     )
+
+
+# --------------------------------------------------------------------------- Dask
+def check_scheduler(scheduler: str, *, probe_timeout: float | None = None) -> str:
+    """Validate a Dask address ``scheme://host:port`` and, with ``probe_timeout``, that it accepts connections.
+
+    Raises
+    ------
+    SchedulerError
+        Malformed (naming the part that is wrong) or unreachable within ``probe_timeout`` seconds.
+    """
+    shape = "must look like tcp://HOST:PORT (or tls://HOST:PORT)"
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
+    try:
+        parts = urlsplit(scheduler)
+        port = parts.port
+    except ValueError as exc:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r} ({exc})") from None
+    if parts.scheme not in SCHEDULER_SCHEMES:
+        raise SchedulerError(f"--scheduler {shape}; scheme {parts.scheme!r} is not one of "
+                             f"{list(SCHEDULER_SCHEMES)}, got --scheduler {scheduler!r}")
+    if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
+    if probe_timeout is not None and parts.scheme in ("tcp", "tls"):
+        try:
+            socket.create_connection((parts.hostname, port), timeout=probe_timeout).close()
+        except (OSError, UnicodeError) as exc:
+            raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from None
+    return scheduler
 
 
 def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
@@ -119,35 +170,31 @@ def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterato
         raise SchedulerError(
             f"--scheduler {scheduler} needs dask.distributed: pip install 'privaudit[distributed]' ({exc})"
         ) from exc
+    check_scheduler(scheduler, probe_timeout=min(timeout, 5.0))
     try:
         client = Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from exc
+        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from None
     # as_current: as_completed finds this client without making it the process-wide default.
     with client, client.as_current():
         runs = [get_task_kind(t.kind).run for t in tasks]
-        futures = client.map(
-            execute_task, tasks, runs, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False
-        )
+        futures = client.map(run_task, tasks, runs, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False)
         by_key = {f.key: t for f, t in zip(futures, tasks)}
-        for fut in as_completed(futures):
-            try:
-                yield fut.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker: record it, keep the others
-                task = by_key[fut.key]
-                yield {"key": task.key, "index": task.index, "ok": False, "results": [{
-                    "kind": task.kind, "target": task.target, "verdict": "error",
-                    "error": f"{type(exc).__name__}: {exc}",
-                }]}
+        try:
+            for fut in as_completed(futures):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker: record it, keep the others
+                    task = by_key[fut.key]
+                    yield {"key": task.key, "index": task.index, "ok": False, "seconds": 0.0, "results": [{
+                        "kind": task.kind, "target": task.target, "verdict": "error",
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }]}
+        finally:
+            client.cancel([f for f in futures if not f.done()])
 
 
-def check_scheduler(scheduler: str) -> str:
-    """Validate a Dask scheduler address of the form ``scheme://host:port``."""
-    if not isinstance(scheduler, str) or "://" not in scheduler or scheduler.endswith("://"):
-        raise SchedulerError(f"--scheduler must look like tcp://HOST:PORT, got --scheduler {scheduler!r}")
-    return scheduler
-
-
+# --------------------------------------------------------------------------- cache
 def _progress(total: int, enabled: bool, desc: str):
     from tqdm.auto import tqdm
 
@@ -156,44 +203,103 @@ def _progress(total: int, enabled: bool, desc: str):
                 leave=False)
 
 
+def _cache_warning(message: str, sink: list[str]) -> None:
+    sink.append(message)
+    warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _load_cached(tasks: list[Task], cache_dir: Path, secret: bytes, sink: list[str]) -> dict[int, dict]:
+    hits = {}
+    for t in tasks:
+        outcome, problem = load_entry(cache_dir, t.index, t.key, secret)
+        if outcome is not None:
+            hits[t.index] = outcome
+        elif problem is not None:
+            _cache_warning(f"cache entry of task {t.index} ({t.target}) rejected and recomputed: {problem}", sink)
+    return hits
+
+
 def run_tasks(
     tasks: list[Task], *, cache_dir: Path | None, jobs: int = 1, scheduler: str | None = None,
-    progress: bool = False, desc: str = "", timeout: float = 30.0,
+    progress: bool = False, desc: str = "", timeout: float = 10.0, budget: Budget | None = None,
+    cache_warnings: list[str] | None = None, seconds: dict[int, float] | None = None,
 ) -> tuple[dict[int, dict], list[int], list[int]]:
-    """Run ``tasks`` (skipping cached ones); return outcomes by index, executed and cached indices."""
-    outcomes: dict[int, dict] = {}
-    cached = []
+    """Run ``tasks`` (skipping verified cached ones); return outcomes by index, executed and cached indices.
+
+    Raises
+    ------
+    ResourceLimitError
+        ``budget`` ran out (finished tasks are cached).
+    """
+    budget = budget or Budget(None)
+    sink = [] if cache_warnings is None else cache_warnings
+    seconds = {} if seconds is None else seconds
+    secret = None
     if cache_dir is not None:
-        for t in tasks:
-            hit = load_cached(cache_dir, t)
-            if hit is not None:
-                outcomes[t.index] = hit
-                cached.append(t.index)
+        try:
+            secret = cache_secret()
+        except CacheUnavailable as exc:
+            _cache_warning(f"cache disabled: {exc}", sink)
+    outcomes = _load_cached(tasks, cache_dir, secret, sink) if secret is not None else {}
+    cached = sorted(outcomes)
     pending = [t for t in tasks if t.index not in outcomes]
-    by_index = {t.index: t for t in pending}
     stream: Iterable[dict]
     if scheduler is not None:
         stream = _dask_outcomes(pending, check_scheduler(scheduler), timeout)
     else:
         stream = _local_outcomes(pending, jobs)
     executed = []
-    with _progress(len(pending), progress, desc) as bar:
-        for outcome in stream:
-            idx = outcome["index"]
-            outcomes[idx] = outcome
-            executed.append(idx)
-            # Write each result as it arrives, so an interruption loses only running tasks.
-            if cache_dir is not None and outcome["ok"]:
-                store_cached(cache_dir, by_index[idx], outcome)
-            bar.update(1)
-    return outcomes, sorted(executed), sorted(cached)
+    with _progress(len(pending), progress, desc) as bar, budget.alarm():
+        try:
+            for outcome in stream:
+                idx = outcome["index"]
+                seconds[idx] = outcome.pop("seconds", 0.0)
+                outcomes[idx] = outcome
+                executed.append(idx)
+                # Write each result as it arrives, so an interruption loses only running tasks.
+                if secret is not None and outcome["ok"]:
+                    store_entry(cache_dir, idx, outcome["key"], outcome["results"], secret)
+                bar.update(1)
+                if budget.remaining() <= 0:
+                    raise BudgetExceeded
+        except BudgetExceeded:
+            raise budget.error(len(executed) + len(cached), len(tasks)) from None
+    return outcomes, sorted(executed), cached
+
+
+# --------------------------------------------------------------------------- a configuration
+def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
+    """Sample-size fields of each task kind in ``tasks`` (the fields declared ``samples=True``)."""
+    out = {}
+    for t in tasks:
+        fields = getattr(get_task_kind(t.kind), "fields", {}) or {}
+        out[t.kind] = tuple(n for n, f in fields.items() if getattr(f, "samples", False))
+    return out
+
+
+def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = False,
+              max_memory: int | None = None) -> list[Task]:
+    """Everything checked before a task runs; returns the planned tasks.
+
+    Raises
+    ------
+    OutDirError
+        ``--out`` is a file, unwritable, or holds another configuration's set of this name.
+    ResourceLimitError
+        A task's memory estimate exceeds ``max_memory`` (default: this machine's available memory).
+    """
+    tasks = plan_tasks(config)
+    check_destination(out, config.name, config.source, overwrite=overwrite)
+    check_tasks(tasks, sample_keys(tasks), limit=max_memory)
+    return tasks
 
 
 def run_config(
     config: Config, *, out: str | Path = "reports", jobs: int = 1, scheduler: str | None = None,
-    progress: bool | None = None, use_cache: bool = True, figures: bool = True, timeout: float = 30.0,
+    progress: bool | None = None, use_cache: bool = True, figures: bool = True, timeout: float = 10.0,
+    overwrite: bool = False, max_memory: int | None = None, budget: float | None = None,
 ) -> RunResult:
-    """Run every audit of ``config`` and write ``<out>/<config.name>/`` (report.json, .md, .html, figures).
+    """Run every audit of ``config`` and write ``<out>/<config.name>/`` (report.json, .md, .html, figures, run log).
 
     Parameters
     ----------
@@ -203,26 +309,43 @@ def run_config(
     jobs : int
         Local worker processes (``-1``: every core). Ignored with ``scheduler``.
     scheduler : str, optional
-        Address of a Dask distributed scheduler, ``tcp://HOST:PORT``.
+        Address of a Dask distributed scheduler, ``tcp://HOST:PORT`` or ``tls://HOST:PORT``.
     progress : bool, optional
         Show a tqdm bar (after 2 s); default: only when stdout and stderr are terminals.
     use_cache : bool
-        Reuse finished tasks from ``<out>/<name>/cache`` (and write new ones).
+        Reuse verified finished tasks from ``<out>/<name>/cache`` (and write new ones).
     figures : bool
         Render figures (matplotlib) into the report.
     timeout : float
         Seconds to wait when connecting to the scheduler.
+    overwrite : bool
+        Replace a report set written from another configuration with the same name.
+    max_memory : int, optional
+        Bytes a task may need (default: the machine's available memory).
+    budget : float, optional
+        Wall-time budget of the run in seconds.
     """
     start = time.perf_counter()
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    clock = Budget(budget)
     if progress is None:
         progress = sys.stdout.isatty() and sys.stderr.isatty()
+    tasks = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
     out_dir = Path(out) / config.name
-    cache_dir = out_dir / CACHE_DIR if use_cache else None
-    tasks = plan_tasks(config)
+    warned: list[str] = []
+    seconds: dict[int, float] = {}
     outcomes, executed, cached = run_tasks(
-        tasks, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler, progress=progress, desc=config.name,
-        timeout=timeout,
+        tasks, cache_dir=out_dir / CACHE_DIR if use_cache else None, jobs=jobs, scheduler=scheduler,
+        progress=progress, desc=config.name, timeout=timeout, budget=clock, cache_warnings=warned, seconds=seconds,
     )
     report = build_report(config, tasks, outcomes)
-    write_report(report, out_dir, figures=figures)
-    return RunResult(report, out_dir, executed, cached, time.perf_counter() - start)
+    run_log = {
+        "config": config_identity(config.source), "name": config.name, "started": started,
+        "seconds": round(time.perf_counter() - start, 3), "jobs": jobs, "scheduler": scheduler,
+        "code": code_fingerprint(), "executed": executed, "cached": cached, "cache_warnings": warned,
+        "tasks": [{"index": t.index, "target": t.target, "from_cache": t.index in cached,
+                   "seconds": round(seconds.get(t.index, 0.0), 3)} for t in tasks],
+    }
+    rewritten = write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
+                          run_log=run_log)
+    return RunResult(report, out_dir, executed, cached, time.perf_counter() - start, warned, rewritten)

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 
+from privaudit.audit.cache import CacheWarning
 from privaudit.audit.config import Field, parse_config
 from privaudit.audit.report import atomic_write
 from privaudit.audit.runner import SchedulerError, run_config
@@ -131,7 +132,8 @@ def test_cache_is_keyed_by_content(tmp_path):
     victim = next((tmp_path / "stub/cache").glob("000-*.json"))
     victim.write_text("{truncated")
     CALLS.clear()
-    res = run_config(cfg.replace(samples=2.0), out=tmp_path, figures=False)
+    with pytest.warns(CacheWarning, match="task 0 .* rejected and recomputed: not valid JSON"):
+        res = run_config(cfg.replace(samples=2.0), out=tmp_path, figures=False)
     assert res.executed == [0] and json.loads(victim.read_text())["ok"] is True
 
 
