@@ -1,34 +1,65 @@
 """Adversaries: distinguishers, reconstruction attackers and label-inference attackers.
 
-Attack modules register themselves on import; the names below are loaded lazily so
-that ``import privaudit.attacks`` stays cheap (no torch unless an attack needs it).
+The registry is filled on import: the built-in attack modules listed in
+:data:`BUILTIN_MODULES` are imported here (they are cheap: numpy/scipy only, torch and
+scikit-learn are imported inside the attackers that need them), so
+``privaudit.attacks.available_attacks()`` lists every built-in attacker in a fresh
+interpreter. Third-party attackers (the ``privaudit.attacks`` entry-point group) are
+loaded lazily, the first time the registry is read.
+
+``attacks`` depends on :mod:`privaudit.mechanisms` only.
 """
 
 from importlib import import_module
 
 from .registry import AttackRegistryError, available_attacks, get_attack, register_attack
 
-#: Public name -> submodule defining it. Submodules are imported on first access.
-_LAZY = {
-    "RRLabelPosterior": "labels", "RROnBinsLabelAttack": "labels", "DPSGDLabelInference": "labels",
-    "GaussianPrior": "priors", "DiscretePrior": "priors", "ReconstructionAttacker": "reconstruction", "NaiveInverse": "reconstruction", "IdentityAttack": "reconstruction", "SplitMLE": "reconstruction", "SplitMLEMarginal": "reconstruction", "PosteriorMean": "reconstruction", "MAPAttack": "reconstruction", "AutodiffMLE": "reconstruction", "YAidedMLE": "reconstruction", "IWPDenoiser": "reconstruction", "DiscreteMAP": "reconstruction", "torch_map": "reconstruction",
-    "LikelihoodRatioAttack": "distinguishers", "ProjectionAttack": "distinguishers", "LogisticAttack": "distinguishers", "MLPAttack": "distinguishers", "AtomAttack": "distinguishers",
-    "worst_case_pair": "pairs", "random_pair": "pairs", "NeighbouringPair": "pairs", "label_canaries": "pairs",
-}
-#: Submodules that register attackers; imported before the registry is listed.
-ATTACK_MODULES = ("reconstruction", "labels", "distinguishers",)
+#: Submodules that register built-in attackers; each is imported (and registers) below.
+#: A new built-in attack module adds its name here.
+BUILTIN_MODULES = ("reconstruction", "labels", "distinguishers")
+#: Former name of :data:`BUILTIN_MODULES`.
+ATTACK_MODULES = BUILTIN_MODULES
 
+for _mod in BUILTIN_MODULES:
+    import_module(f".{_mod}", __name__)
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from .distinguishers import (  # noqa: E402
+    AtomAttack,
+    LikelihoodRatioAttack,
+    LogisticAttack,
+    MLPAttack,
+    ProjectionAttack,
+)
+from .labels import DPSGDLabelInference, RRLabelPosterior, RROnBinsLabelAttack  # noqa: E402
+from .pairs import NeighbouringPair, label_canaries, random_pair, worst_case_pair  # noqa: E402
+from .priors import DiscretePrior, GaussianPrior  # noqa: E402
+from .reconstruction import (  # noqa: E402
+    AutodiffMLE,
+    DiscreteMAP,
+    IdentityAttack,
+    IWPDenoiser,
+    MAPAttack,
+    NaiveInverse,
+    PosteriorMean,
+    ReconstructionAttacker,
+    SplitMLE,
+    SplitMLEMarginal,
+    YAidedMLE,
+    torch_map,
+)
 
 
 def load_all() -> None:
-    """Import every built-in attack module so that all built-in attackers are registered."""
-    for mod in ATTACK_MODULES:
+    """Import every built-in attack module (already done on import; kept for compatibility)."""
+    for mod in BUILTIN_MODULES:
         import_module(f".{mod}", __name__)
 
 
-__all__ = ["AttackRegistryError", "available_attacks", "get_attack", "load_all", "register_attack", *_LAZY]
+__all__ = [
+    "AtomAttack", "AttackRegistryError", "AutodiffMLE", "BUILTIN_MODULES", "DPSGDLabelInference", "DiscreteMAP",
+    "DiscretePrior", "GaussianPrior", "IWPDenoiser", "IdentityAttack", "LikelihoodRatioAttack", "LogisticAttack",
+    "MAPAttack", "MLPAttack", "NaiveInverse", "NeighbouringPair", "PosteriorMean", "ProjectionAttack",
+    "RRLabelPosterior", "RROnBinsLabelAttack", "ReconstructionAttacker", "SplitMLE", "SplitMLEMarginal",
+    "YAidedMLE", "available_attacks", "get_attack", "label_canaries", "load_all", "random_pair", "register_attack",
+    "torch_map", "worst_case_pair",
+]

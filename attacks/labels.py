@@ -171,13 +171,14 @@ class DPSGDLabelInference:
     def log_likelihood(self, steps, X, Y, target: int):
         """Σ_t log N(R_t; clip(g_target(θ_t; y_k)), z²c² I) up to a constant, shape (R, K).
 
-        ``steps`` are the :class:`~privaudit.learners.dpsgd.StepInfo` of one training
+        ``steps`` are the per-step records of one training (e.g.
+        :class:`privaudit.learners.dpsgd.StepInfo`, or any objects with these fields)
         (``params`` (R, P), ``noisy_sum`` (R, P), ``noise_std`` (R,) or scalar); ``X``
         (n, P) the inputs used; ``Y`` (R, n) labels, whose ``target`` column is ignored.
         """
         import torch
 
-        from privaudit.learners.dpsgd import linear_clipped_grad_sum
+        from privaudit.mechanisms.clipping import linear_clipped_grad_sum  # lazy: torch
 
         cand = check_array("candidates", self.candidates, ndim=1)
         Xt = torch.as_tensor(np.asarray(X, dtype=float))

@@ -667,7 +667,7 @@ class ClippingSetup:
 
         ĝ = (1/(qN)) [Σ_{i∈B} clip_C(g_i) + N(0, z²C² I)],   clip_C(g) = g·min(1, C/‖g‖).
 
-    The clipped sum is :func:`privaudit.learners.dpsgd.linear_clipped_grad_sum` (vectorised
+    The clipped sum is :func:`privaudit.mechanisms.clipping.linear_clipped_grad_sum` (vectorised
     over draws as independent runs); the exact bias against ∇L(θ) = (1/N)Σ g_i is
     computed here independently in numpy: (1/N)Σ (clip_C(g_i) − g_i), 0 once
     C ≥ max‖g_i‖. Heavy-tailed label noise makes a few gradients large.
@@ -696,7 +696,7 @@ class ClippingSetup:
     def sampler(self, clip: float) -> Callable:
         import torch
 
-        from privaudit.learners.dpsgd import linear_clipped_grad_sum
+        from privaudit.mechanisms.clipping import linear_clipped_grad_sum
 
         X = torch.as_tensor(self.X, dtype=torch.float64)
         c = torch.tensor([clip], dtype=torch.float64)

@@ -102,3 +102,27 @@ def test_dpsgd_white_box_label_inference_matches_likelihood_ratio():
     post = att.predict_proba(log, X, Y, target)
     np.testing.assert_allclose(post.sum(1), 1.0)
     assert torch.is_tensor(log[0].params)
+
+
+def test_clipped_gradient_sum_matches_autograd():
+    # mechanisms.clipping (used by the dpsgd-label attacker) against per-example autograd gradients.
+    import torch
+
+    from privaudit.mechanisms.clipping import linear_clipped_grad_sum
+
+    rng = np.random.default_rng(7)
+    X = torch.as_tensor(rng.normal(size=(9, 4)))
+    Y = torch.as_tensor(rng.normal(size=(2, 9)))
+    theta = torch.as_tensor(rng.normal(size=(2, 4)))
+    clip = torch.tensor([0.5, 3.0], dtype=torch.float64)
+    mask = torch.as_tensor((rng.random((2, 9)) < 0.7).astype(float))
+    got, norms = linear_clipped_grad_sum(theta, X, Y, clip, mask)
+    for r in range(2):
+        total = torch.zeros(4, dtype=torch.float64)
+        for i in range(9):
+            th = theta[r].clone().requires_grad_(True)
+            ((th @ X[i] - Y[r, i]) ** 2).backward()
+            g = th.grad
+            assert float(norms[r, i]) == pytest.approx(float(g.norm()), rel=1e-12)
+            total += mask[r, i] * g * min(1.0, float(clip[r] / g.norm()))
+        np.testing.assert_allclose(got[r].numpy(), total.numpy(), rtol=1e-12, atol=1e-12)
