@@ -218,7 +218,7 @@ class LogisticAttack(_ClassifierAttack):
 class MLPAttack(_ClassifierAttack):
     """Multi-layer-perceptron attacker (one hidden layer of ``hidden`` ReLU units, early stopping)."""
 
-    def __init__(self, max_train: int = 10000, hidden: int = 32, random_state=None) -> None:
+    def __init__(self, max_train: int = 5000, hidden: int = 32, random_state=None) -> None:
         super().__init__(max_train, random_state)
         self.hidden = hidden
 
@@ -260,16 +260,21 @@ class AtomAttack(Distinguisher):
     """Exact-match attacker for point masses.
 
     Atoms are the rows equal (bit for bit) to x or x′, plus every row value seen at
-    least ``min_count`` times in the pooled training releases. An output equal to an
-    atom scores ln((c₁ + ½)/(c₀ + ½)) with c_b its count under hypothesis b in
-    training (an input never seen in training scores 0: no evidence); every other
-    output scores 0.
+    least ``min_count`` times in the pooled training releases (default 1: a value seen
+    once under one input only and again at test time is evidence). An output equal to
+    an atom scores ln((c₁ + ½)/(c₀ + ½)) with c_b its count under hypothesis b in
+    training, so x′ seen once under x′ scores ln 3 > 0 (an input never seen in training
+    scores 0: no evidence); every other output scores 0. NaN and ±inf rows are
+    values like any other (their bit patterns), so a degenerate output under one input
+    only is an atom.
 
     For a continuous mechanism no row repeats and every score is 0: the attacker
     has no power and the audit correctly reports ε̲ = 0.
     """
 
-    def __init__(self, min_count: int = 2) -> None:
+    handles_nonfinite = True
+
+    def __init__(self, min_count: int = 1) -> None:
         self.min_count = min_count
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "AtomAttack":
@@ -280,14 +285,14 @@ class AtomAttack(Distinguisher):
         keys, inverse, counts = np.unique(np.concatenate([h0, h1]), return_inverse=True, return_counts=True)
         c1 = np.bincount(inverse[h0.size:], minlength=keys.size).astype(float)
         c0 = counts - c1
-        keep = counts >= self.min_count
+        # The inputs themselves are always candidate atoms (returning the input is the canonical
+        # leak), kept with their true counts whatever min_count says.
+        inputs = [row_hashes(np.asarray(pt, float).reshape(1, -1))[0] for pt in (x, x_prime)
+                  if pt is not None and np.size(pt) == _rows(outputs0[:1]).shape[1]]
+        keep = (counts >= self.min_count) | np.isin(keys, np.array(inputs, dtype=np.uint64))
         keys, c0, c1 = keys[keep], c0[keep], c1[keep]
-        # The inputs themselves are always candidate atoms (returning the input is the canonical leak).
         extra_keys, extra0, extra1 = [], [], []
-        for pt in (x, x_prime):
-            if pt is None:
-                continue
-            k = row_hashes(np.asarray(pt, float)[None])[0]
+        for k in inputs:
             if k not in keys:
                 extra_keys.append(k)
                 extra0.append(0.0)
@@ -309,8 +314,9 @@ class AtomAttack(Distinguisher):
         return np.where(hit, self.log_ratio_[idx], 0.0)
 
 
-#: Attackers tried, in this order, when a mechanism has no ``log_density``.
-GENERIC_SUITE = ("atom", "projection", "logistic", "mlp")
+#: The generic (black-box) suite, run by default beside the likelihood ratio. ``"lattice"`` and
+#: ``"bit-pattern"`` live in :mod:`privaudit.attacks.floating_point`.
+GENERIC_SUITE = ("atom", "lattice", "bit-pattern", "projection", "logistic", "mlp")
 
 
 def make_attacker(spec, random_state=None) -> Distinguisher:

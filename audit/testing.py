@@ -29,7 +29,16 @@ Options
 Marker
 ------
 ``@pytest.mark.privacy(epsilon=..., delta=..., n=..., confidence=...)`` sets the
-defaults of the assertions made inside one test.
+defaults of the assertions made inside one test. ``epsilon``/``delta`` must agree
+with the mechanism's own claim (a disagreeing marker is an error, never a silent
+pass or a spurious failure); ``n`` and ``confidence`` set the audit's size.
+
+Messages
+--------
+Every failure message starts the traceback (the plugin's frames are hidden with
+``__tracebackhide__``) and states the integer seed that reproduces the audit
+(``rng=<seed>``), whatever generator was passed (e.g. ``privacy_rng``), and the
+stated power of the audit.
 
 Fixtures
 --------
@@ -131,76 +140,152 @@ def _samples(given: int | None, kind: str) -> int:
     return max(1, int(round(n * ctx.scale)))
 
 
-def _rng(rng) -> tuple[Any, str]:
-    """The generator to use and how to reproduce it, for the failure message."""
+def _rng(rng) -> tuple[int, str]:
+    """The integer seed to run with and how to reproduce it, for the failure message.
+
+    Whatever ``rng`` is (an int, a Generator such as ``privacy_rng``, a SeedSequence
+    or None), one integer is drawn from it and the audit runs from that integer, so
+    ``rng=<that integer>`` reproduces the audit exactly.
+    """
+    from privaudit.mechanisms.randomness import draw_seed
+
     if rng is not None:
-        return rng, f"rng={rng!r}"
+        seed = draw_seed(rng)
+        return seed, f"seed {seed} (rerun with rng={seed})"
     ctx = _CONTEXT.get()
-    return np.random.default_rng(node_seed(ctx.seed, ctx.nodeid)), f"--privacy-seed={ctx.seed} (test {ctx.nodeid or '?'})"
+    seed = draw_seed(node_seed(ctx.seed, ctx.nodeid))
+    return seed, f"seed {seed} (rerun with rng={seed}; --privacy-seed={ctx.seed}, test {ctx.nodeid or '?'})"
+
+
+class PrivacyPowerWarning(UserWarning):
+    """A privacy assertion is too small to refute its claim (see ``min_detectable_ratio``)."""
+
+
+#: assert_private warns when it could only detect a true ε above this multiple of the claim.
+POWER_WARNING_RATIO = 2.0
+
+
+def _marker_budget(claim) -> tuple[float, float]:
+    """(ε, δ) of the ``privacy`` marker, which must agree with the mechanism's own claim."""
+    __tracebackhide__ = True
+    import math
+
+    from privaudit.mechanisms import InvalidParameterError
+
+    marker = _CONTEXT.get().marker
+    eps, delta = marker.get("epsilon", claim.epsilon), marker.get("delta", claim.delta)
+    if not (math.isclose(eps, claim.epsilon, rel_tol=1e-9) and math.isclose(delta, claim.delta, rel_tol=1e-9,
+                                                                           abs_tol=0.0)):
+        raise InvalidParameterError(
+            f"@pytest.mark.privacy(epsilon={eps!r}, delta={delta!r}) disagrees with the mechanism's own claim "
+            f"(epsilon={claim.epsilon!r}, delta={claim.delta!r}): a marker cannot change what the mechanism "
+            "promises. Fix the marker, or pass epsilon=/delta= to assert_private to test a different budget."
+        )
+    return eps, delta
+
+
+def _power_text(result) -> str:
+    r = result.min_detectable_ratio
+    if r == float("inf"):
+        return "at this n the audit cannot refute the claim at all"
+    return f"at this n the audit detects only a true epsilon above {r:.3g}x the claim"
 
 
 def assert_private(
-    mechanism, x, x_prime, *, epsilon: float | None = None, delta: float | None = None, n: int | None = None,
-    confidence: float | None = None, attacker=None, rng=None,
+    mechanism, x=None, x_prime=None, *, epsilon: float | None = None, delta: float | None = None,
+    n: int | None = None, confidence: float | None = None, attacker=None, rng=None, domain=None,
+    adjacency: str = "check",
 ):
     """Assert that no attack certifies more privacy loss than (ε, δ) between ``x`` and ``x_prime``.
 
-    (ε, δ) default to ``mechanism.claim``; ``n`` is the number of releases per
-    hypothesis. Returns the :class:`~privaudit.audit.tradeoff.TradeoffAudit` on success.
+    (ε, δ) default to ``mechanism.claim``; a ``privacy`` marker may restate them but
+    must agree with the claim (else :class:`~privaudit.mechanisms.InvalidParameterError`);
+    explicit ``epsilon=``/``delta=`` test a different budget. ``n`` is the number of
+    releases per hypothesis. Without a pair, ``domain=(low, high)`` runs
+    :func:`~privaudit.audit.pair_search.search_pairs` and certifies the worst pair found.
+    ``adjacency`` is passed to :func:`~privaudit.audit.tradeoff.audit_tradeoff`
+    (a non-adjacent pair is an error unless ``"group"``).
+
+    Every message states the certified bound, the claim, n, the confidence, the stated
+    power (:attr:`TradeoffAudit.min_detectable_ratio`) and the integer seed that
+    reproduces the audit; a :class:`PrivacyPowerWarning` is issued when the audit could
+    only detect a true ε above ``POWER_WARNING_RATIO`` times the claim.
+    Returns the :class:`~privaudit.audit.tradeoff.TradeoffAudit` on success.
     """
+    __tracebackhide__ = True
+    import warnings
+
     from privaudit.audit.tradeoff import audit_tradeoff
-    from privaudit.mechanisms import PrivacyClaim
+    from privaudit.mechanisms import InvalidParameterError, PrivacyClaim
 
     claim = mechanism.claim
-    epsilon = _setting("epsilon", epsilon, claim.epsilon)
-    delta = _setting("delta", delta, claim.delta)
+    m_eps, m_delta = _marker_budget(claim)
+    epsilon = m_eps if epsilon is None else epsilon
+    delta = m_delta if delta is None else delta
     n = _samples(n, "private")
     confidence = _setting("confidence", confidence, DEFAULT_CONFIDENCE)
-    generator, how = _rng(rng)
-    stated = PrivacyClaim(epsilon, delta, claim.adjacency)
-    result = audit_tradeoff(mechanism, x, x_prime, n=n, attacker=attacker, confidence=confidence,
-                            rng=generator, claim=stated)
+    seed, how = _rng(rng)
+    stated = PrivacyClaim(epsilon, delta, claim.adjacency, mu=claim.mu if (epsilon, delta) == (claim.epsilon, claim.delta) else None)
+    if x is None or x_prime is None:
+        if domain is None:
+            raise InvalidParameterError("assert_private needs a pair (x, x_prime) or a domain=(low, high) to search")
+        from privaudit.audit.pair_search import search_pairs
+
+        found = search_pairs(mechanism, domain, n=n, confidence=confidence, attacker=attacker, rng=seed, claim=stated)
+        result = found.best
+        where = f"worst pair found by search_pairs ({result.target})"
+    else:
+        result = audit_tradeoff(mechanism, x, x_prime, n=n, attacker=attacker, confidence=confidence,
+                                rng=seed, claim=stated, adjacency=adjacency)
+        where = "the given pair"
     if result.verdict == "violation":
         raise PrivacyAssertionError(
             f"privacy violation: certified epsilon >= {result.epsilon_lb:.4g} at {confidence:.4%} confidence, "
-            f"but the claim is (epsilon={epsilon:g}, delta={delta:g}) under {claim.adjacency!r}; "
-            f"attack {getattr(result, 'attacker', attacker)!r}, n={n} releases per hypothesis, seed {how}."
+            f"but the claim is (epsilon={result.claim.epsilon:g}, delta={result.claim.delta:g}) under "
+            f"{claim.adjacency!r}; attack {result.attacker!r} on {where}, estimator {result.estimator!r}, "
+            f"n={n} releases per hypothesis, {how}."
             + (f" Exact epsilon of the mechanism: {result.epsilon_exact:.4g}." if result.epsilon_exact is not None else "")
         )
+    if result.min_detectable_ratio > POWER_WARNING_RATIO:
+        warnings.warn(PrivacyPowerWarning(
+            f"assert_private passed, but {_power_text(result)} (n={n}, confidence {confidence:.4%}, "
+            f"claim epsilon={result.claim.epsilon:g}); raise n or --privacy-samples to make it informative"
+        ), stacklevel=2)
     return result
 
 
 def assert_unbiased(sampler, target, *, n: int | None = None, confidence: float | None = None, rng=None, name: str = "estimator"):
     """Assert that ``sampler(n, rng)`` draws have expectation ``target``. Returns the BiasAudit."""
+    __tracebackhide__ = True
     from privaudit.audit.bias import audit_bias
 
     n = _samples(n, "unbiased")
     confidence = _setting("confidence", confidence, DEFAULT_CONFIDENCE)
-    generator, how = _rng(rng)
-    result = audit_bias(sampler, target, n=n, confidence=confidence, rng=generator, name=name)
+    seed, how = _rng(rng)
+    result = audit_bias(sampler, target, n=n, confidence=confidence, rng=seed, name=name)
     if result.verdict == "fail":
         worst = int(np.argmax(np.abs(np.asarray(result.bias, dtype=float))))
         lo, hi = np.asarray(result.bias_ci, dtype=float).reshape(-1, 2)[worst]
         raise PrivacyAssertionError(
             f"{name} is biased: {result.test} p-value {result.p_value:.3g} at confidence {confidence:.4%}; "
             f"largest bias {result.bias[worst]:.4g} at coordinate {worst} (simultaneous CI [{lo:.4g}, {hi:.4g}]), "
-            f"relative bias {result.relative_bias:.3g}; n={n}, seed {how}."
+            f"relative bias {result.relative_bias:.3g}; n={n}, {how}."
         )
     return result
 
 
 def assert_reconstruction_bounded(mechanism, attacker=None, x=None, prior=None, *, n: int | None = None, rng=None):
     """Assert that no attacker reconstructs below the bounds that apply to it. Returns the ReconstructionAudit."""
+    __tracebackhide__ = True
     from privaudit.audit.reconstruction import audit_reconstruction
 
     n = _samples(n, "reconstruction")
-    generator, how = _rng(rng)
-    result = audit_reconstruction(mechanism, attacker, x=x, prior=prior, n=n, rng=generator)
+    seed, how = _rng(rng)
+    result = audit_reconstruction(mechanism, attacker, x=x, prior=prior, n=n, rng=seed)
     if result.verdict == "violation":
         raise PrivacyAssertionError(
             f"reconstruction below its bound: MSE {result.mse:.4g} (CI {result.mse_ci}) against "
             f"CRB {result.crb!r} / van Trees {result.van_trees!r}; ratios {result.ratio}; "
-            f"attacker {getattr(result, 'attacker', attacker)!r}, n={n}, seed {how}."
+            f"attacker {getattr(result, 'attacker', attacker)!r}, n={n}, {how}."
         )
     return result
-

@@ -25,15 +25,21 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from typing import ClassVar
 
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+from privaudit.attacks import floating_point as _fp  # noqa: F401  (registers "lattice", "bit-pattern")
+from privaudit.attacks import reachability as _reach  # noqa: F401  (registers the "reach-*" attackers)
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
 from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
+from privaudit.mechanisms.randomness import draw_seed
+from privaudit.mechanisms.randomness import resolve_seed as resolve_root
 from privaudit.mechanisms.validation import (
+    InvalidInputError,
     InvalidParameterError,
     check_delta,
     check_int,
@@ -42,6 +48,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from . import epsilon_bounds as eb
+from .power import min_detectable_ratio
 from .results import AuditResult
 
 ESTIMATORS = ("clopper-pearson", "gdp")
@@ -126,7 +133,9 @@ class TradeoffAudit(AuditResult):
     epsilon_exact : float or None
         Exact ε of the mechanism at ``delta`` (worst-case pair), when known.
     verdict : {"pass", "violation"}
-        "violation" iff ``epsilon_lb > claim.epsilon``.
+        "violation" iff ``epsilon_lb > claim.epsilon`` and ε̲ was computed at a
+        δ ≥ the claim's δ; "inconclusive" when ε̲ exceeds the claim at a smaller δ
+        (not comparable: a smaller δ allows a larger ε).
     n : int
         Releases drawn per hypothesis.
     n_train, n_select, n_eval : int
@@ -151,6 +160,14 @@ class TradeoffAudit(AuditResult):
         Exact trade-off curve of the mechanism (worst-case pair), when known.
     notes : tuple of str
         Assumptions and caveats (e.g. the Gaussian-trade-off assumption of "gdp").
+    assumptions : tuple of str
+        What ε̲ rests on (estimator, selection, any distributional assumption).
+    min_detectable_ratio : float
+        Stated power: the smallest ε′/ε_claim this audit could have detected at its
+        n (:func:`privaudit.audit.power.min_detectable_ratio`); ``inf`` if none.
+    leaks : dict
+        Degenerate outputs seen: fraction of non-finite rows under each input,
+        whether the output shapes differ.
     """
 
     kind: ClassVar[str] = "tradeoff"
@@ -179,6 +196,9 @@ class TradeoffAudit(AuditResult):
     claim_curve: np.ndarray
     exact_curve: np.ndarray | None
     notes: tuple = ()
+    assumptions: tuple = ()
+    min_detectable_ratio: float = math.inf
+    leaks: dict = dataclasses.field(default_factory=dict)
 
     @property
     def band_lower(self) -> np.ndarray:
@@ -192,19 +212,14 @@ class TradeoffAudit(AuditResult):
         exact = "None" if self.epsilon_exact is None else f"{self.epsilon_exact:.4g}"
         return (f"TradeoffAudit(target={self.target!r}, attacker={self.attacker!r}, estimator={self.estimator!r}, "
                 f"epsilon_lb={self.epsilon_lb:.4g}, claim_epsilon={self.claim.epsilon:.4g}, epsilon_exact={exact}, "
-                f"verdict={self.verdict!r}, n={self.n}, confidence={self.confidence})")
+                f"verdict={self.verdict!r}, n={self.n}, confidence={self.confidence}, "
+                f"min_detectable_ratio={self.min_detectable_ratio:.3g})")
 
 
 # --- helpers -------------------------------------------------------------------------------------
 def resolve_seed(rng) -> int:
-    """An int root seed: ``rng`` itself if an int, else drawn from the Generator (or fresh entropy)."""
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
-        return int(rng)
-    if rng is None:
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(2**63 - 1))
-    raise InvalidParameterError(f"rng must be an int, a numpy Generator or None, got {rng!r}")
+    """The integer seed that reproduces an audit (int, Generator, SeedSequence or None; see mechanisms.randomness)."""
+    return draw_seed(rng)
 
 
 def _exact_curve(mechanism, x, x_prime, alpha):
@@ -230,8 +245,16 @@ def _exact_epsilon(mechanism, delta: float) -> float | None:
         return None
 
 
+#: Smallest n accepted: every split keeps enough releases per hypothesis for the attackers to run.
+MIN_N = 200
+#: At most this many releases per hypothesis are spent on training (the classifiers use ≤ 20 000).
+MAX_TRAIN = 100_000
+#: Attackers of a suite are ranked on at most this many selection releases per hypothesis.
+RANK_ROWS = 20_000
+
+
 def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
-    n_train = int(round(train_fraction * n)) if needs_training else 0
+    n_train = min(int(round(train_fraction * n)), MAX_TRAIN) if needs_training else 0
     n_select = max(1, int(round(selection_fraction * n)))
     n_eval = n - n_train - n_select
     if n_eval < 1:
@@ -239,18 +262,80 @@ def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_
     return n_train, n_select, n_eval
 
 
+def _has_numeric(mechanism, attr: str) -> bool:
+    v = getattr(mechanism, attr, None)
+    return isinstance(v, int | float | np.floating) and not isinstance(v, bool) and v > 0
+
+
 def default_attackers(mechanism) -> list:
-    """Exact LR if the mechanism has ``log_density``, else the generic suite (atoms, projection, classifiers)."""
+    """The default (black-box first) suite for ``mechanism``.
+
+    Always the generic suite (:data:`~privaudit.attacks.distinguishers.GENERIC_SUITE`:
+    point masses, lattices and near-atoms, bit patterns, projection, classifiers),
+    plus the exact likelihood ratio when the mechanism declares ``log_density`` and the
+    numpy-Laplace reachability attacker when it declares a Laplace ``scale``. The
+    declared density is *one* candidate, never trusted alone: a bug in ``sample``
+    that the density does not describe must still be caught.
+    """
+    specs = []
     if callable(getattr(mechanism, "log_density", None)):
-        return ["likelihood-ratio"]
-    return list(GENERIC_SUITE)
+        specs.append("likelihood-ratio")
+    specs += list(GENERIC_SUITE)
+    if _has_numeric(mechanism, "scale"):
+        specs.append("reach-numpy-laplace")
+    return specs
 
 
+def _check_gdp(estimator: str, claim: PrivacyClaim, assume_gaussian: bool) -> None:
+    if estimator == "gdp" and claim.mu is None and not assume_gaussian:
+        raise InvalidParameterError(
+            "estimator='gdp' assumes the mechanism's trade-off curve is Gaussian (G_mu); the claim "
+            f"{claim} carries no mu. Pass assume_gaussian=True if the release is known to be Gaussian, "
+            "or use estimator='clopper-pearson' (valid for every mechanism)."
+        )
+
+
+# --- degenerate outputs -------------------------------------------------------------------------
+def _as_rows(out, n: int, which: str) -> np.ndarray:
+    """Releases as a float (n, k) array; a wrong number of releases is a protocol error, not a leak."""
+    try:
+        a = np.asarray(out, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidInputError(f"mechanism.sample({which}, n) must return numbers; got {type(out).__name__}") from err
+    if a.ndim == 0 or a.shape[0] != n:
+        raise InvalidInputError(f"mechanism.sample({which}, n={n}) must return n releases (leading axis n), "
+                                f"got shape {a.shape}")
+    return a.reshape(n, -1)
+
+
+def _harmonise(out0: np.ndarray, out1: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Pad rows of different widths with NaN (a shape that depends on the input is a perfect leak)."""
+    leaks = {
+        "nonfinite_fraction_x": float(np.mean(~np.isfinite(out0).all(axis=1))) if out0.size else 0.0,
+        "nonfinite_fraction_x_prime": float(np.mean(~np.isfinite(out1).all(axis=1))) if out1.size else 0.0,
+        "shape_differs": out0.shape[1] != out1.shape[1],
+    }
+    w = max(out0.shape[1], out1.shape[1], 1)
+    pad = [np.hstack([o, np.full((o.shape[0], w - o.shape[1]), np.nan)]) if o.shape[1] < w else o
+           for o in (out0, out1)]
+    return pad[0], pad[1], leaks
+
+
+def _safe_scores(attacker, rows: np.ndarray, shape: tuple) -> np.ndarray:
+    """Scores with non-finite outputs made harmless: attackers that cannot read NaN/inf see 0 there."""
+    if not getattr(attacker, "handles_nonfinite", False) and not np.isfinite(rows).all():
+        rows = np.where(np.isfinite(rows), rows, 0.0)
+    s = np.asarray(attacker.score(rows.reshape(shape)), dtype=float).ravel()
+    return np.nan_to_num(s, nan=0.0, posinf=1e300, neginf=-1e300)
+
+
+# --- the audit -----------------------------------------------------------------------------------
 def audit_tradeoff(
     mechanism, x, x_prime, *, n: int = 100_000, attacker=None, confidence: float = 0.95,
     estimator: str = "clopper-pearson", selection: str = "split", rng=None, delta: float | None = None,
     claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.2,
     train_fraction: float = 0.2, n_thresholds: int = 256, exact_curve=None, epsilon_exact: float | None = None,
+    assume_gaussian: bool = False, adjacency: str = "check",
 ) -> TradeoffAudit:
     """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
 
@@ -261,57 +346,74 @@ def audit_tradeoff(
     x, x_prime : array-like
         The neighbouring inputs (null and alternative).
     n : int
-        Releases per hypothesis (split into train/select/eval).
+        Releases per hypothesis (split into train/select/eval); at least :data:`MIN_N`.
     attacker : str, class, instance, list of those, or None
-        None picks the strongest applicable: the exact likelihood ratio when the
-        mechanism has ``log_density`` (Neyman–Pearson optimal), else the generic
-        suite ``("atom", "projection", "logistic", "mlp")``, which also catches
-        point masses. With several attackers the best on the selection split is used.
+        None runs the black-box-first default suite (:func:`default_attackers`): the
+        exact likelihood ratio when the mechanism has ``log_density`` *together with*
+        the generic suite (atoms, lattices and near-atoms, bit patterns, projection,
+        classifiers) and, for a declared Laplace ``scale``, the numpy-Laplace
+        reachability attacker. An implementation bug that the declared density does
+        not describe is therefore still caught. With several attackers the best on the
+        selection split is certified on the held-out evaluation split: one test is
+        evaluated, so no multiplicity correction is needed.
     confidence : float
         Confidence c of ε̲ and of the band.
     estimator : {"clopper-pearson", "gdp"}
-        ``"gdp"`` assumes the mechanism's trade-off curve is Gaussian (Nasr et al. 2023).
+        ``"gdp"`` assumes the mechanism's trade-off curve is Gaussian (Nasr et al.
+        2023); it is accepted only when the claim carries ``mu`` or
+        ``assume_gaussian=True``.
     selection : {"split", "bonferroni"}
         Threshold chosen on the selection split, or best of the candidates with a
         Bonferroni correction.
-    rng : int, Generator or None
-        Root seed; the result records the int seed actually used.
+    rng : int, Generator, SeedSequence or None
+        Root randomness; the result records the integer seed that reproduces the audit.
     delta : float, optional
-        δ at which ε is bounded; default the claim's δ.
+        δ at which ε is bounded; default the claim's δ. A "violation" needs δ ≥ the claim's δ.
     claim : PrivacyClaim, optional
         Claim to test; default ``mechanism.claim``.
     target : str, optional
         Name shown in reports; default ``repr(mechanism)``.
     selection_fraction, train_fraction : float
         Shares of the n releases per hypothesis used to choose the attacker and
-        threshold (default 0.2) and, only for attackers that must be fitted, to fit
-        them (default 0.2); the rest is the evaluation split.
+        threshold (default 0.2) and, only when an attacker must be fitted, to fit it
+        (default 0.2, at most :data:`MAX_TRAIN` releases); the rest is the evaluation
+        split. Attackers that need no training never cost a training split.
     n_thresholds : int
         Candidate thresholds (pooled-score quantiles of the selection split).
     exact_curve : callable or array, optional
         Exact trade-off curve (callable of α, or values on :data:`ALPHA_GRID`),
         overriding ``mechanism.tradeoff``; ``epsilon_exact`` likewise.
+    assume_gaussian : bool
+        The caller asserts the release's trade-off curve is Gaussian (allows "gdp").
+    adjacency : {"check", "group", "ignore"}
+        ``"check"``: a pair that is not adjacent under ``claim.adjacency`` is an error;
+        ``"group"``: it is audited against the group-privacy claim of its distance;
+        ``"ignore"``: no check (pairs of a derived release, e.g. a transcript).
 
     Returns
     -------
     TradeoffAudit
     """
+    from .pair_search import adjacent_claim  # sibling module, no cycle: it imports only mechanisms
+
     claim = getattr(mechanism, "claim", None) if claim is None else claim
     if not isinstance(claim, PrivacyClaim):
         raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
     if not callable(getattr(mechanism, "sample", None)):
         raise InvalidParameterError(f"mechanism must have a sample(x, n, rng) method, got {type(mechanism).__name__}")
-    n = check_int("n", n, minimum=20)
+    n = check_int("n", n, minimum=MIN_N)
     confidence = check_interval("confidence", confidence, 0.0, 1.0)
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"estimator must be one of {ESTIMATORS}, got estimator={estimator!r}")
     if selection not in eb.SELECTIONS:
         raise InvalidParameterError(f"selection must be one of {eb.SELECTIONS}, got selection={selection!r}")
+    claim, pair_note = adjacent_claim(claim, x, x_prime, mode=adjacency)
+    _check_gdp(estimator, claim, assume_gaussian)
     delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
     check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
     check_interval("train_fraction", train_fraction, 0.0, 1.0, closed="left")
-    seed = resolve_seed(rng)
-    ss_sample0, ss_sample1, ss_attack = np.random.SeedSequence(seed).spawn(3)
+    root, seed = resolve_root(rng)
+    ss_sample0, ss_sample1, ss_attack = root.spawn(3)
 
     specs = default_attackers(mechanism) if attacker is None else (
         list(attacker) if isinstance(attacker, list | tuple) else [attacker])
@@ -320,30 +422,43 @@ def audit_tradeoff(
     needs_training = any(getattr(a, "requires_training", True) for a in attackers)
     n_train, n_select, n_eval = _split_sizes(n, needs_training, selection_fraction, train_fraction)
 
-    out0 = mechanism.sample(x, n, np.random.default_rng(ss_sample0))
-    out1 = mechanism.sample(x_prime, n, np.random.default_rng(ss_sample1))
+    out0 = _as_rows(mechanism.sample(x, n, np.random.default_rng(ss_sample0)), n, "x")
+    out1 = _as_rows(mechanism.sample(x_prime, n, np.random.default_rng(ss_sample1)), n, "x_prime")
+    out0, out1, leaks = _harmonise(out0, out1)
+    shape = (-1, *np.shape(np.asarray(x, dtype=float))) if out0.shape[1] == max(np.size(x), 1) and \
+        not leaks["shape_differs"] else (-1, out0.shape[1])
+    if leaks["shape_differs"]:  # a density for the declared shape no longer applies
+        attackers = [a for a in attackers if not getattr(a, "requires_density", False)]
     tr, se = slice(0, n_train), slice(n_train, n_train + n_select)
     ev = slice(n_train + n_select, n)
     fitted = []
     for a in attackers:  # a handful of attackers, each vectorised over samples
-        a.fit(out0[tr] if n_train else None, out1[tr] if n_train else None, mechanism=mechanism, x=x, x_prime=x_prime)
+        if getattr(a, "requires_training", True):
+            t0, t1 = out0[tr], out1[tr]
+            if not getattr(a, "handles_nonfinite", False):
+                t0, t1 = (np.where(np.isfinite(t), t, 0.0) for t in (t0, t1))
+            a.fit(t0.reshape(shape), t1.reshape(shape), mechanism=mechanism, x=x, x_prime=x_prime)
+        else:
+            a.fit(None, None, mechanism=mechanism, x=x, x_prime=x_prime)
         fitted.append(a)
-    # Choose the attacker on the selection split only.
-    sel_scores = [(a.score(out0[se]), a.score(out1[se])) for a in fitted]
+    # Choose the attacker on (a prefix of) the selection split only; the evaluation split is never seen.
     if len(fitted) > 1:
-        crits = [eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
-                                     estimator=estimator, n_thresholds=n_thresholds).criterion
-                 for s0, s1 in sel_scores]
+        rk = slice(n_train, n_train + min(n_select, RANK_ROWS))
+        crits = []
+        for a in fitted:
+            s0, s1 = _safe_scores(a, out0[rk], shape), _safe_scores(a, out1[rk], shape)
+            crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
+                                             estimator=estimator, n_thresholds=n_thresholds).criterion)
         best = int(np.argmax(crits))
     else:
         best = 0
     chosen = fitted[best]
-    sel0, sel1 = sel_scores[best]
-    ev0 = np.sort(chosen.score(out0[ev]))
-    ev1 = np.sort(chosen.score(out1[ev]))
+    sel0, sel1 = _safe_scores(chosen, out0[se], shape), _safe_scores(chosen, out1[se], shape)
+    ev0 = np.sort(_safe_scores(chosen, out0[ev], shape))
+    ev1 = np.sort(_safe_scores(chosen, out1[ev], shape))
     del out0, out1
     bound = eb.epsilon_bound(sel0, sel1, ev0, ev1, delta=delta, confidence=confidence, selection=selection,
-                      estimator=estimator, n_thresholds=n_thresholds, presorted=True)
+                             estimator=estimator, n_thresholds=n_thresholds, presorted=True)
 
     fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
     lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
@@ -354,13 +469,14 @@ def audit_tradeoff(
         exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
 
-    notes = []
-    if estimator == "gdp":
-        notes.append("GDP estimator: valid only if the mechanism's trade-off curve is Gaussian (G_mu); "
-                     "for other mechanisms epsilon_lb may exceed the true epsilon.")
-    if not claim.is_private:
-        notes.append("the claim is epsilon = inf: nothing to violate")
-    verdict = "violation" if claim.is_private and bound.epsilon > claim.epsilon else "pass"
+    notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), assume_gaussian, leaks)
+    if pair_note:
+        notes.append(pair_note)
+    exceeds = claim.is_private and bound.epsilon > claim.epsilon
+    verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
+    if exceeds and delta < claim.delta:
+        notes.append(f"epsilon_lb was computed at delta={delta:g} < the claim's delta={claim.delta:g}: a smaller "
+                     "delta allows a larger epsilon, so exceeding the claimed epsilon there is not a violation")
     op = {
         "threshold": bound.threshold, "reverse_threshold": bound.reverse_threshold, "direction": bound.direction,
         "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
@@ -372,5 +488,31 @@ def audit_tradeoff(
         verdict=verdict, n=n, n_train=n_train, n_select=n_select, n_eval=n_eval, confidence=confidence, seed=seed,
         operating_point=op, fpr=fpr, fnr=fnr, alpha=ALPHA_GRID.copy(),
         band={"lower": lower, "upper": upper, "method": "DKW"}, claim_curve=claim_curve, exact_curve=exact,
-        notes=tuple(notes),
+        notes=tuple(notes), assumptions=tuple(assumptions),
+        min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, n_eval, confidence, mu=claim.mu), leaks=leaks,
     )
+
+
+def _notes(estimator, selection, claim, delta, n_attackers, assume_gaussian, leaks):
+    """Caveats (notes) and what ε̲ rests on (assumptions)."""
+    notes, assumptions = [], []
+    if estimator == "gdp":
+        why = "the claim carries mu" if claim.mu is not None and not assume_gaussian else "assume_gaussian=True"
+        assumptions.append(f"GDP estimator: assumes the trade-off curve is Gaussian (G_mu) ({why}); "
+                           "for a non-Gaussian mechanism epsilon_lb may exceed the true epsilon")
+    else:
+        assumptions.append("Clopper-Pearson bounds on both error rates (exact binomial, no distributional assumption)")
+    if selection == "split":
+        assumptions.append(f"attacker (best of {n_attackers}) and threshold chosen on a separate selection split; "
+                           "one test evaluated on held-out releases, so no multiplicity correction is needed")
+    else:
+        assumptions.append("Bonferroni correction over the candidate thresholds of the attacker chosen on the "
+                           "selection split")
+    if not claim.is_private:
+        notes.append("the claim is epsilon = inf: nothing to violate")
+    if leaks["shape_differs"]:
+        notes.append("the output shape depends on the input: a perfect leak (padded with NaN for the attackers)")
+    if leaks["nonfinite_fraction_x"] != leaks["nonfinite_fraction_x_prime"]:
+        notes.append(f"non-finite outputs: {leaks['nonfinite_fraction_x']:.3g} of releases under x, "
+                     f"{leaks['nonfinite_fraction_x_prime']:.3g} under x_prime")
+    return notes, assumptions
