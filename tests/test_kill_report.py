@@ -1,0 +1,136 @@
+"""Report sets are one unit: SIGKILL at random instants while sets are written leaves the old or the new set.
+
+A writer process (forked, so it starts instantly) replaces the set ``out/r`` again and
+again, alternating two versions whose every file carries its version's marker; the
+parent kills it with SIGKILL after a random delay, then checks what a reader finds.
+With ``renameat2(RENAME_EXCHANGE)`` the live folder is always a complete set, even
+right after the kill. Where that call is missing (simulated), the two-rename swap
+may leave the live folder missing for an instant, and :func:`clean_stale` (which every
+writer runs first) must restore a complete set. Either way, the next write cleans
+every temporary the killed writer left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from privaudit.audit import report_store
+from privaudit.audit.report_store import clean_stale, write_set
+
+KILLS = 25
+FIGURES = 12
+
+
+def files_of(version: int, generation: int) -> tuple[bytes, dict[str, bytes]]:
+    """A set whose every file names its version; version 1 has one figure fewer (stale figures must go)."""
+    marker = f"version-{version}".encode()
+    report = json.dumps({"schema": "privaudit.report/1", "marker": marker.decode(), "generation": generation}).encode()
+    body = marker * 20_000  # 180 kB per file: writes take long enough to be interrupted
+    rest = {"report.md": b"md " + body, "report.html": b"html " + body}
+    for k in range(FIGURES - version):
+        rest[f"figures/{k:02d}.png"] = b"png " + body
+    return report, rest
+
+
+def writer(out_dir: str) -> None:
+    generation = 0
+    while True:
+        generation += 1
+        report, rest = files_of(generation % 2, generation)
+        write_set(out_dir, report, lambda rest=rest: rest, run_log={"generation": generation})
+
+
+def check_complete(out_dir, *, repaired: bool) -> int:
+    """The version of the complete set at ``out_dir``; fails on a mix or a missing file.
+
+    Entries the set does not own (the cache) move between folders in the instant before
+    the swap; right after a kill they may sit in the writer's temporary folder, and the
+    repair (:func:`clean_stale`) must bring them back.
+    """
+    marker = json.loads((out_dir / "report.json").read_text())["marker"]
+    version = int(marker.rsplit("-", 1)[1])
+    _, expected = files_of(version, 0)
+    found = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()}
+    own = found - {"cache/keep.txt"}
+    assert own == {"report.json", "run.log.json", *expected}, sorted(own ^ set(expected))
+    for rel, data in expected.items():
+        assert (out_dir / rel).read_bytes() == data, rel
+    keep = [out_dir / "cache" / "keep.txt"] if repaired else list(out_dir.parent.glob("*/cache/keep.txt"))
+    assert len(keep) == 1 and keep[0].read_text() == "cached results survive"
+    return version
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
+def test_killed_writers_leave_the_old_or_the_new_complete_set(tmp_path, monkeypatch, exchange):
+    if not exchange:
+        monkeypatch.setattr(report_store, "_exchange", lambda a, b: False)  # inherited by the forked writer
+    out_dir = tmp_path / "r"
+    report, rest = files_of(0, 0)
+    write_set(out_dir, report, lambda: rest)
+    (out_dir / "cache").mkdir()
+    (out_dir / "cache" / "keep.txt").write_text("cached results survive")
+    ctx = multiprocessing.get_context("fork")
+    rng = np.random.default_rng(20261130)
+    versions = []
+    for _ in range(KILLS):
+        proc = ctx.Process(target=writer, args=(str(out_dir),))
+        proc.start()
+        time.sleep(float(rng.uniform(0.02, 0.4)))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
+        assert proc.exitcode == -signal.SIGKILL  # it was killed mid-work, it did not just finish
+        if exchange:
+            versions.append(check_complete(out_dir, repaired=False))  # no repair needed: what a reader sees right away
+        with report_store._locked(tmp_path):
+            clean_stale(out_dir)
+        versions.append(check_complete(out_dir, repaired=True))
+        leftovers = [p.name for p in tmp_path.iterdir() if p.name != "r"]
+        assert leftovers == [], leftovers
+        assert not list(out_dir.rglob(".*.tmp"))
+    assert set(versions) == {0, 1}  # kills landed while either version was being written
+
+
+def test_stale_atomic_write_temporaries_are_cleaned(tmp_path):
+    out_dir = tmp_path / "r"
+    report, rest = files_of(0, 0)
+    write_set(out_dir, report, lambda: rest)
+    (out_dir / ".report.html.abc123.tmp").write_bytes(b"x" * 1000)  # what a killed atomic_write left
+    (out_dir / "figures" / ".00.png.def.tmp").write_bytes(b"x")
+    cache_dir = out_dir / "cache"
+    cache_dir.mkdir()
+    old, fresh = cache_dir / ".000-k.json.old.tmp", cache_dir / ".001-k.json.new.tmp"
+    old.write_text("{")
+    fresh.write_text("{")
+    os.utime(old, (time.time() - 2 * report_store.STALE_SECONDS,) * 2)
+    report, rest = files_of(1, 1)
+    write_set(out_dir, report, lambda: rest)
+    assert not (out_dir / ".report.html.abc123.tmp").exists() and not list((out_dir / "figures").glob(".*"))
+    # in the cache only what is certainly abandoned (a concurrent run may be writing the fresh one)
+    assert not old.exists() and fresh.exists()
+
+
+def test_identical_set_is_not_rewritten(tmp_path):
+    out_dir = tmp_path / "r"
+    report, rest = files_of(0, 0)
+    calls = []
+
+    def render():
+        calls.append(1)
+        return rest
+
+    assert write_set(out_dir, report, render, run_log={"seconds": 1.0}) is True
+    inode = (out_dir / "report.html").stat().st_ino
+    assert write_set(out_dir, report, render, run_log={"seconds": 2.0}) is False
+    assert calls == [1] and (out_dir / "report.html").stat().st_ino == inode
+    assert json.loads((out_dir / "run.log.json").read_text())["seconds"] == 2.0
+    # a damaged file is noticed (manifest hash) and the set rewritten
+    (out_dir / "report.html").write_bytes(b"edited")
+    assert write_set(out_dir, report, render) is True and calls == [1, 1]
+    assert (out_dir / "report.html").read_bytes() == rest["report.html"]
