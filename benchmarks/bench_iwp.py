@@ -28,11 +28,12 @@ def min_time(fn, repeats: int) -> float:
     return min(timeit.repeat(fn, number=1, repeat=repeats))
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--p", type=int, default=10)
-    ap.add_argument("--batch-size", type=int, default=128)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--n", type=int, default=1_000_000, help="released examples in the one pass")
+    ap.add_argument("--p", type=int, default=10, help="features per example")
+    ap.add_argument("--batch-size", type=int, default=128, help="mini-batch size of the IWP-SGD and noisy-SGD passes")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per case; the best time is reported")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(0)

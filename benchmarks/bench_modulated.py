@@ -143,16 +143,18 @@ def bench_coverage(reps: int) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--clients", type=int, default=1_000_000)
-    p.add_argument("--dim", type=int, default=10)
-    p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--stream-clients", type=int, default=10_000_000)
-    p.add_argument("--chunk", type=int, default=65536)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--clients", type=int, default=1_000_000, help="K, clients of the fit-time figure (1)")
+    p.add_argument("--dim", type=int, default=10, help="d, features per client (both figures)")
+    p.add_argument("--rounds", type=int, default=10, help="T, rounds of ModulatedRegressor in the fit-time figure")
+    p.add_argument("--repeats", type=int, default=2, help="timed fits per configuration; the best time is reported")
+    p.add_argument("--stream-clients", type=int, default=10_000_000,
+                   help="K of the streaming peak-RSS figure (2), fitted with T = 1 from a file on disk")
+    p.add_argument("--chunk", type=int, default=65536, help="chunk_size (rows read at a time) of the streaming fit")
     p.add_argument("--coverage", type=int, default=0, help="repetitions of the coverage check (0: skip)")
-    p.add_argument("--skip-stream", action="store_true")
-    p.add_argument("--skip-fit", action="store_true")
+    p.add_argument("--skip-stream", action="store_true", help="skip the streaming peak-RSS figure (2)")
+    p.add_argument("--skip-fit", action="store_true", help="skip the fit-time figure (1)")
     a = p.parse_args(argv)
     if not a.skip_stream:  # first, while this process is small
         bench_stream(a.stream_clients, a.dim, a.chunk)

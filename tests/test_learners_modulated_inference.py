@@ -90,7 +90,8 @@ def test_start_bias_estimates_the_bias_of_an_unconverged_fit():
     err, bias = [], []
     for r in range(n):
         X, y = _data(K, np.random.default_rng([4, r]))
-        est = ModulatedRegressor(epsilon=8.0, alpha=0.3, lam=0.3, omega=0.5, rounds=2, step=0.3, random_state=r).fit(X, y)
+        est = ModulatedRegressor(epsilon=8.0, alpha=0.3, lam=0.3, omega=0.5, rounds=2, step=0.3,
+                                 random_state=r).fit(X, y)
         err.append(est.coef_ - BETA)
         bias.append(est.start_bias_)
     err, bias = np.array(err), np.array(bias)
