@@ -29,6 +29,8 @@ from .protocol import DensityMechanism, Mechanism
 from .randomized_response import RandomizedResponse
 from .randomness import draw_seed, resolve_seed, spawn_generators
 from .unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
+from .discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
+from .exponential import ExponentialMechanism
 from .tradeoff import (
     discrete_tradeoff,
     gaussian_delta,
@@ -54,6 +56,7 @@ __all__ = [
     "PrivacyLeakWarning", "RandomizedResponse", "analytic_sigma", "calibrate_gaussian", "calibrate_noise_multiplier",
     "classical_sigma", "discrete_tradeoff", "dpsgd_delta", "dpsgd_epsilon", "gaussian_delta", "gaussian_rho",
     "gaussian_steps_event", "gaussian_tradeoff", "laplace_tradeoff", "neighboring_relation",
-    "random_orthonormal_basis", "UnsafeFloatGaussianMechanism", "UnsafeFloatLaplaceMechanism", "sigma_for_rho", "tradeoff_curve", "tradeoff_from_profile", "zcdp_compose",
+    "random_orthonormal_basis", "UnsafeFloatGaussianMechanism", "UnsafeFloatLaplaceMechanism",
+    "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "ExponentialMechanism", "sigma_for_rho", "tradeoff_curve", "tradeoff_from_profile", "zcdp_compose",
     "zcdp_epsilon", "zcdp_rho",
 ]

@@ -5,7 +5,7 @@ Laplace mechanism followed by rounding to the input-independent lattice γℤ^d 
 :mod:`privaudit.mechanisms.lattice`). Rounding is post-processing, so the ideal release
 is exactly ε-DP with no sensitivity inflation and every lattice point is reachable from
 every input. The noise is S·b·E with E a full-precision exponential
-(:func:`~privaudit.mechanisms.samplers.exponential`) whose tail reaches 763 scales, not
+(:func:`~privaudit.mechanisms.samplers.exponential`) whose tail reaches 737 scales, not
 the 36.7 of numpy's ``laplace`` (whose support therefore depends on x). The
 floating-point deviation from the ideal release is at most a factor exp(±2⁻²⁷) per
 coordinate on every output (:meth:`LaplaceMechanism.float_error`).
@@ -96,8 +96,8 @@ class LaplaceMechanism:
         """(ε slack, δ slack) of the float implementation over the ideal lattice release, for d coordinates.
 
         Every output's implemented probability is within exp(±d·η) of the ideal one
-        (η = 2⁻²⁷, :data:`~privaudit.mechanisms.lattice.LAPLACE_ETA`), except beyond 763
-        scales (ideal mass < 2⁻¹¹⁰⁰, which rounds to 0 in double precision).
+        (η = 2⁻²⁷, :data:`~privaudit.mechanisms.lattice.LAPLACE_ETA`), except beyond 737
+        scales (ideal mass < 2⁻¹⁰⁰⁰ ≈ 1e−301).
         """
         return 2 * check_int("d", d) * LAPLACE_ETA, 0.0
 

@@ -25,15 +25,16 @@ Float error bound (what the implementation adds to the ideal)
     |V − V_real| ≤ η = (b/γ)·κ + 2⁻⁵²|V|, and the probability of each lattice cell
     [j − ½, j + ½) moves by at most a factor exp(±3η) (the density of V varies by a
     factor ≤ e^{1/(b/γ)} ≤ 1.002 across a cell, and the cell boundaries move by ≤ η).
-    The implemented pmf is therefore within exp(±3η) of the ideal, pointwise, per
-    coordinate: for a d-dimensional release, privacy loss ≤ ε_ideal + 6·d·η_max and
-    δ ≤ e^{3dη_max}·δ_ideal + (tail mass outside the coupled support).
+    The implemented pmf is therefore within exp(±η′), η′ = 3η_max, of the ideal,
+    pointwise, per coordinate. For a d-dimensional release the privacy loss is at most
+    ε_ideal + 2dη′, and δ at most e^{dη′}·δ_ideal + (1 + e^ε)·(total variation outside
+    the region where the pointwise bound holds).
 
     * Laplace: N = S·E with E from :func:`~privaudit.mechanisms.samplers.exponential`,
-      κ ≤ 2⁻⁵⁰(E + 1), E ≤ 763; with b/γ < 2¹¹ and |V| < 2²¹ this gives
-      η ≤ 2¹¹·2⁻⁵⁰·764 + 2⁻⁵²·2²¹ < 2⁻²⁸·⁹ and a log-pmf error 3η < 2⁻²⁷
-      (:data:`LAPLACE_ETA`) on *every* output. The uncoupled tail (E > 763) has ideal
-      probability < 2⁻¹¹⁰⁰, below the smallest positive double.
+      κ ≤ 2⁻⁵⁰E, E ≤ 737; with b/γ < 2¹¹ and |V| < 2²¹ this gives
+      η ≤ 2¹¹·2⁻⁵⁰·737 + 2⁻⁵²·2²¹ < 2⁻²⁸·⁹ and a log-pmf error 3η < 2⁻²⁷
+      (:data:`LAPLACE_ETA`) on *every* output. The uncoupled tail (E > 737) has ideal
+      probability < 2⁻¹⁰⁰⁰ ≈ 1e−301.
     * Gaussian: N from numpy's ziggurat ``standard_normal`` (Marsaglia & Tsang, 256
       layers). On its fast path (≈ 99 %) it returns r·w_i for a 52-bit integer r, a
       deterministic coupling with κ ≤ w_i < 2⁻⁵⁰, hence a log-pmf error < 2⁻³⁷; its

@@ -10,23 +10,18 @@ Laplace), so the support of ``x + noise`` itself depends on x.
 The samplers here are built so that each is *coupled* to an exact real-valued
 sampler with a stated error bound, and their tails reach far enough that every
 output a mechanism can produce under one input is reachable under any other input
-except on events of probability below 2⁻¹¹⁰⁰ (smaller than the smallest positive
-double, 4.9e−324).
+except on events of probability below 2⁻¹⁰⁰⁰ ≈ 1e−301.
 
-Full-precision uniform (:func:`uniform_binade`)
-    One 64-bit word per draw: 52 bits of mantissa m, one sign bit, and 11 bits whose
-    leading zeros (refilled from fresh words while all are zero, up to 1100 zeros)
-    give the binade z with P(z) = 2^−(z+1). U is the midpoint of the sub-interval
-    [2^−(z+1)(1 + m/2⁵²), 2^−(z+1)(1 + (m+1)/2⁵²)), each of which has probability exactly
-    its length: U is an exact quantisation Q(U_real) of a real uniform, with
-    |Q(U) − U| ≤ 2⁻⁵³·U (relative, all the way down to 2⁻¹¹⁰⁰), not the absolute 2⁻⁵³ of
-    ``rng.random()``. This is the uniform Mironov's snapping mechanism assumes (each
-    double with probability proportional to its spacing).
-
-Exponential (:func:`exponential`)
-    E = −log U = (z+1)·ln 2 − log1p((m + ½)·2⁻⁵²). Coupled with E_real = −log U_real,
-    |E − E_real| ≤ 2⁻⁵⁰·(E + 1) (quantisation 2⁻⁵³, log1p and the product each within a
-    few ulps). Support: E ≤ 1101·ln 2 ≈ 763.
+Full-precision uniform and exponential (:func:`exponential`)
+    One 64-bit word per draw (refilled with probability 2⁻¹⁰): bit 0 is a sign, bit 1
+    picks the half of (0, 1), and the other 62 bits give u = (m + ½)·2⁻⁶² on (0, 1) with
+    a relative error ≤ 2⁻⁵¹ against a real uniform coupled to it (rows with u < 2⁻¹⁰
+    are redrawn as 2⁻¹⁰·u′, down to 2⁻¹⁰⁰⁰): the resolution is relative all the way
+    down, not the absolute 2⁻⁵³ of ``rng.random()``. This is the uniform Mironov's
+    snapping mechanism assumes (each double with probability proportional to its
+    spacing). E = ln 2 − log u on one half and −log1p(−u/2) on the other, so
+    |E − E_real| ≤ 2⁻⁵⁰·E for E_real = −log U_real, uniformly in E. Support: E ≤ 737;
+    the cap has probability 2⁻¹⁰⁰⁰ ≈ 1e−301.
 
 Discrete Laplace (:func:`discrete_laplace`)
     P(L = k) ∝ exp(−|k|/t) on ℤ, from G = ⌊t·E⌋ ~ Geometric(1 − e^{−1/t}) (exact for a
@@ -53,15 +48,14 @@ import numpy as np
 
 from .validation import check_positive
 
-#: Largest number of leading zero bits drawn for the binade of a uniform; beyond it
-#: (probability 2⁻¹¹⁰⁰ < the smallest positive double) the binade is capped.
-MAX_BINADE = 1100
-#: Bound on |E − E_real| / (E + 1) for :func:`exponential` (see module docstring).
+#: Binades of a full-precision uniform drawn before capping (probability of the cap: 2⁻¹⁰⁰⁰).
+MAX_BINADE = 1000
+#: Bound on |E − E_real| / E for :func:`exponential` (see module docstring).
 EXPONENTIAL_REL_ERROR = 2.0**-50
-#: Largest value :func:`exponential` can return.
-MAX_EXPONENTIAL = (MAX_BINADE + 1) * math.log(2) + 1.0
+#: Largest value :func:`exponential` can return: ln 2 + (MAX_BINADE + 62)·ln 2.
+MAX_EXPONENTIAL = (MAX_BINADE + 63) * math.log(2)
 
-_LOW11 = np.uint64(2**53)  # words below this have their 11 top bits all zero
+_SMALL = np.uint64(2**54)  # words below this have m = w >> 2 < 2⁵²: refill (probability 2⁻¹⁰)
 _LN2 = math.log(2)
 
 
@@ -69,36 +63,48 @@ def _as_generator(rng) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-def _exponential(rng: np.random.Generator, size: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+def _fine_uniform(rng: np.random.Generator, size: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Full-precision uniform u ∈ (0, 1) and the raw words (whose two low bits are unused).
+
+    u = (m + ½)·2⁻⁶² with m = w >> 2, rounded to a double: for m ≥ 2⁵² (u ≥ 2⁻¹⁰) the
+    relative error against a real uniform on m's cell is ≤ 2⁻⁵¹. Rows with m < 2⁵²
+    are redrawn as 2⁻¹⁰·u′ (conditionally on that event u is uniform on (0, 2⁻¹⁰)),
+    down to 2⁻¹⁰⁰⁰.
+    """
     words = rng.bit_generator.random_raw(size)
+    u = (words >> np.uint64(2)).astype(np.float64)
+    u += 0.5
+    u *= 2.0**-62
+    small = np.flatnonzero(words < _SMALL)
+    if small.size:
+        if depth * 10 >= MAX_BINADE:
+            u[small] = 2.0**-MAX_BINADE
+        else:
+            u[small] = 2.0**-10 * _fine_uniform(rng, small.size, depth + 1)[0]
+    return u, words
+
+
+def _exponential(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+    u, words = _fine_uniform(rng, size, 0)
     sign = (words & np.uint64(1)).astype(np.float64)
     sign *= 2.0
     sign -= 1.0
-    # U = (w >> 1 + ½)·2⁻⁶³ rounded to a double: with the 11 top bits not all zero,
-    # U ≥ 2⁻¹¹ and the 63-bit integer keeps ≥ 52 significant bits, so the rounding is
-    # a quantisation of relative size ≤ 2⁻⁵² of a real uniform on its cell.
-    u = (words >> np.uint64(1)).astype(np.float64)
-    u += 0.5
-    u *= 2.0**-63
-    e = np.log(u)
-    np.negative(e, out=e)
-    rare = np.flatnonzero(words < _LOW11)
-    if rare.size:
-        # Conditionally on 11 leading zeros, 2¹¹·U is again uniform: E = 11 ln 2 + E′.
-        if depth * 11 >= MAX_BINADE:
-            e[rare] = MAX_BINADE * _LN2
-        else:
-            e[rare] = 11 * _LN2 + _exponential(rng, rare.size, depth + 1)[0]
+    # A fair bit picks U = u/2 < ½ (E = ln 2 − log u) or U = 1 − u/2 > ½
+    # (E = −log1p(−u/2)); both keep E's relative error ≤ 2⁻⁵⁰, also for E near 0,
+    # where −log(U) of a uniform on a 2⁻⁵³ grid would be off by 100 %.
+    upper = (words & np.uint64(2)).astype(bool)
+    half = 0.5 * u
+    e = np.where(upper, -np.log1p(-half), _LN2 - np.log(u))
     return e, sign
 
 
 def exponential(rng, size) -> tuple[np.ndarray, np.ndarray]:
     """Full-precision Exp(1) draws and independent signs (±1.0), flat arrays of ``size``.
 
-    Returns ``(E, S)`` with |E − E_real| ≤ 2⁻⁵⁰ (E + 1) for a coupled exact exponential
-    E_real; E ≤ 763 (see module docstring).
+    Returns ``(E, S)`` with |E − E_real| ≤ 2⁻⁵⁰·E for a coupled exact exponential
+    E_real, and E ≤ 737 (see module docstring).
     """
-    return _exponential(_as_generator(rng), int(size), 0)
+    return _exponential(_as_generator(rng), int(size))
 
 
 def geometric_floor(e: np.ndarray, t: float) -> np.ndarray:
@@ -113,7 +119,7 @@ def _size(size) -> tuple[int, ...]:
 
 def _signed_geometric(rng: np.random.Generator, m: int, t: float) -> tuple[np.ndarray, np.ndarray]:
     """One round of the discrete-Laplace reduction: (S·⌊tE⌋, rejected mask)."""
-    e, s = _exponential(rng, m, 0)
+    e, s = _exponential(rng, m)
     g = geometric_floor(e, t)
     bad = (s < 0) & (g == 0)
     g *= s
@@ -140,7 +146,7 @@ def _dg_round(rng: np.random.Generator, m: int, t: float, centre: float, two_var
     a -= centre
     a *= a
     a /= two_var
-    e, _ = _exponential(rng, m, 0)
+    e, _ = _exponential(rng, m)
     return y, ~(e > a)  # accept with probability exp(−a) = P(Exp(1) > a)
 
 
