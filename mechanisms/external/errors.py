@@ -98,5 +98,10 @@ def check_records(adapter: str, x) -> np.ndarray:
     return arr
 
 
-__all__ = ["ExternalLibraryError", "ExternalTypeError", "INSTALL_HINT", "UNSEEDED_NOTE", "check_finite_input",
+__all__ = ["ExternalLibraryError", "ExternalTypeError", "INSTALL_HINT", "UNSEEDED_NOTE", "adjacency_name", "check_finite_input",
            "check_records", "import_library", "library_errors"]
+
+
+def adjacency_name(norm: str, sensitivity: float) -> str:
+    """``"l1<=Δ"`` / ``"l2<=Δ"`` with Δ written positionally (``1e+308`` would not parse as an adjacency)."""
+    return f"{norm}<={np.format_float_positional(float(sensitivity), trim='-')}"

@@ -38,6 +38,7 @@ from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
 from ..validation import InvalidInputError, InvalidParameterError, check_delta, check_int, check_positive
+from .errors import adjacency_name as _adjacency
 from .errors import UNSEEDED_NOTE, check_finite_input, import_library, library_errors
 
 LIBRARY = "OpenDP"
@@ -133,7 +134,7 @@ class OpenDPLaplace(_OpenDPVector):
         meas = self._measurement({"scale": self.scale})
         with library_errors(self.name, LIBRARY):
             eps = float(meas.map(self.sensitivity))
-        self.claim = PrivacyClaim(eps, 0.0, f"l1<={self.sensitivity:g}")
+        self.claim = PrivacyClaim(eps, 0.0, _adjacency("l1", self.sensitivity))
 
     def _build(self, dp, noise):
         domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
@@ -175,7 +176,7 @@ class OpenDPGaussian(_OpenDPVector):
         with library_errors(self.name, LIBRARY):
             rho = float(meas.map(self.sensitivity))
             eps = float(dp.c.make_zCDP_to_approxDP(meas).map(self.sensitivity).epsilon(self.delta))
-        self.claim = PrivacyClaim(eps, self.delta, f"l2<={self.sensitivity:g}", rho=rho)
+        self.claim = PrivacyClaim(eps, self.delta, _adjacency("l2", self.sensitivity), rho=rho)
         self._exact = GaussianMechanism(sigma=self.noise_scale, sensitivity=self.sensitivity)
 
     def _build(self, dp, noise):
@@ -227,7 +228,7 @@ class OpenDPDiscreteLaplace(_OpenDPVector):
         meas = self._measurement({"scale": self.scale})
         with library_errors(self.name, LIBRARY):
             eps = float(meas.map(self.sensitivity))
-        self.claim = PrivacyClaim(eps, 0.0, f"l1<={self.sensitivity:g}")
+        self.claim = PrivacyClaim(eps, 0.0, _adjacency("l1", self.sensitivity))
 
     def _build(self, dp, noise):
         domain = dp.vector_domain(dp.atom_domain(T=int))
@@ -276,7 +277,7 @@ class OpenDPGaussianComposition(_OpenDPVector):
         with library_errors(self.name, LIBRARY):
             rho = float(meas.map(self.sensitivity))
             eps = float(dp.c.make_zCDP_to_approxDP(meas).map(self.sensitivity).epsilon(self.delta))
-        self.claim = PrivacyClaim(eps, self.delta, f"l2<={self.sensitivity:g}", rho=rho)
+        self.claim = PrivacyClaim(eps, self.delta, _adjacency("l2", self.sensitivity), rho=rho)
         mu = self.sensitivity * math.sqrt(sum(1.0 / s**2 for s in self.noise_scales))
         self._exact = GaussianMechanism(sigma=1.0 / mu, sensitivity=1.0)
 

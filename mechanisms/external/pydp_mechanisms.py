@@ -34,6 +34,7 @@ from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
 from ..validation import check_delta, check_epsilon, check_int, check_positive, check_real
+from .errors import adjacency_name as _adjacency
 from .errors import UNSEEDED_NOTE, ExternalLibraryError, check_finite_input, check_records, import_library, library_errors
 
 LIBRARY = "Google differential-privacy (pydp)"
@@ -85,7 +86,7 @@ class PyDPLaplace(_PyDPNumerical):
         self.noise_epsilon = None if noise_epsilon is None else check_epsilon(noise_epsilon, "noise_epsilon")
         self.sensitivity_param = check_positive("sensitivity", sensitivity)
         mech = self._build(check_epsilon(epsilon))
-        self.claim = PrivacyClaim(float(mech.epsilon), 0.0, f"l1<={float(mech.sensitivity):g}")
+        self.claim = PrivacyClaim(float(mech.epsilon), 0.0, _adjacency("l1", float(mech.sensitivity)))
         self._noise_mech = mech if noise_epsilon is None else self._build(self.noise_epsilon)
 
     def _make(self, nm, epsilon):
@@ -116,7 +117,7 @@ class PyDPGaussian(_PyDPNumerical):
         self.delta_param = check_delta(delta)
         self.sensitivity_param = check_positive("sensitivity", sensitivity)
         mech = self._build(check_epsilon(epsilon))
-        self.claim = PrivacyClaim(float(mech.epsilon), float(mech.delta), f"l2<={float(mech.l2_sensitivity):g}")
+        self.claim = PrivacyClaim(float(mech.epsilon), float(mech.delta), _adjacency("l2", float(mech.l2_sensitivity)))
         self._noise_mech = mech if noise_epsilon is None else self._build(self.noise_epsilon)
         self._exact = GaussianMechanism(sigma=float(self._noise_mech.std),
                                         sensitivity=float(self._noise_mech.l2_sensitivity))
