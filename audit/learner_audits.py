@@ -104,9 +104,28 @@ class TranscriptRelease:
         return out
 
     def log_density(self, outputs, x) -> np.ndarray:
-        o = np.asarray(outputs, dtype=float)
+        # Callers may pass the releases flattened to rows: restore (n, T, d).
+        o = np.asarray(outputs, dtype=float).reshape(-1, self.rounds, self.mechanisms[0].dim)
         return sum(m.log_density(o[:, t], x, phase=None if self.phases is None else self.phases[t])
                    for t, m in enumerate(self.mechanisms))
+
+    #: Recorded in a learner-tradeoff report (:mod:`privaudit.audit.release_views`).
+    tradeoff_note = ("the learner is fitted on synthetic data; the audit tests one client's releases over all "
+                     "rounds (its transcript) on the worst-case pair, with the learner's own per-round σ and bases")
+    reconstruction_note = "x is reconstructed from one client's releases over all rounds of the fitted learner"
+
+    def tradeoff_audit(self, *, n: int, confidence: float, rng, estimator: str | None = None,
+                       phase: str = "known") -> TradeoffAudit:
+        """:func:`audit_modulated` of this transcript under its claim (phase ``"known"`` or ``"hidden"``)."""
+        return audit_modulated(self, phase_known=phase == "known", n=n, estimator=estimator,
+                               confidence=confidence, rng=rng)
+
+    def reconstruction_audit(self, *, attacker, prior, n: int, confidence: float, rng, phase: str = "known"):
+        """Reconstruction of x from the rounds' releases (their Fisher information adds)."""
+        from .reconstruction import audit_reconstruction
+
+        return audit_reconstruction(list(self.mechanisms), attacker, None, prior, phase=phase, n=n, rng=rng,
+                                    confidence=confidence)
 
     def displacement_mu(self, x, x_prime) -> float:
         """μ_T = sqrt(Σ_t ‖g_t(x′) − g_t(x)‖²/σ_t²) with the known phases (exact GDP of this pair)."""
@@ -141,7 +160,8 @@ def audit_modulated(
     """Audit seed 000's client transcript (or one round, ``rounds=1``).
 
     ``learner_or_mechanisms`` is a fitted ModulatedRegressor / OneShotModulatedRegressor
-    (its ``round_mechanisms_`` and ``claim`` are used), a list of
+    (its ``round_mechanisms_`` and ``claim`` are used), a :class:`TranscriptRelease`
+    (its mechanisms and claim), a list of
     ModulatedMechanism, or one ModulatedMechanism (a single round). With the phase
     known the release is exactly Gaussian, so the default estimator is ``"gdp"``
     and the exact curve is G_{μ_T}; with it unknown the default is Clopper–Pearson
@@ -156,11 +176,14 @@ def audit_modulated(
     elif hasattr(obj, "round_mechanisms_"):
         mechs = list(obj.round_mechanisms_)
         claim = obj.claim
+    elif isinstance(obj, TranscriptRelease):
+        mechs = list(obj.mechanisms)
+        claim = obj.claim
     else:
         mechs = list(obj)
     if rounds is not None:
         mechs = mechs[: check_int("rounds", rounds)]
-        if rounds < len(getattr(obj, "round_mechanisms_", mechs)):
+        if rounds < len(getattr(obj, "round_mechanisms_", getattr(obj, "mechanisms", mechs))):
             claim = None  # a prefix of the transcript: test its own exact composition
     release, x, xp = transcript_pair(mechs, direction, claim=claim, phase_known=phase_known)
     if phase_known:
@@ -172,7 +195,7 @@ def audit_modulated(
         estimator = estimator or "clopper-pearson"
     res = audit_tradeoff(release, x, xp, n=n, estimator=estimator, confidence=confidence, rng=rng,
                          target=f"modulated transcript T={len(mechs)}, phase {'known' if phase_known else 'unknown'}",
-                         **kw)
+                         assume_gaussian=phase_known, **kw)
     if not phase_known:
         # No closed form for the marginal: the phase-known (worst-case) curve and ε are not exact here.
         res = dataclasses.replace(res, exact_curve=None, epsilon_exact=None)
@@ -202,10 +225,18 @@ class RecordRelease:
     label; ``log_density`` adds the two independent log-densities.
     """
 
-    def __init__(self, feature_mechanism: GaussianMechanism, label_mechanism, claim: PrivacyClaim) -> None:
+    tradeoff_note = ("the learner is fitted on synthetic data; the audit tests one record's local release (x~, y~) "
+                     "on opposite corners of the declared feature box with the label flipped")
+    reconstruction_note = ("x is reconstructed from one record's released features x~ (Gaussian, σ on the "
+                           "declared box's diameter)")
+
+    def __init__(self, feature_mechanism: GaussianMechanism, label_mechanism, claim: PrivacyClaim, *,
+                 bounds=None, label_bounds=None) -> None:
         self.feature_mechanism = feature_mechanism
         self.label_mechanism = label_mechanism
         self.claim = claim
+        self.bounds = bounds
+        self.label_bounds = label_bounds
 
     @classmethod
     def from_release(cls, release) -> "RecordRelease":
@@ -213,7 +244,21 @@ class RecordRelease:
         rel = getattr(release, "release_", release)
         if getattr(rel, "feature_mechanism", None) is None or getattr(rel, "label_mechanism", None) is None:
             raise InvalidParameterError("the release does not expose feature_mechanism and label_mechanism")
-        return cls(rel.feature_mechanism, rel.label_mechanism, rel.claim)
+        return cls(rel.feature_mechanism, rel.label_mechanism, rel.claim, bounds=getattr(rel, "bounds", None),
+                   label_bounds=getattr(rel, "label_bounds", None))
+
+    def tradeoff_audit(self, *, n: int, confidence: float, rng, estimator: str | None = None,
+                       phase: str = "known") -> TradeoffAudit:
+        """:func:`audit_iwp_release` on the worst-case pair of the declared box."""
+        kw = {"estimator": estimator} if estimator is not None else {}
+        return audit_iwp_release(self, n=n, confidence=confidence, rng=rng, **kw)
+
+    def reconstruction_audit(self, *, attacker, prior, n: int, confidence: float, rng, phase: str = "known"):
+        """Reconstruction of x from the released features x̃ alone."""
+        from .reconstruction import audit_reconstruction
+
+        return audit_reconstruction(self.feature_mechanism, attacker, None, prior, n=n, rng=rng,
+                                    confidence=confidence)
 
     def __repr__(self) -> str:
         return f"RecordRelease({self.feature_mechanism!r}, {self.label_mechanism!r}, claim={self.claim})"
@@ -375,6 +420,30 @@ def canary_dataset(n_data: int = 20, dim: int = 3, *, canary_label: float = 1e3,
     return _CanaryData(Xa, y, float(canary_label))
 
 
+class ScalarInputRelease:
+    """A mechanism on a scalar input s seen as a 1-vector (e.g. :class:`LabelCanarySteps` on the sign s ∈ {−1, +1}).
+
+    Reconstruction audits draw inputs as vectors (a discrete prior's support has shape
+    (k, d)); the wrapped mechanism takes the scalar.
+    """
+
+    def __init__(self, view) -> None:
+        self.view = view
+        self.claim = view.claim
+
+    def __repr__(self) -> str:
+        return repr(self.view)
+
+    def sample(self, x, n: int, rng=None) -> np.ndarray:
+        return self.view.sample(float(np.ravel(x)[0]), n, rng)
+
+    def log_density(self, outputs, x) -> np.ndarray:
+        return self.view.log_density(outputs, float(np.ravel(x)[0]))
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return self.view.tradeoff(alpha)
+
+
 class DPSGDLabelCanary:
     """DP-SGD training runs with a label canary, through the engine, as a mechanism on the canary's sign.
 
@@ -454,6 +523,33 @@ class DPSGDLabelCanary:
             return np.stack(steps, axis=1)
         return theta
 
+    tradeoff_note = ("the DP-SGD engine with the learner's (ε, δ, clip, epochs, lr, adjacency) on a small canary "
+                     "dataset, one label flipped; conditioning by public features is post-processing of public data "
+                     "and does not enter the label-DP analysis")
+    reconstruction_note = ("a canary's label sign (uniform prior on ±1) is reconstructed from the white-box DP-SGD "
+                           "steps; the exact-reconstruction (ReRo) bound follows from the steps' trade-off curve")
+
+    def tradeoff_audit(self, *, n: int, confidence: float, rng, estimator: str | None = None,
+                       phase: str = "known") -> TradeoffAudit:
+        """:func:`audit_dpsgd_label` on the canary's label flip."""
+        kw = {"estimator": estimator} if estimator is not None else {}
+        return audit_dpsgd_label(self, n=n, confidence=confidence, rng=rng, **kw)
+
+    def reconstruction_audit(self, *, attacker, prior, n: int, confidence: float, rng, phase: str = "known"):
+        """The canary's label sign (uniform prior on ±1) from the exact law of the white-box steps.
+
+        ``prior`` is ignored: the reconstructed quantity is the label sign s ∈ {−1, +1}.
+        """
+        from privaudit.attacks.priors import DiscretePrior
+
+        from .reconstruction import audit_reconstruction
+
+        steps = LabelCanarySteps(noise_multiplier=self.noise_multiplier_, steps=self.steps_, delta=self.claim.delta,
+                                 adjacency=self.claim.adjacency)
+        labels = DiscretePrior(np.array([[-1.0], [1.0]]))
+        return audit_reconstruction(ScalarInputRelease(steps), attacker, None, labels, n=n, rng=rng,
+                                    confidence=confidence)
+
     def exact_mu(self) -> float:
         """μ of the canary pair: 2√T/z (full batch, antipodal clipped canary gradients)."""
         return 2 * math.sqrt(self.steps_) / self.noise_multiplier_
@@ -483,8 +579,9 @@ def audit_dpsgd_label(
         attacker = None
     if isinstance(mechanism, LabelCanarySteps) and mechanism.sampling_rate < 1 and estimator == "gdp":
         raise InvalidParameterError("the GDP estimator assumes a Gaussian trade-off; use clopper-pearson for q < 1")
+    # q = 1 (checked above for the exact view): the flip is a shift of Gaussian steps, a G_mu curve.
     return audit_tradeoff(mechanism, -1.0, 1.0, n=n, attacker=attacker, estimator=estimator,
-                          confidence=confidence, rng=rng, target=repr(mechanism))
+                          confidence=confidence, rng=rng, target=repr(mechanism), assume_gaussian=True)
 
 
 def one_run_label_audit(
@@ -508,6 +605,6 @@ def one_run_label_audit(
 
 
 __all__ = [
-    "DPSGDLabelCanary", "LabelCanarySteps", "RecordRelease", "TranscriptRelease", "audit_dpsgd_label",
+    "DPSGDLabelCanary", "LabelCanarySteps", "RecordRelease", "ScalarInputRelease", "TranscriptRelease", "audit_dpsgd_label",
     "audit_iwp_release", "audit_modulated", "canary_dataset", "one_run_label_audit", "transcript_pair",
 ]

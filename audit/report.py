@@ -14,8 +14,9 @@ JSON alone (:func:`write_report`). The document holds::
 
 Each audit entry is its result's :meth:`~privaudit.audit.results.AuditResult.to_dict`;
 the renderers are generic over it (every scalar field is tabulated, so fields a
-renderer does not know still show), with dedicated figures for the known kinds
-(:mod:`privaudit.audit.figures`). A task that failed is an entry with verdict
+renderer does not know still show), with the headline, figures and summary-table
+rows each kind declares (:mod:`privaudit.audit.kinds`, rendered by
+:mod:`privaudit.audit.figures`). A task that failed is an entry with verdict
 ``"error"`` and its error message. Nothing in the JSON depends on the wall clock, so
 two runs with the same seed and versions produce identical files.
 
@@ -28,13 +29,14 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 import platform
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from .figures import headline, render_figures, render_table_figures, summary_tables
+from .formatting import fmt
 from .report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
 
 SCHEMA = "privaudit.report/1"
@@ -92,27 +94,6 @@ def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- text helpers
-def fmt(value: Any) -> str:
-    """Compact human formatting of a scalar (4 significant digits)."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        return f"{value:.4g}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(fmt(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={fmt(v)}" for k, v in value.items())
-    return str(value)
-
-
 def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, str | int | float | bool)
 
@@ -147,8 +128,6 @@ def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]
                     tables: list[tuple[str, list[str], list[list[str]], str]],
                     table_links: dict[str, str] | None = None) -> str:
     """The Markdown report; figures are linked from ``figures/`` (``table_links``: title -> PNG of a table)."""
-    from .figures import headline
-
     s = report["summary"]
     counts = ", ".join(f"{n} {v}" for v, n in s["counts"].items())
     out = [f"# privaudit report: {report['name']}", ""]
@@ -214,8 +193,6 @@ def _verdict(v: str) -> str:
 def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
                 tables: list[tuple[str, list[str], list[list[str]], str]]) -> str:
     """The self-contained HTML report (figures embedded as base64 PNG)."""
-    from .figures import headline
-
     s = report["summary"]
     counts = ", ".join(f"{n} {v}" for v, n in s["counts"].items())
     e = html.escape

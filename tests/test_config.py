@@ -18,7 +18,8 @@ from privaudit.audit.config import (
     load_config,
     parse_config,
 )
-from privaudit.audit.tasks import get_task_kind, plan_tasks, scale_params
+from privaudit.audit.kinds import get_kind as get_task_kind
+from privaudit.audit.tasks import plan_tasks, scale_params
 from privaudit.mechanisms import GaussianMechanism, InvalidParameterError, ParameterTypeError
 
 GOOD = """
@@ -114,7 +115,7 @@ def test_out_of_range_is_a_value_error_naming_key_and_value(tmp_path):
     assert "samples = -2.0" in str(e)
     e = _err(tmp_path, GOOD.replace("epsilon = 1.0, delta", "epsilon = -1.0, delta"))
     assert isinstance(e, ConfigValueError)
-    assert "audits[0].mechanism" in str(e) and "epsilon=-1.0" in str(e)
+    assert "audits[0].mechanism.epsilon = -1.0" in str(e)  # named at load, nothing constructed
 
 
 def test_choices_unknown_kind_and_mechanism(tmp_path):
@@ -189,10 +190,10 @@ def test_task_generators_are_spawned_children_of_the_root_seed(tmp_path):
 
 
 def test_mechanism_table_builds_the_mechanism(tmp_path):
-    from privaudit.audit.tasks import build_mechanism
+    from privaudit.audit.components import MECHANISMS
 
     c = load_config(write(tmp_path, GOOD))
-    m = build_mechanism(c.audits[0].params["mechanism"])
+    m = MECHANISMS.build(c.audits[0].params["mechanism"], "mechanism")
     ref = GaussianMechanism(epsilon=1.0, delta=1e-5)
     assert isinstance(m, GaussianMechanism) and m.sigma == ref.sigma and m.claim == ref.claim
 

@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 
 from privaudit.audit.config import parse_config
-from privaudit.audit.figures import max_certifiable_epsilon, summary_tables
+from privaudit.audit.certifiable import max_certifiable_epsilon
+from privaudit.audit.figures import summary_tables
 from privaudit.audit.report import SCHEMA, build_report, load_report, summarize, write_report
 from privaudit.audit.results import ExperimentResult
 from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
@@ -163,18 +164,29 @@ def test_render_figures_skips_errors_and_unknown_kinds(written):
     assert indices == {0, 1, 2, 3}  # not 4 (unknown kind) nor 5 (error)
 
 
-def test_malformed_entry_loses_its_figure_not_the_report(tmp_path, monkeypatch):
-    from privaudit.audit import figures
+def test_malformed_entry_loses_its_figure_not_the_report(tmp_path):
+    import dataclasses
+
+    from privaudit.audit.kinds import get_kind, register_kind
+    from privaudit.audit.kinds.tradeoff import tradeoff_figures
 
     # odd values render what they can without raising ...
     odd = {**tradeoff_entry(), "fnr": [1.0, "oops"], "claim": {"epsilon": "x"}}
-    assert [f[0] for f in figures.tradeoff_figures(odd)] == ["tradeoff"]
+    assert [f[0] for f in tradeoff_figures(odd)] == ["tradeoff"]
 
     # ... and a renderer that raises costs its figure only
     def broken(audit):
         raise KeyError("band")
 
-    monkeypatch.setitem(figures.FIGURES, "tradeoff", broken)
+    original = get_kind("tradeoff")
+    register_kind(dataclasses.replace(original, figures=broken), force=True)
+    try:
+        _write_with_broken_figures(tmp_path)
+    finally:
+        register_kind(original, force=True)
+
+
+def _write_with_broken_figures(tmp_path):
     cfg = parse_config({"name": "bad", "audits": [
         {"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 1.0}, "x": [0.0], "x_prime": [1.0]}]})
     rep = build_report(cfg, [FakeTask(0, 0)], {0: {"results": [tradeoff_entry()]}})

@@ -13,7 +13,7 @@ from privaudit.mechanisms import GaussianMechanism
 
 
 def run(audits, tmp_path, **kw):
-    cfg = parse_config({"name": "kinds", "seed": 2, "audits": audits})
+    cfg = parse_config({"name": "kinds", "seed": 2, "audits": audits}, allow_imports=["my_estimators"])
     return run_config(cfg, out=tmp_path, figures=False, use_cache=False, **kw).report
 
 
@@ -59,6 +59,9 @@ def test_bias_kind_with_a_user_sampler(tmp_path, monkeypatch):
             return rng.normal([1.0, -2.0], 1.0, size=(n, 2))
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
+    # a "module:function" reference imports code: refused unless the user opts in for that module
+    with pytest.raises(ConfigValueError, match="--allow-import my_estimators"):
+        parse_config({"audits": [{"kind": "bias", "sampler": "my_estimators:draw", "target_value": [1.0, -2.0]}]})
     rep = run([
         {"kind": "bias", "sampler": "my_estimators:draw", "target_value": [1.0, -2.0], "n": 20000},
         {"kind": "bias", "sampler": "my_estimators:draw", "target_value": [1.2, -2.0], "n": 20000},
@@ -67,7 +70,8 @@ def test_bias_kind_with_a_user_sampler(tmp_path, monkeypatch):
     assert ok["verdict"] == "pass" and biased["verdict"] == "fail"
     assert biased["bias"][0] == pytest.approx(-0.2, abs=5 * np.sqrt(1 / 20000))
     with pytest.raises(ConfigValueError, match="audits\\[0\\].sampler"):
-        parse_config({"audits": [{"kind": "bias", "sampler": "my_estimators:nothing", "target_value": [0.0]}]})
+        parse_config({"audits": [{"kind": "bias", "sampler": "my_estimators:nothing", "target_value": [0.0]}]},
+                     allow_imports=["my_estimators"])
 
 
 def test_learner_tables_are_validated(tmp_path):

@@ -1,0 +1,56 @@
+"""Formatting of report values: compact numbers, JSON scalars back to floats.
+
+Reports render from ``report.json``, where non-finite floats are the strings
+``"inf"``, ``"-inf"`` and ``"nan"`` (:func:`privaudit.audit.results.to_jsonable`);
+:func:`num` reads them back and :func:`fmt` prints any value in 4 significant digits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def fmt(value: Any) -> str:
+    """Compact human formatting of a scalar (4 significant digits)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return f"{value:.4g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={fmt(v)}" for k, v in value.items())
+    return str(value)
+
+
+def num(value: Any) -> float | None:
+    """A float from a JSON scalar (``"inf"``/``"nan"`` strings included), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    return None
+
+
+def fnum(value: Any) -> str:
+    """:func:`fmt` of a JSON value, with ``"inf"``-style strings read as floats."""
+    if isinstance(value, str) and num(value) is not None:
+        value = num(value)
+    return fmt(value)
+
+
+def claim_of(entry: dict) -> dict:
+    """The ``claim`` table of a report entry (``{}`` when absent or malformed)."""
+    c = entry.get("claim")
+    return c if isinstance(c, dict) else {}

@@ -1,0 +1,146 @@
+"""Audit kinds: what an ``[[audits]]`` entry of a configuration can ask for.
+
+An :class:`AuditKind` declares everything about one kind in one place: the keys its
+entry accepts (:class:`~privaudit.audit.fields.Field`), the function that runs it,
+the dataclass of its result, and how a report shows that result (a one-line
+headline, figures, rows of the cross-audit summary tables). The configuration
+loader, the runner, the report and the figures iterate over this registry; none of
+them switches on kind names, so adding a kind is one module::
+
+    from privaudit.audit.kinds import AuditKind, register_kind
+
+    register_kind(AuditKind("my-kind", run=my_run, fields={...}, result=MyResult,
+                            headline=my_headline, figures=my_figures))
+
+Built-in kinds are the modules of this package, registered when it is imported.
+Installed packages add kinds through the entry-point group ``privaudit.audit_kinds``
+(each entry point names an :class:`AuditKind`), loaded on first lookup. A name clash
+is refused unless ``force=True``.
+
+Kinds and result kinds
+    Several kinds may produce the same result type (``tradeoff`` and
+    ``learner-tradeoff`` both give a :class:`~privaudit.audit.tradeoff.TradeoffAudit`).
+    A report entry records its *result* kind (``TradeoffAudit.kind``); it is rendered
+    by the first registered kind whose result has that kind (:func:`renderer`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any
+
+from ..fields import ConfigValueError, Field, did_you_mean
+from ..results import AuditResult
+from .base import AuditKind
+
+#: Entry-point group of third-party audit kinds.
+ENTRY_POINT_GROUP = "privaudit.audit_kinds"
+#: Built-in kind modules of this package, registered on import (in this order).
+BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
+                   "learner_reconstruction", "one_run_label", "utility")
+
+_KINDS: dict[str, AuditKind] = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def register_kind(kind: AuditKind, *, force: bool = False) -> AuditKind:
+    """Register ``kind``; a different kind of the same name raises unless ``force=True``."""
+    if not isinstance(kind, AuditKind):
+        raise TypeError(f"register_kind needs an AuditKind, got {type(kind).__name__}")
+    old = _KINDS.get(kind.name)
+    if old is not None and old != kind and not force:
+        raise ConfigValueError(f"audit kind {kind.name!r} is already registered; pass force=True to replace it")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def register_task_kind(
+    name: str, *, fields: Mapping[str, Field], doc: str = "", target: Callable[[dict], str] | None = None,
+    check: Callable[[str, dict], None] | None = None, force: bool = False, **rendering: Any,
+) -> Callable:
+    """Decorator form of :func:`register_kind` for a bare ``run(params, rng)`` function.
+
+    ``rendering`` takes the other :class:`AuditKind` attributes (``result``,
+    ``headline``, ``figures``, ``table_rows``). ``run`` may return plain dicts (e.g. a
+    quick experiment in a script); they are reported as they are.
+    """
+
+    def deco(run: Callable) -> Callable:
+        old = _KINDS.get(name)
+        if old is not None and old.run is run:
+            return run
+        register_kind(AuditKind(name, run, dict(fields), doc=doc or (inspect.getdoc(run) or "").split("\n")[0],
+                                target=target, check=check, **rendering), force=force)
+        return run
+
+    return deco
+
+
+def unregister_kind(name: str) -> None:
+    """Remove a kind (for tests that register temporary kinds)."""
+    _KINDS.pop(name, None)
+
+
+unregister_task_kind = unregister_kind
+
+
+def _load_entry_points() -> None:
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _KINDS:
+            continue  # a built-in or an explicitly registered kind wins; never replaced silently
+        kind = ep.load()
+        if not isinstance(kind, AuditKind) or kind.name != ep.name:
+            raise ConfigValueError(f"entry point {ep.name} = {ep.value!r} of {ENTRY_POINT_GROUP} is not an "
+                                   f"AuditKind named {ep.name!r}")
+        register_kind(kind)
+
+
+def audit_kinds() -> dict[str, AuditKind]:
+    """Registered kinds, by name (built-ins, entry points, and kinds registered at run time)."""
+    _load_entry_points()
+    return dict(sorted(_KINDS.items()))
+
+
+def get_kind(name: str) -> AuditKind:
+    """The kind called ``name``; an unknown name raises with a hint."""
+    if name not in _KINDS:
+        _load_entry_points()
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise ConfigValueError(f"unknown audit kind {name!r}{did_you_mean(name, _KINDS)}") from None
+
+
+def renderer(result_kind: str | None) -> AuditKind | None:
+    """The first registered kind whose result has kind ``result_kind`` (renders such report entries)."""
+    _load_entry_points()
+    for kind in _KINDS.values():
+        if kind.result_kind is not None and kind.result_kind == result_kind:
+            return kind
+    return None
+
+
+def result_type(result_kind: str | None) -> type[AuditResult] | None:
+    """The result dataclass of report entries of kind ``result_kind`` (for ``from_dict``), if registered."""
+    kind = renderer(result_kind)
+    return kind.result if kind is not None else None
+
+
+# Older names (the registry lived in privaudit.audit.tasks).
+task_kinds = audit_kinds
+get_task_kind = get_kind
+
+for _module in BUILTIN_MODULES:
+    register_kind(importlib.import_module(f"{__name__}.{_module}").KIND)
+
+__all__ = [
+    "AuditKind", "ENTRY_POINT_GROUP", "audit_kinds", "get_kind", "get_task_kind", "register_kind",
+    "register_task_kind", "renderer", "result_type", "task_kinds", "unregister_kind", "unregister_task_kind",
+]

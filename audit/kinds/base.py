@@ -1,0 +1,121 @@
+"""The :class:`AuditKind` record and the fields several built-in kinds share.
+
+Kind modules import this module, never the registry (:mod:`privaudit.audit.kinds`),
+so that registering the built-ins on import is not an import cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+from ..components import LEARNERS, MECHANISMS
+from ..fields import ConfigValueError, Field
+from ..results import AuditResult
+
+
+#: A figure: (file-name suffix, matplotlib figure, caption).
+Figure = tuple[str, Any, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditKind:
+    """A registered kind of audit entry.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind`` value in a configuration.
+    run : callable(params, rng) -> AuditResult | AuditEntry | list | dict
+        Runs one entry. ``params`` are the validated fields (sample sizes scaled),
+        ``rng`` the task's own :class:`numpy.random.Generator`.
+    fields : mapping of str to Field
+        Keys the entry accepts (besides ``kind`` and ``target``).
+    result : type of AuditResult, optional
+        The dataclass ``run`` returns (its ``kind`` is the report entry's ``kind``).
+    doc : str
+        One line for ``privaudit list kinds``.
+    target : callable(params) -> str, optional
+        Default report label when the entry has no ``target``.
+    check : callable(path, params), optional
+        Validation spanning several fields, run when the configuration is loaded.
+    headline : callable(entry dict) -> str, optional
+        One-line summary of a report entry of this kind's result.
+    figures : callable(entry dict) -> list of (suffix, figure, caption), optional
+        Figures of a report entry (matplotlib figures; the report renders them to PNG).
+    table_rows : mapping of table name to callable(entry dict) -> list of str, optional
+        Rows this kind contributes to the summary tables of :mod:`privaudit.audit.figures`
+        (``"epsilon"``, ``"bias"``); a callable returning None adds no row.
+    """
+
+    name: str
+    run: Callable[[dict, Any], Any]
+    fields: Mapping[str, Field]
+    result: type[AuditResult] | None = None
+    doc: str = ""
+    target: Callable[[dict], str] | None = None
+    check: Callable[[str, dict], None] | None = None
+    headline: Callable[[dict], str] | None = None
+    figures: Callable[[dict], list[Figure]] | None = None
+    table_rows: Mapping[str, Callable[[dict], list[str] | None]] = dataclasses.field(default_factory=dict)
+
+    def validate(self, path: str, params: dict) -> None:
+        """Checks spanning several fields (after each field is valid); raise naming ``path``."""
+        if self.check is not None:
+            self.check(path, params)
+
+    def default_target(self, params: dict) -> str:
+        return self.target(params) if self.target is not None else self.name
+
+    @property
+    def result_kind(self) -> str | None:
+        return self.result.kind if self.result is not None else None
+
+
+
+#: Confidence level of every bound.
+CONFIDENCE = Field("float", 0.95, low=0.0, high=1.0, closed="neither", doc="confidence level of the bounds")
+#: A mechanism table, validated against the mechanism registry (nothing is constructed).
+MECHANISM = Field("table", validate=MECHANISMS.field_validator(), doc="mechanism table {name = ..., <parameters>}")
+
+
+def mechanism_target(params: dict) -> str:
+    """Default label of an entry with a mechanism table: ``name(key=value, ...)`` (arrays left out)."""
+    m = params.get("mechanism") or {}
+    args = ", ".join(f"{k}={v}" for k, v in m.items() if k != "name" and not isinstance(v, list))
+    return f"{m.get('name', '?')}({args})"
+
+
+# --------------------------------------------------------------------------- learner kinds
+#: A learner table, validated against the learner registry and the learner's ``_parameter_constraints``.
+LEARNER = Field("table", validate=LEARNERS.field_validator(), doc="learner table {name = ..., <hyperparameters>}")
+#: The synthetic data a learner is fitted on before its release is audited.
+DATA_FIELDS = {
+    "n_train": Field("int", 2000, low=10, high=10**7, doc="synthetic training examples the learner is fitted on"),
+    "dim": Field("int", 3, low=1, high=10_000, doc="feature dimension of the synthetic data"),
+}
+
+
+def learner_target(params: dict) -> str:
+    """Default label of a learner entry: ``Name(key=value, ...)`` (arrays left out)."""
+    spec = params["learner"]
+    args = ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name" and not isinstance(v, list))
+    return f"{spec['name']}({args})"
+
+
+def check_learner(path: str, params: dict) -> None:
+    """The learner must say what it releases (``release_view``); its class is imported, not called."""
+    cls, _ = LEARNERS.resolve(params["learner"]["name"], f"{path}.learner.name")
+    if not callable(getattr(cls, "release_view", None)):
+        raise ConfigValueError(
+            f"{path}.learner.name = {params['learner']['name']!r} has no learner audit: it does not define "
+            f"release_view() (learners with one: "
+            f"{', '.join(n for n in LEARNERS.names() if hasattr(LEARNERS.get(n).load(), 'release_view'))})"
+        )
+
+
+def build_learner(params: dict):
+    """The configured (unfitted) learner of a validated entry."""
+    return LEARNERS.build(params["learner"], "learner")

@@ -1,0 +1,94 @@
+"""Kind ``bias``: is an estimator unbiased? Draws of ``sampler(n, rng)`` tested against ``target_value``.
+
+Runs :func:`~privaudit.audit.bias.audit_bias`. The sampler is a registered bias
+sampler (entry-point group ``privaudit.samplers``) or, with the user's opt-in
+(``--allow-import MODULE``), a ``"package.module:function"`` reference; validating
+the configuration imports it but never calls it. ``expect = "biased"`` marks a
+negative control (it passes when the bias is detected).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..bias import BiasAudit, audit_bias
+from ..components import SAMPLERS
+from ..fields import ConfigTypeError, Field
+from ..formatting import fnum
+from ..plotting import arr, new_figure
+from .base import CONFIDENCE, AuditKind
+
+
+def validate_sampler(path: str, name: str) -> str:
+    """A registered sampler, or an allowed ``module:function`` reference; imported, not called."""
+    obj, _ = SAMPLERS.resolve(name, path)
+    if not callable(obj):
+        raise ConfigTypeError(f"{path} = {name!r} is not callable")
+    return name
+
+
+FIELDS = {
+    "sampler": Field("str", validate=validate_sampler,
+                     doc="registered sampler or 'package.module:function' (opt-in) with sampler(n, rng) -> n draws"),
+    "target_value": Field("array", doc="the estimator's claimed expectation"),
+    "n": Field("int", 100_000, low=10, high=10**8, samples=True, doc="draws of the estimator"),
+    "confidence": CONFIDENCE,
+    "expect": Field("str", "unbiased", choices=("unbiased", "biased")),
+}
+
+
+def _name(params: dict) -> str:
+    return params["sampler"].rpartition(":")[2]
+
+
+def run(params: dict, rng: np.random.Generator) -> BiasAudit:
+    """Bias audit of a user estimator: is E[sampler(n, rng)] equal to target_value? (audit_bias)."""
+    sampler, _ = SAMPLERS.resolve_validated(params["sampler"], "sampler")
+    return audit_bias(sampler, np.asarray(params["target_value"]), n=params["n"], confidence=params["confidence"],
+                      expect=params["expect"], name=_name(params), rng=rng)
+
+
+def headline(entry: dict) -> str:
+    return (f"‖bias‖ = {fnum(entry.get('bias_norm'))}, p = {fnum(entry.get('p_value'))}, "
+            f"expect {entry.get('expect', 'unbiased')}, n = {entry.get('n')}")
+
+
+def bias_row(entry: dict) -> list[str]:
+    """Row of the bias table."""
+    return [str(entry.get("target", "")), str(entry.get("expect", "unbiased")), fnum(entry.get("bias_norm")),
+            fnum(entry.get("relative_bias")), fnum(entry.get("min_detectable_relative_bias")),
+            fnum(entry.get("p_value")), fnum(entry.get("n")), str(entry.get("verdict"))]
+
+
+def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
+    """Bias per coordinate with its simultaneous confidence interval (first 40 coordinates)."""
+    bias = arr(audit.get("bias"))
+    ci = audit.get("bias_ci")
+    if bias is None:
+        return []
+    bias = bias.ravel()[:40]
+    fig, ax = new_figure(size=(6.0, 3.4))
+    ax = ax[0, 0]
+    idx = np.arange(bias.size)
+    lo = hi = None
+    try:  # BiasAudit layout: one [low, high] pair per coordinate
+        pairs = np.asarray(ci, dtype=float).reshape(-1, 2)[:40]
+        if pairs.shape[0] == bias.size:
+            lo, hi = pairs[:, 0], pairs[:, 1]
+    except (TypeError, ValueError):
+        pass
+    if lo is not None:
+        ax.errorbar(idx, bias, yerr=[np.maximum(bias - lo, 0), np.maximum(hi - bias, 0)], fmt="o", ms=3, capsize=3, color="tab:blue",
+                    label=f"bias, {fnum(audit.get('confidence'))} simultaneous CI")
+    else:
+        ax.plot(idx, bias, "o", ms=3, label="bias")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set(xlabel="coordinate", ylabel="E[θ̂] − θ", title=f"Bias: {audit.get('target', '')}"[:80])
+    ax.legend(fontsize=7)
+    return [("bias", fig, "Bias per coordinate with its simultaneous confidence interval")]
+
+
+KIND = AuditKind("bias", run, FIELDS, result=BiasAudit, doc=run.__doc__.split("\n")[0], target=_name,
+                 headline=headline, figures=bias_figures, table_rows={"bias": bias_row})

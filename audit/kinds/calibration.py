@@ -1,0 +1,46 @@
+"""Kind ``calibration``: the exact ε of the noise a mechanism actually uses, against its claim, analytically.
+
+Runs :func:`~privaudit.audit.calibration.audit_calibration` (no sampling: the
+verdict is a comparison of two numbers, the mechanism's exact ε at the claimed δ and
+the claimed ε). ``expect = "violation"`` marks a negative control.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..calibration import CalibrationAudit, audit_calibration
+from ..components import MECHANISMS
+from ..fields import Field
+from ..formatting import claim_of, fnum
+from ..results import AuditEntry, apply_expectation
+from .base import MECHANISM, AuditKind, mechanism_target
+
+FIELDS = {
+    "mechanism": MECHANISM,
+    "expect": Field("str", "private", choices=("private", "violation"),
+                    doc="'violation' marks a negative control (a claim known to be false)"),
+}
+
+
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration)."""
+    res = audit_calibration(MECHANISMS.build(params["mechanism"], "mechanism"))
+    return apply_expectation(res, params["expect"], caught="violation")
+
+
+def headline(entry: dict) -> str:
+    c = claim_of(entry)
+    return (f"exact ε = {fnum(entry.get('epsilon_exact'))} vs claimed ε = {fnum(c.get('epsilon'))} at "
+            f"δ = {fnum(c.get('delta'))} (slack {fnum(entry.get('slack'))}, analytic)")
+
+
+def epsilon_row(entry: dict) -> list[str]:
+    """Analytic: the exact ε of the noise in use; nothing sampled, nothing to certify."""
+    c = claim_of(entry)
+    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")),
+            fnum(entry.get("epsilon_exact")), "— (analytic)", "—", "—", str(entry.get("verdict"))]
+
+
+KIND = AuditKind("calibration", run, FIELDS, result=CalibrationAudit, doc=run.__doc__.split("\n")[0],
+                 target=mechanism_target, headline=headline, table_rows={"epsilon": epsilon_row})

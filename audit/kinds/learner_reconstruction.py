@@ -1,0 +1,47 @@
+"""Kind ``learner-reconstruction``: reconstruction from what a learner releases.
+
+The learner's ``release_view`` gives the mechanism standing for its release (a
+client's transcript, a record's features, a canary's DP-SGD steps); the attack and
+the bounds run on it through
+:func:`privaudit.audit.release_views.audit_release_reconstruction`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privaudit.attacks.priors import GaussianPrior
+
+from ..fields import Field
+from ..reconstruction import ReconstructionAudit
+from ..release_views import audit_release_reconstruction
+from ..results import AuditEntry, as_entry, with_note
+from . import reconstruction
+from .base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+
+FIELDS = {
+    "learner": LEARNER, **DATA_FIELDS,
+    "n": Field("int", 5000, low=10, samples=True, doc="audited releases"),
+    "attacker": Field("str", None, doc="registered reconstruction attacker (default: strongest applicable)"),
+    "prior_std": Field("float", None, low=0.0, closed="neither",
+                       doc="draw x ~ N(0, prior_std² I) (van Trees); default: a fixed x"),
+    "phase": Field("str", "known", choices=("known", "hidden")),
+    "confidence": CONFIDENCE,
+}
+
+
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Reconstruction from what a learner releases (its release_view), against the bounds that apply."""
+    d = params["dim"]
+    prior = None if params["prior_std"] is None else GaussianPrior(np.zeros(d), params["prior_std"] ** 2 * np.eye(d))
+    # Reconstruction attacks see everything released: the white-box view.
+    view = build_learner(params).release_view(n_train=params["n_train"], dim=d, mode="white-box", rng=rng)
+    res = audit_release_reconstruction(view, attacker=params["attacker"], prior=prior, n=params["n"],
+                                       confidence=params["confidence"], rng=rng, phase=params["phase"])
+    note = getattr(view, "reconstruction_note", None)
+    return with_note(res, note) if note else as_entry(res)
+
+
+KIND = AuditKind("learner-reconstruction", run, FIELDS, result=ReconstructionAudit, doc=run.__doc__.split("\n")[0],
+                 target=learner_target, check=check_learner, headline=reconstruction.headline,
+                 figures=reconstruction.reconstruction_figures)

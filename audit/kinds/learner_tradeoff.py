@@ -1,0 +1,45 @@
+"""Kind ``learner-tradeoff``: the trade-off audit of what a learner releases.
+
+The learner (a registered one, fitted as its ``release_view`` decides, e.g. on
+synthetic data) returns the mechanism standing for its release; the audit runs on
+it through :func:`privaudit.audit.release_views.audit_release_tradeoff`. Nothing
+here depends on the learner's type: a learner with a ``release_view`` is audited.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..fields import Field
+from ..release_views import audit_release_tradeoff
+from ..results import AuditEntry, apply_expectation, with_note
+from ..tradeoff import TradeoffAudit
+from . import tradeoff
+from .base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+
+FIELDS = {
+    "learner": LEARNER, **DATA_FIELDS,
+    "n": Field("int", 20000, low=10, samples=True, doc="releases (or training runs) per hypothesis"),
+    "phase": Field("str", "known", choices=("known", "hidden"), doc="modulated learners: phases revealed or not"),
+    "mode": Field("str", "white-box", choices=("white-box", "black-box"),
+                  doc="DP-SGD learners: attacker sees every noisy step, or the final model"),
+    "estimator": Field("str", None, choices=("clopper-pearson", "gdp"), doc="default: the audit's own choice"),
+    "confidence": CONFIDENCE,
+    "expect": Field("str", "private", choices=("private", "violation")),
+}
+
+
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Trade-off audit of what a learner releases (its release_view: transcript, record, label canary)."""
+    view = build_learner(params).release_view(n_train=params["n_train"], dim=params["dim"], mode=params["mode"],
+                                              rng=rng)
+    res = audit_release_tradeoff(view, n=params["n"], confidence=params["confidence"], rng=rng,
+                                 estimator=params["estimator"], phase=params["phase"])
+    entry = apply_expectation(res, params["expect"], caught="violation")
+    note = getattr(view, "tradeoff_note", None)
+    return with_note(entry, note) if note else entry
+
+
+KIND = AuditKind("learner-tradeoff", run, FIELDS, result=TradeoffAudit, doc=run.__doc__.split("\n")[0],
+                 target=learner_target, check=check_learner, headline=tradeoff.headline,
+                 figures=tradeoff.tradeoff_figures, table_rows={"epsilon": tradeoff.epsilon_row})

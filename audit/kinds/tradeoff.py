@@ -1,0 +1,191 @@
+"""Kind ``tradeoff``: the empirical trade-off curve of a mechanism on a neighbouring pair vs. its claim.
+
+Runs :func:`~privaudit.audit.tradeoff.audit_tradeoff` (a
+:class:`~privaudit.audit.tradeoff.TradeoffAudit`) on the given pair (``x``,
+``x_prime``) or on the mechanism's worst-case pair
+(:func:`~privaudit.attacks.pairs.worst_case_pair`, whose own exact curve and ε are
+reported). ``expect = "violation"`` marks a negative control, which passes when the
+audit catches it.
+
+Report: the headline ε̲ vs. the claimed (and exact) ε; figures of the trade-off
+curve with its confidence band over f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}
+of the claim and the exact curve, and the ROC on log-log axes (the low-FPR corner
+certifies large ε); a row of the ε summary table with the largest ε the sample
+size could certify (:func:`~privaudit.audit.certifiable.max_certifiable_epsilon`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from privaudit.attacks.pairs import worst_case_pair
+from privaudit.mechanisms.tradeoff import tradeoff_curve
+
+from ..certifiable import max_certifiable_epsilon
+from ..components import MECHANISMS
+from ..epsilon_bounds import gdp_epsilon
+from ..fields import ConfigKeyError, Field
+from ..formatting import claim_of, fnum, num
+from ..plotting import arr, new_figure
+from ..results import AuditEntry, apply_expectation
+from ..tradeoff import TradeoffAudit, audit_tradeoff
+from .base import CONFIDENCE, MECHANISM, AuditKind, mechanism_target
+
+FIELDS = {
+    "mechanism": MECHANISM,
+    "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
+    "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
+    "dim": Field("int", 1, low=1, high=10_000, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
+    "n": Field("int", 20000, low=10, samples=True, doc="releases per hypothesis"),
+    "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
+    "confidence": CONFIDENCE,
+    "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
+    "selection": Field("str", "split", choices=("split", "bonferroni")),
+    "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
+    "expect": Field("str", "private", choices=("private", "violation"),
+                    doc="'violation' marks a negative control: it passes when the audit catches it"),
+}
+
+
+def check_pair(path: str, params: dict) -> None:
+    """``x`` and ``x_prime`` come together, or not at all (then the worst-case pair is used)."""
+    if (params["x"] is None) != (params["x_prime"] is None):
+        missing = "x_prime" if params["x_prime"] is None else "x"
+        raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
+
+
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
+    mech = MECHANISMS.build(params["mechanism"], "mechanism")
+    extra = {}
+    if params["x"] is None:
+        pair = worst_case_pair(mech, dim=params["dim"])
+        mech, x, x_prime = pair.mechanism, pair.x, pair.x_prime
+        if pair.exact_mu is not None:
+            # This pair's own exact curve and ε (D ≤ L for a modulated pair), not the worst case over pairs.
+            delta = mech.claim.delta if params["delta"] is None else params["delta"]
+            extra = {"exact_curve": pair.exact_curve, "epsilon_exact": gdp_epsilon(pair.exact_mu, delta)}
+    else:
+        x, x_prime = np.asarray(params["x"]), np.asarray(params["x_prime"])
+    res = audit_tradeoff(
+        mech, x, x_prime, n=params["n"], attacker=params["attacker"], confidence=params["confidence"],
+        estimator=params["estimator"], selection=params["selection"], delta=params["delta"], rng=rng, **extra,
+    )
+    return apply_expectation(res, params["expect"], caught="violation")
+
+
+def headline(entry: dict) -> str:
+    """``ε_lb = … vs claimed ε = …, exact …, δ = …``."""
+    c = claim_of(entry)
+    parts = [f"ε_lb = {fnum(entry.get('epsilon_lb'))} vs claimed ε = {fnum(c.get('epsilon'))}"]
+    if entry.get("epsilon_exact") is not None:
+        parts.append(f"exact {fnum(entry.get('epsilon_exact'))}")
+    if c.get("delta") is not None:
+        parts.append(f"δ = {fnum(c.get('delta'))}")
+    return ", ".join(parts)
+
+
+def epsilon_row(entry: dict) -> list[str]:
+    """Row of the ε table: claimed, exact, certified and max certifiable ε."""
+    c = claim_of(entry)
+    n, conf = num(entry.get("n")), num(entry.get("confidence"))
+    n_eval = num(entry.get("n_eval")) or n
+    delta = num(c.get("delta")) or 0.0
+    # The ceiling is that of Clopper–Pearson bounds; the GDP estimator has none of this form.
+    cp = entry.get("estimator", "clopper-pearson") == "clopper-pearson"
+    eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
+    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(delta), fnum(entry.get("epsilon_exact")),
+            fnum(entry.get("epsilon_lb")), fnum(eps_max), fnum(entry.get("n_eval") or entry.get("n")),
+            str(entry.get("verdict"))]
+
+
+def band_of(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(alpha, lower, upper) from the entry's ``band`` in any of its usual layouts."""
+    band = audit.get("band")
+    if isinstance(band, dict):
+        alpha = arr(band.get("alpha") or band.get("grid") or audit.get("alpha"))
+        lo = arr(band.get("lower") or band.get("fnr_lower") or band.get("lo"))
+        hi = arr(band.get("upper") or band.get("fnr_upper") or band.get("hi"))
+        if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
+            return alpha, lo, hi
+    if isinstance(band, list) and len(band) == 3:
+        parts = [arr(b) for b in band]
+        if all(p is not None for p in parts) and len({p.size for p in parts}) == 1:
+            return parts[0], parts[1], parts[2]
+    alpha = arr(audit.get("band_alpha") or audit.get("alpha"))
+    lo, hi = arr(audit.get("band_lower")), arr(audit.get("band_upper"))
+    if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
+        return alpha, lo, hi
+    return None
+
+
+def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
+    """Trade-off curve with band over f_{ε,δ} of the claim and the exact curve; log-scale ROC."""
+    fpr, fnr = arr(audit.get("fpr")), arr(audit.get("fnr"))
+    c = claim_of(audit)
+    eps, delta = num(c.get("epsilon")), num(c.get("delta")) or 0.0
+    grid = np.linspace(0.0, 1.0, 401)
+    out = []
+    fig, ax = new_figure()
+    ax = ax[0, 0]
+    band = band_of(audit)
+    if band is not None:
+        ax.fill_between(band[0], band[1], band[2], color="tab:blue", alpha=0.2, lw=0,
+                        label=f"{fnum(audit.get('confidence'))} confidence band")
+    if eps is not None and math.isfinite(eps):
+        ax.plot(grid, tradeoff_curve(eps, delta, grid), color="tab:red", lw=1.6,
+                label=f"claim f(ε={fnum(eps)}, δ={fnum(delta)})")
+    alpha = arr(audit.get("alpha"))
+    exact = arr(audit.get("exact_curve"))
+    has_exact = alpha is not None and exact is not None and exact.size == alpha.size
+    eps_exact = num(audit.get("epsilon_exact"))
+    if has_exact:
+        ax.plot(alpha, exact, color="black", ls="--", lw=1.2, label="exact curve of the mechanism")
+    elif eps_exact is not None and math.isfinite(eps_exact):
+        ax.plot(grid, tradeoff_curve(eps_exact, delta, grid), color="black", ls="--", lw=1.2,
+                label=f"f(exact ε={fnum(eps_exact)}, δ)")
+    eps_lb = num(audit.get("epsilon_lb"))
+    if eps_lb is not None and math.isfinite(eps_lb) and eps_lb > 0:
+        ax.plot(grid, tradeoff_curve(eps_lb, delta, grid), color="tab:orange", ls=":", lw=1.2,
+                label=f"certified f(ε_lb={fnum(eps_lb)}, δ)")
+    if fpr is not None and fnr is not None and fpr.size == fnr.size:
+        order = np.argsort(fpr, kind="stable")
+        ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
+                label="empirical (attack)")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)",
+           title=f"Trade-off: {audit.get('target', '')}"[:80])
+    ax.set_aspect("equal")
+    ax.legend(fontsize=7, loc="upper right")
+    out.append(("tradeoff", fig, "Empirical trade-off curve with its confidence band, over the claim's f_{ε,δ} "
+                                 "and the exact curve"))
+    if fpr is not None and fnr is not None and fpr.size == fnr.size:
+        n = max(int(num(audit.get("n")) or 10), 10)
+        floor = 0.5 / n
+        fig, ax = new_figure(size=(5.2, 4.2))
+        ax = ax[0, 0]
+        order = np.argsort(fpr, kind="stable")
+        a = np.clip(fpr[order], floor, 1)
+        ax.plot(a, np.clip(1 - fnr[order], floor, 1), color="tab:blue", drawstyle="steps-post",
+                label="empirical ROC")
+        g = np.geomspace(floor, 1, 300)
+        if eps is not None and math.isfinite(eps):
+            ax.plot(g, np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1), color="tab:red",
+                    label="claim bound on TPR")
+        if has_exact:
+            keep = alpha >= floor
+            ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
+        ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
+        ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="FPR (log)",
+               ylabel="TPR (log)", title="ROC, log scale")
+        ax.legend(fontsize=7, loc="lower right")
+        out.append(("roc", fig, "ROC of the attack on log-log axes (the low-FPR corner certifies large ε)"))
+    return out
+
+
+KIND = AuditKind(
+    "tradeoff", run, FIELDS, result=TradeoffAudit, doc=run.__doc__.split("\n")[0], target=mechanism_target,
+    check=check_pair, headline=headline, figures=tradeoff_figures, table_rows={"epsilon": epsilon_row},
+)
