@@ -222,13 +222,15 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
 
 def _prepare(args: argparse.Namespace):
     """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, tasks))."""
-    from .runner import check_scheduler, preflight
+    from .runner import check_scheduler, preflight, probe_scheduler
 
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     config = load_spec(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
     config = config.replace(seed=args.seed, samples=args.samples)
     tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
+    if args.scheduler is not None:
+        probe_scheduler(args.scheduler)
     return config, tasks
 
 

@@ -10,7 +10,8 @@ Execution
     ``jobs=1`` runs tasks in this process, in order. ``jobs > 1`` (or ``-1`` for every
     core) runs them in joblib's ``loky`` process pool. ``scheduler="tcp://HOST:PORT"``
     submits them to a running ``dask.distributed`` scheduler; the address is parsed and
-    probed with a plain TCP connection first, so a bad one fails in seconds.
+    probed with one Dask handshake first (:func:`probe_scheduler`), so a bad one fails in
+    seconds with exit code 2.
 
 Reproducibility
     Each task owns a generator spawned from the root seed by its index, so the numbers
@@ -33,10 +34,10 @@ Cache and resumption
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import json
-import socket
 import sys
 import time
 import warnings
@@ -134,13 +135,13 @@ def _local_outcomes(tasks: list[Task], jobs: int) -> Iterator[dict]:
 
 
 # --------------------------------------------------------------------------- Dask
-def check_scheduler(scheduler: str, *, probe_timeout: float | None = None) -> str:
-    """Validate a Dask address ``scheme://host:port`` and, with ``probe_timeout``, that it accepts connections.
+def check_scheduler(scheduler: str) -> str:
+    """Validate the shape of a Dask address ``scheme://host:port``.
 
     Raises
     ------
     SchedulerError
-        Malformed (naming the part that is wrong) or unreachable within ``probe_timeout`` seconds.
+        Naming the address and what is wrong with it.
     """
     shape = "must look like tcp://HOST:PORT (or tls://HOST:PORT)"
     if not isinstance(scheduler, str) or "://" not in scheduler:
@@ -155,22 +156,53 @@ def check_scheduler(scheduler: str, *, probe_timeout: float | None = None) -> st
                              f"{list(SCHEDULER_SCHEMES)}, got --scheduler {scheduler!r}")
     if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
         raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
-    if probe_timeout is not None and parts.scheme in ("tcp", "tls"):
-        try:
-            socket.create_connection((parts.hostname, port), timeout=probe_timeout).close()
-        except (OSError, UnicodeError) as exc:
-            raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from None
     return scheduler
 
 
-def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
+def probe_scheduler(scheduler: str, timeout: float = 5.0) -> None:
+    """Check within ``timeout`` seconds that a Dask scheduler answers at ``scheduler``.
+
+    One Dask handshake and an ``identity`` request, with the security settings of the
+    Dask configuration (``distributed.comm.tls.*``, as :class:`distributed.Client` uses),
+    instead of a :class:`~distributed.Client` whose failure takes 20-60 s and whose
+    ``__del__`` prints a traceback. A port that accepts TCP but does not speak Dask is
+    refused too.
+
+    Raises
+    ------
+    SchedulerError
+        Unreachable, not a Dask scheduler, or dask.distributed missing.
+    """
+    check_scheduler(scheduler)
     try:
-        from distributed import Client, as_completed
+        from distributed.comm import connect
+        from distributed.security import Security
     except ImportError as exc:  # pragma: no cover - dask is a declared optional dependency
         raise SchedulerError(
             f"--scheduler {scheduler} needs dask.distributed: pip install 'privaudit[distributed]' ({exc})"
-        ) from exc
-    check_scheduler(scheduler, probe_timeout=min(timeout, 5.0))
+        ) from None
+
+    async def identity():
+        comm = await connect(scheduler, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(asyncio.wait_for(identity(), timeout + 1.0))
+    except Exception as exc:  # noqa: BLE001 - any failure to talk to it: garbage in, OSError, timeout
+        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise SchedulerError(f"--scheduler {scheduler} answers, but not as a Dask scheduler (got {reply!r:.80})")
+
+
+def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
+    probe_scheduler(scheduler, min(timeout, 5.0))
+    from distributed import Client, as_completed
+
     try:
         client = Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
