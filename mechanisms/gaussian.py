@@ -1,7 +1,8 @@
 """The Gaussian mechanism with exact (analytic) privacy accounting, released on a fixed lattice.
 
-Release M(x) = γ·round((x + N(0, σ² I))/γ) with γ = 2^(⌊log₂ σ⌋ − 10): the continuous
-Gaussian mechanism followed by rounding to the input-independent lattice γℤ^d (see
+Release M(x) = γ·(round((x + N(0, σ² I))/γ − u) + u) with u ~ U[0, 1)^d drawn independently
+of x and γ = 2^(⌊log₂ σ⌋ − 10): the continuous Gaussian mechanism followed by rounding to
+a lattice γ(ℤ + u)^d fixed before x is seen (see
 :mod:`privaudit.mechanisms.lattice`; the textbook ``x + σ·N`` in floating point leaks
 through its low-order bits and survives only as
 :class:`~privaudit.mechanisms.unsafe.UnsafeFloatGaussianMechanism`). Rounding is
@@ -35,11 +36,10 @@ from .lattice import (
     GAUSSIAN_ETA,
     GAUSSIAN_TAIL,
     gaussian_cell_logprob,
-    gaussian_lattice_fisher,
+    gaussian_dither_fisher,
     grid_step,
-    lattice_offsets,
     lattice_release,
-    split_input,
+    noise_offsets,
 )
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
@@ -146,10 +146,11 @@ def resolve_gaussian(
 
 
 class GaussianMechanism:
-    """Release x + N(0, σ² I), rounded to the lattice γℤ^d, for inputs with ℓ₂ sensitivity Δ.
+    """Release x + N(0, σ² I) on a dithered lattice γ(ℤ + u)^d, for inputs with ℓ₂ sensitivity Δ.
 
-    The lattice step γ = 2^(⌊log₂ σ⌋ − 10) (:attr:`lattice_step`) is fixed by σ, never by
-    the input, so every output is reachable from every input. The claim (μ, ρ, ε, δ) is
+    The lattice step γ = 2^(⌊log₂ σ⌋ − 10) (:attr:`lattice_step`) is fixed by σ and the
+    offset u is drawn independently of the input, so every output is reachable from
+    every input. The claim (μ, ρ, ε, δ) is
     that of the continuous Gaussian, which covers the rounding (post-processing); the
     floating-point deviation of the implementation from the ideal lattice release is
     bounded by :meth:`float_error`.
@@ -204,7 +205,7 @@ class GaussianMechanism:
     def float_error(self, d: int = 1) -> tuple[float, float]:
         """(ε slack, δ slack) of the float implementation over the ideal lattice release, for d coordinates.
 
-        The implemented pmf is within exp(±d·η) of the ideal one except for a
+        The implemented law is within exp(±d·η) of the ideal one except for a
         total-variation error ≤ d·τ (η = 2⁻³⁰, τ = 1e−14 per coordinate; derivation in
         :mod:`privaudit.mechanisms.lattice`), so the release is
         (ε + 2dη, e^{dη}δ + (1 + e^ε)dτ)-DP whenever the ideal one is (ε, δ)-DP.
@@ -214,28 +215,26 @@ class GaussianMechanism:
         return 2 * d * GAUSSIAN_ETA, math.expm1(d * GAUSSIAN_ETA) * self.claim.delta + (1 + math.exp(eps)) * d * GAUSSIAN_TAIL
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of ``x`` on the lattice γℤ^d: shape ``(n, *x.shape)``."""
+        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``."""
         x = check_array("x", x)
         n = check_int("n", n)
-        noise = np.random.default_rng(rng).standard_normal((n, *x.shape))
-        return lattice_release(x, noise, self.sigma, self.lattice_step)
+        rng = np.random.default_rng(rng)
+        noise = rng.standard_normal((n, *x.shape))
+        return lattice_release(x, noise, self.sigma, self.lattice_step, rng)
 
     def log_density(self, outputs, x) -> np.ndarray:
-        """Log-pmf of each release given ``x`` minus d·log γ (a density on the lattice); shape ``(n,)``.
+        """Exact log-density of each release given ``x``; shape ``(n,)``.
 
-        Equals the Gaussian log-density up to O((γ/σ)²). Outputs off the lattice γℤ^d
-        have probability zero: −inf.
+        The release is x + σN + γW with W ~ U[−½, ½)^d: its density is
+        Π (Φ(v + h) − Φ(v − h))/γ with v = (y − x)/σ, h = γ/(2σ), the Gaussian density up
+        to a relative O((γ/σ)²).
         """
         x = check_array("x", x)
-        y = np.asarray(outputs, dtype=float)
-        on = np.all((y / self.lattice_step == np.rint(y / self.lattice_step)).reshape(len(y), -1), axis=1)
-        s = self.sigma / self.lattice_step
-        v = lattice_offsets(np.where(on.reshape((-1,) + (1,) * (y.ndim - 1)), y, 0.0), x, self.lattice_step) / s
-        logp = gaussian_cell_logprob(v, 0.5 / s).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
-        return np.where(on, logp, -np.inf)
+        v = noise_offsets(outputs, x, self.sigma)
+        h = 0.5 * self.lattice_step / self.sigma
+        return gaussian_cell_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
 
     def fisher_information(self, x) -> np.ndarray:
-        """Exact Fisher information about x of the lattice release: diagonal, ≤ I/σ² by a relative O((γ/σ)²)."""
+        """Exact Fisher information about x of the dithered release: I·c/σ² with c = 1 − O((γ/σ)²) ≤ 1."""
         x = check_array("x", x)
-        _, f = split_input(x.ravel(), self.lattice_step)
-        return np.diag(gaussian_lattice_fisher(f, self.sigma / self.lattice_step)) / self.sigma**2
+        return np.eye(x.size) * gaussian_dither_fisher(self.sigma / self.lattice_step) / self.sigma**2

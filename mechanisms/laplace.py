@@ -1,10 +1,11 @@
 """The Laplace mechanism: x + Lap(0, b)^d with b = Δ₁/ε, pure ε-DP, released on a fixed lattice.
 
-The release is γ·round((x + Lap(0, b)^d)/γ) with γ = 2^(⌊log₂ b⌋ − 10): the continuous
-Laplace mechanism followed by rounding to the input-independent lattice γℤ^d (see
-:mod:`privaudit.mechanisms.lattice`). Rounding is post-processing, so the ideal release
-is exactly ε-DP with no sensitivity inflation and every lattice point is reachable from
-every input. The noise is S·b·E with E a full-precision exponential
+The release is γ·(round((x + Lap(0, b)^d)/γ − u) + u) with u ~ U[0, 1)^d drawn
+independently of x and γ = 2^(⌊log₂ b⌋ − 10): the continuous Laplace mechanism rounded onto
+a lattice γ(ℤ + u)^d fixed before x is seen (see :mod:`privaudit.mechanisms.lattice`).
+This is post-processing, so the ideal release is exactly ε-DP with no sensitivity
+inflation; its law is x + Lap(0, b) + γ·U[−½, ½) and the doubles it can output do not
+depend on x. The noise is S·b·E with E a full-precision exponential
 (:func:`~privaudit.mechanisms.samplers.exponential`) whose tail reaches 737 scales, not
 the 36.7 of numpy's ``laplace`` (whose support therefore depends on x). The
 floating-point deviation from the ideal release is at most a factor exp(±2⁻²⁷) per
@@ -33,7 +34,7 @@ import numpy as np
 from dp_accounting import LaplaceDpEvent, NoOpDpEvent
 
 from .claim import PrivacyClaim
-from .lattice import LAPLACE_ETA, grid_step, laplace_cell_logprob, lattice_offsets, lattice_release
+from .lattice import LAPLACE_ETA, grid_step, laplace_cell_logprob, lattice_release, noise_offsets
 from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
@@ -43,9 +44,10 @@ SCALE_RANGE = (1e-250, 1e250)
 
 
 class LaplaceMechanism:
-    """Release x + Lap(0, b) per coordinate, rounded to the lattice γℤ^d, for ℓ₁ sensitivity Δ₁.
+    """Release x + Lap(0, b) per coordinate on a dithered lattice γ(ℤ + u)^d, for ℓ₁ sensitivity Δ₁.
 
-    The lattice step γ = 2^(⌊log₂ b⌋ − 10) (:attr:`lattice_step`) depends on b only.
+    The lattice step γ = 2^(⌊log₂ b⌋ − 10) (:attr:`lattice_step`) depends on b only and
+    the offset u is drawn independently of x.
 
     Parameters
     ----------
@@ -102,23 +104,22 @@ class LaplaceMechanism:
         return 2 * check_int("d", d) * LAPLACE_ETA, 0.0
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of ``x`` on the lattice γℤ^d: shape ``(n, *x.shape)``."""
+        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``."""
         x = check_array("x", x)
         n = check_int("n", n)
+        rng = np.random.default_rng(rng)
         e, sign = exponential(rng, n * x.size)
         e *= sign
-        return lattice_release(x, e.reshape((n, *x.shape)), self.scale, self.lattice_step)
+        return lattice_release(x, e.reshape((n, *x.shape)), self.scale, self.lattice_step, rng)
 
     def log_density(self, outputs, x) -> np.ndarray:
-        """Log-pmf of each release given ``x`` minus d·log γ (a density on the lattice); shape ``(n,)``.
+        """Exact log-density of each release given ``x``; shape ``(n,)``.
 
-        Equals the Laplace log-density up to O((γ/b)²) away from x. Outputs off the
-        lattice γℤ^d have probability zero: −inf.
+        The release is x + b·L + γW with W ~ U[−½, ½)^d: its density is
+        Π P(L ∈ [v − h, v + h])/γ with v = (y − x)/b, h = γ/(2b), the Laplace density up
+        to a relative O((γ/b)²) away from x.
         """
         x = check_array("x", x)
-        y = np.asarray(outputs, dtype=float)
-        on = np.all((y / self.lattice_step == np.rint(y / self.lattice_step)).reshape(len(y), -1), axis=1)
-        t = self.scale / self.lattice_step
-        v = lattice_offsets(np.where(on.reshape((-1,) + (1,) * (y.ndim - 1)), y, 0.0), x, self.lattice_step) / t
-        logp = laplace_cell_logprob(v, 0.5 / t).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
-        return np.where(on, logp, -np.inf)
+        v = noise_offsets(outputs, x, self.scale)
+        h = 0.5 * self.lattice_step / self.scale
+        return laplace_cell_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)

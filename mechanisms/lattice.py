@@ -1,28 +1,36 @@
-"""Releases on a fixed, input-independent lattice: how privaudit's Laplace and Gaussian avoid float leaks.
+"""Dithered lattice releases: how privaudit's Laplace and Gaussian avoid floating-point leaks.
 
 The textbook release ``fl(x + noise)`` leaks through floating point (Mironov 2012): the
 set of doubles it can produce depends on x. privaudit's :class:`LaplaceMechanism` and
 :class:`GaussianMechanism` instead release
 
-    M(x) = γ · round((x + b·N) / γ),        γ = 2^(⌊log₂ b⌋ − GRID_BITS),
+    M(x) = γ · (round((x + b·N)/γ − u) + u),     u ~ U[0, 1)^d,   γ = 2^(⌊log₂ b⌋ − GRID_BITS),
 
-where b·N is the continuous noise (Laplace of scale b, or Gaussian of std σ = b) and
-``round`` is to the nearest integer. This is the continuous mechanism followed by
-rounding to the fixed lattice γℤ^d, i.e. *post-processing*: the ideal (real-arithmetic)
-M has every privacy property of the continuous mechanism — pure ε-DP for Laplace,
-μ = Δ/σ GDP, ρ = Δ²/(2σ²) zCDP and the exact (ε, δ) profile as an upper bound for the
-Gaussian — with no sensitivity inflation, whatever d. Every lattice point has positive
-probability under every input, so no output is reachable under one input only.
+where b·N is the continuous noise (Laplace of scale b, or Gaussian of std σ = b) and u
+is a fresh uniform offset drawn independently of x. Given u this is the continuous
+mechanism rounded onto the lattice γ(ℤ + u)^d, fixed before x is seen: *post-processing*.
+So the ideal (real-arithmetic) M has every privacy property of the continuous mechanism
+— pure ε-DP for Laplace, μ = Δ/σ GDP, ρ = Δ²/(2σ²) zCDP and the exact (ε, δ) profile as
+an upper bound for the Gaussian — with no sensitivity inflation, whatever d. Its law is
+that of x + b·N + γ·W with W ~ U[−½, ½)^d independent (subtractive dither), whose
+density is the noise density averaged over a box of width γ (:func:`laplace_cell_logprob`,
+:func:`gaussian_cell_logprob`). The random offset makes the outputs look continuous (no
+value repeats at audit sizes, so atom detectors keep their power), while the set of
+doubles the implementation can output, {fl(γ·fl(K + u))}, does not depend on x.
 
 Computing it without leaking
-    With u = x/γ (exact: γ is a power of two), k₀ = rint(u) and f = u − k₀ ∈ [−½, ½]
-    (exact), the release index is k₀ + rint(f + (b/γ)·N) and the output
-    γ·(k₀ + j) is an exactly representable lattice point for |k₀ + j| < 2⁵². The only
-    floating-point error left is in V = f + (b/γ)·N, whose magnitude is independent of x.
+    With v = x/γ (exact: γ is a power of two), k₀ = rint(v) and f = v − k₀ ∈ [−½, ½]
+    (exact), the index is K = k₀ + rint(f + (b/γ)·N − u) and the output γ·fl(K + u).
+    The only floating-point error that matters is in V = f + (b/γ)·N − u, whose
+    magnitude is independent of x. Rounding in fl(K + u) merges offsets u into
+    intervals whose probability does not depend on x: the probability of an output
+    is a u-average of ideal cell probabilities P(K | x, u), so its ratio between two
+    inputs stays within the ideal bound.
 
 Float error bound (what the implementation adds to the ideal)
     If the float noise is coupled to an exact one with |N − N_real| ≤ κ(N), then
-    |V − V_real| ≤ η = (b/γ)·κ + 2⁻⁵²|V|, and the probability of each lattice cell
+    |V − V_real| ≤ η = (b/γ)·κ + 2⁻⁵²|V| + 2⁻⁵³ (u is a 53-bit uniform), and for each u
+    the probability of each lattice cell
     [j − ½, j + ½) moves by at most a factor exp(±3η) (the density of V varies by a
     factor ≤ e^{1/(b/γ)} ≤ 1.002 across a cell, and the cell boundaries move by ≤ η).
     The implemented pmf is therefore within exp(±η′), η′ = 3η_max, of the ideal,
@@ -51,9 +59,10 @@ Float error bound (what the implementation adds to the ideal)
     ε to ~10⁻⁴); they are reported by the mechanisms' ``float_error(d)``.
 
 Grid step
-    GRID_BITS = 10 puts 2¹⁰–2¹¹ lattice points per noise scale. Rounding adds variance
+    GRID_BITS = 10 puts 2¹⁰–2¹¹ lattice points per noise scale. The dither adds variance
     γ²/12 ≤ b²·2⁻²⁰/12 per coordinate (relative 4e−8 for the Gaussian), far below
     Monte Carlo resolution, and lowers the Fisher information by a relative O((γ/b)²).
+    A finer grid would multiply the float error (it grows with b/γ).
 """
 
 from __future__ import annotations
@@ -100,24 +109,27 @@ def split_input(x: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
     return k0, u - k0
 
 
-def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float) -> np.ndarray:
-    """γ·(k₀ + rint(f + (scale/γ)·noise)) for standard noise draws of shape (n, *x.shape); in place on ``noise``."""
+def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float, rng) -> np.ndarray:
+    """γ·fl(K + u), K = k₀ + rint(f + (scale/γ)·noise − u), for standard noise of shape (n, *x.shape); in place.
+
+    ``rng`` (a Generator) draws the offsets u ~ U[0, 1), independent of x.
+    """
     k0, f = split_input(x, step)
+    u = rng.random(noise.shape)
     noise *= scale / step
     noise += f
+    noise -= u
     np.rint(noise, out=noise)
     noise += k0
+    noise += u
     noise *= step
     return noise
 
 
-def lattice_offsets(outputs, x: np.ndarray, step: float) -> np.ndarray:
-    """(y − x)/γ per coordinate, shape (n, d), checking that outputs lie on the lattice γℤ."""
+def noise_offsets(outputs, x: np.ndarray, scale: float) -> np.ndarray:
+    """(y − x)/scale per coordinate, shape (n, d)."""
     y = np.asarray(outputs, dtype=float)
-    j = y / step
-    if not np.all(j == np.rint(j)):
-        raise InvalidInputError(f"outputs are not on the mechanism's lattice (multiples of {step!r})")
-    return (j - x / step).reshape(len(y), -1)
+    return ((y - x) / scale).reshape(len(y), -1)
 
 
 def _log_diff_exp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -144,19 +156,23 @@ def gaussian_cell_logprob(v: np.ndarray, half: float) -> np.ndarray:
     return np.where(a >= 0, upper, np.where(c <= 0, lower, mid))
 
 
-def gaussian_lattice_fisher(f: np.ndarray, s: float, width: float = 14.0) -> np.ndarray:
-    """Exact Fisher information (in units of 1/σ²) of round(f + s·N) about its shift, per coordinate.
+def gaussian_dither_fisher(s: float, width: float = 14.0, offsets: int = 16) -> float:
+    """Fisher information (in units of 1/σ²) of x + σN + γW about x, W ~ U[−½, ½), s = σ/γ.
 
-    ``f`` are the fractional offsets (grid units), ``s`` = σ/γ. The sum runs over the
-    cells within ``width`` standard deviations (the rest carries < 1e−40 of the mass).
+    The density is p(z) = Φ(z + h) − Φ(z − h) (σ units, h = 1/(2s)), and
+    I = ∫ (φ(z − h) − φ(z + h))²/p(z) dz. The integrand is summed on the lattices
+    ℤ/s + o/(s·offsets) for ``offsets`` equally spaced shifts o: the integral of a smooth
+    function over a period of shifts, which this trapezoid rule resolves to machine
+    precision. The range covers ``width`` standard deviations (the rest < 1e−40).
     Always ≤ 1 (data processing), with 1 − I = O(1/s²).
     """
-    f = np.atleast_1d(np.asarray(f, dtype=float))
     j = np.arange(-math.ceil(width * s), math.ceil(width * s) + 1, dtype=float)
-    a = (j[None, :] - 0.5 - f[:, None]) / s
-    c = a + 1.0 / s
-    logp = gaussian_cell_logprob((a + c) / 2, 0.5 / s)
-    dens = np.exp(-0.5 * a * a) - np.exp(-0.5 * c * c)  # √(2π)·s·∂p/∂(shift in σ units)·…
-    with np.errstate(divide="ignore", invalid="ignore"):
+    z = (j[None, :] + (np.arange(offsets)[:, None] + 0.5) / offsets) / s
+    h = 0.5 / s
+    logp = gaussian_cell_logprob(z, h)
+    dens = np.exp(-0.5 * (z - h) ** 2) - np.exp(-0.5 * (z + h) ** 2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         terms = np.where(np.isfinite(logp), dens**2 / (2 * math.pi) * np.exp(-logp), 0.0)
-    return terms.sum(axis=1)
+    # With density q = p/(2h) and 2h = 1/s: I = ∫ q′²/q dz = s·∫ p′²/p dz, and a Riemann sum
+    # of spacing 1/s turns s·∫ into Σ: I = Σ_j p′(z_j)²/p(z_j), averaged over the shifts.
+    return float(terms.sum(axis=1).mean())
