@@ -205,7 +205,7 @@ def opacus_kind():
         "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES),
         "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp")),
         "m": Field("int", 1000, low=0, high=10**6, samples=True, doc="canaries of the one-run views (0: skip)"),
-        "n_runs": Field("int", 500, low=0, high=10**6, samples=True, doc="runs per hypothesis (0: skip)"),
+        "n_runs": Field("int", 500, low=0, high=10**6, samples=True, doc="runs per hypothesis (0: skip; else >= 200, the trade-off audit's minimum)"),
         "noise_multiplier": Field("float", None, low=0.0, closed="neither",
                                   doc="train with this z instead (a deliberately misconfigured target)"),
         "expect": Field("str", "private", choices=("private", "violation")),
