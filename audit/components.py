@@ -164,7 +164,7 @@ def check_parameters(path: str, table: Mapping[str, Any], constraints: Constrain
 def _right_kind(constraint: Any, value: Any) -> bool:
     """Whether ``value`` has the type ``constraint`` constrains (so that failing it is a value error)."""
     if isinstance(constraint, Interval):
-        return isinstance(value, Real) and not isinstance(value, bool)
+        return isinstance(value, constraint.type) and not isinstance(value, bool)
     if isinstance(constraint, StrOptions):
         return isinstance(value, str)
     return False

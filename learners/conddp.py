@@ -49,6 +49,7 @@ from privaudit.mechanisms.validation import (
 from .conditioning import conditioning_matrix
 from .input_validation import check_data, check_predict_data
 from .dpsgd import DPSGDEngine, check_adjacency, check_clip, torch_generator
+from privaudit.learners import parameter_constraints as _constraints
 
 MODELS = ("linear", "mlp")
 _HASH_A = np.uint64(0x9E3779B97F4A7C15)
@@ -92,6 +93,9 @@ def svd_embedding_init(idx: np.ndarray, n_rows: int, embed_dim: int) -> np.ndarr
 
 class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Shared implementation; ``_conditioned`` selects Cond-DP vs DP-SGD."""
+
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.DPSGD
 
     _conditioned = False
 
@@ -447,6 +451,9 @@ class CondDPRegressor(_DPRegressor):
     ``coef_`` / ``params_`` are always stored in plain coordinates (Θ_eff), so that
     ``predict`` takes raw public features.
     """
+
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.CONDDP
 
     _conditioned = True
 

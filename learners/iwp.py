@@ -61,6 +61,7 @@ from .weierstrass_transforms import (
     series_variance_limit,
     truncation_bias,
 )
+from privaudit.learners import parameter_constraints as _constraints
 
 
 # --------------------------------------------------------------------------------------
@@ -602,6 +603,9 @@ _COMMON_DOC = """    batch_size : int
 
 
 class _ClassifierBase(ClassifierMixin, _IWPBase):
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.IWP_CLASSIFIER
+
     def __init__(
         self, *, loss: str = "exponential", n_terms: int = 1, batch_size: int = 128, step: float = 1e-4,
         lam: float = 5.0, radius: float | None = None, epsilon: float = 5.0, delta: float = 1e-5,
@@ -658,6 +662,9 @@ class SGDRealClassifier(_ClassifierBase):
 
 
 class _RegressorBase(RegressorMixin, _IWPBase):
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.IWP_REGRESSOR
+
     _task = "regression"
 
     def __init__(

@@ -142,6 +142,7 @@ from privaudit.mechanisms.validation import (
     check_interval,
     check_positive,
 )
+from privaudit.learners import parameter_constraints as _constraints
 
 #: Rows per random-number block: the unit of client randomness and of summation.
 BLOCK = 32768
@@ -776,6 +777,9 @@ class ModulatedRegressor(_ModulatedBase):
     step_sizes_ : ndarray (T,), the η_t used.
     """
 
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.MODULATED_ITERATIVE
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, rounds=10,
                  step=0.8, radius=10.0, conversion="gaussian", calibration="zcdp", chunk_size=None,
                  fit_intercept=False, random_state=None, store_transcript=False, inference=True, simulation="auto"):
@@ -897,6 +901,9 @@ class OneShotModulatedRegressor(_ModulatedBase):
     round_stats_, transcript_ (1, K, d) with ``store_transcript``, cov_params_, bse_,
     tvalues_, pvalues_ (sandwich H⁻¹ Ω H⁻¹/K, H = Σ_x + γI).
     """
+
+    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    _parameter_constraints = _constraints.MODULATED_ONE_SHOT
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.5, lam=0.5, omega=0.5, n_vectors=1, ridge=1.0,
                  psd=False, conversion="gaussian", calibration="zcdp", chunk_size=None, fit_intercept=False,
