@@ -2,13 +2,15 @@
 
 Every record (x, y) is released once and for all, before any learning, as
 
-* x̃ = clip(x) + N(0, σ² I_p): the Gaussian mechanism on a *declared* bounded box
+* x̃ = clip(x) + N(0, σ² I_p): the Gaussian mechanism on a *declared* bounded box, released
+  float-safely on its dithered lattice (:meth:`GaussianMechanism.release`; the extra
+  uniform dither of width γ ≤ σ·2⁻¹⁰ is post-processing and adds variance γ²/12)
   [lo, hi] ⊂ R^p. Local DP protects a record against *any* other record of the domain
   (replace-one of the client's whole record), so the ℓ₂ sensitivity is the box's
   diameter ‖hi − lo‖₂; σ is calibrated to (ε_x, δ_x) by the foundation's
   :class:`~privaudit.mechanisms.GaussianMechanism` (analytic calibration by default).
 * ỹ = RR_{ε_y}(y) for binary classification (pure ε_y-LDP), or ỹ = clip(y) + N(0, σ_y²)
-  on a declared label interval for regression (App. E.2).
+  on a declared label interval for regression (App. E.2), released the same way.
 
 The total budget is split by basic composition: ε_x = split·ε, ε_y = (1 − split)·ε. For
 classification δ goes to the features (RR is pure); for regression δ_x = split·δ and
@@ -226,7 +228,9 @@ def release_dataset(
     diameter = float(np.linalg.norm(hi - lo))
     delta_x = delta if task == "classification" else split * delta
     feat = GaussianMechanism(epsilon=eps_x, delta=delta_x, sensitivity=diameter, calibration=calibration)
-    X_tilde = X_clipped + feat.sigma * rng.standard_normal(X.shape)
+    # Float-safe: the Gaussian mechanism's dithered-lattice release (a textbook
+    # ``X + σ·standard_normal`` leaks through the low-order bits, Mironov 2012).
+    X_tilde = feat.release(X_clipped, rng)
 
     if task == "classification":
         y_pm, classes = encode_binary_labels(y, classes)
@@ -241,7 +245,7 @@ def release_dataset(
             epsilon=eps_y, delta=(1.0 - split) * delta, sensitivity=float(yhi - ylo), calibration=calibration
         )
         sigma_y = lab.sigma
-        y_tilde = y_clipped + sigma_y * rng.standard_normal(y.shape)
+        y_tilde = lab.release(y_clipped, rng)
         lab_box, classes = (float(ylo), float(yhi)), None
 
     n_clipped = int(outside.sum())

@@ -145,6 +145,20 @@ def resolve_gaussian(
     return sigma, claim
 
 
+def float_safe_gaussian(values: np.ndarray, sigma: float, rng=None) -> np.ndarray:
+    """``values + N(0, σ²)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ σ⌋ − 10).
+
+    The float-safe replacement for ``values + sigma * rng.standard_normal(values.shape)``
+    (:mod:`privaudit.mechanisms.lattice`): same privacy as the continuous Gaussian,
+    law values + σN + γ·U[−½, ½) with γ ≤ σ·2⁻¹⁰. Returns a new array.
+    """
+    sigma = check_positive("sigma", sigma)
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(rng)
+    noise = rng.standard_normal(values.shape)
+    return lattice_release(values, noise, sigma, grid_step(sigma), rng)
+
+
 class GaussianMechanism:
     """Release x + N(0, σ² I) on a dithered lattice γ(ℤ + u)^d, for inputs with ℓ₂ sensitivity Δ.
 
@@ -221,6 +235,10 @@ class GaussianMechanism:
         rng = np.random.default_rng(rng)
         noise = rng.standard_normal((n, *x.shape))
         return lattice_release(x, noise, self.sigma, self.lattice_step, rng)
+
+    def release(self, values, rng=None) -> np.ndarray:
+        """One release per entry of ``values`` (any shape, e.g. one row per client): same law as ``sample``."""
+        return float_safe_gaussian(check_array("values", values), self.sigma, rng)
 
     def log_density(self, outputs, x) -> np.ndarray:
         """Exact log-density of each release given ``x``; shape ``(n,)``.
