@@ -27,6 +27,15 @@ exact theory curve and the strongest attacker.
     returns the per-step LR increments computed from the engine's noisy sums,
     ``"black-box"`` returns the final linear model. :func:`one_run_label_audit`
     trains *once* with m label canaries and applies the one-run estimator.
+
+Each view also carries what the learner kinds need to audit it without knowing its
+type (:mod:`privaudit.audit.release_views`): ``tradeoff_audit``,
+``reconstruction_audit`` and the notes recorded in a report. The learners return
+these views from their ``release_view``.
+
+(About 600 lines: the three views are kept in one module on purpose, since together
+they are the one description of what each learner family releases and how it is
+attacked; every section is self-contained.)
 """
 
 from __future__ import annotations
