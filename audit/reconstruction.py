@@ -41,13 +41,13 @@ import warnings
 from typing import ClassVar
 
 import numpy as np
-from scipy import stats
 from scipy.special import ndtri
 
 from privaudit.attacks import load_all
 from privaudit.attacks.priors import DiscretePrior
 from privaudit.attacks.registry import available_attacks, get_attack
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, NonContractiveWarning
+from privaudit.mechanisms.randomness import draw_seed, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -61,7 +61,9 @@ from .bounds import crb as crb_of
 from .bounds import hammersley_chapman_robbins, rero_bound, rero_mu, seed_trace_bound, van_trees
 from privaudit.attacks.reconstruction import as_rounds
 
+from .epsilon_bounds import clopper_pearson_lower, clopper_pearson_upper
 from .fisher import release_fisher
+from .hotelling import hotelling_test
 from .results import AuditResult, ExperimentResult
 
 #: Bounds that hold only for unbiased attackers.
@@ -85,7 +87,7 @@ class ReconstructionAudit(AuditResult):
     target, attacker : str
         Mechanism description and registered attacker name.
     n, seed, confidence : int, int | None, float
-        Audited releases, root seed (``None`` if not an int), two-sided CI level.
+        Audited releases, root seed (always an int that reproduces the audit), two-sided CI level.
     dim, rounds : int
         Input dimension d and number T of releases per client.
     information : str
@@ -211,20 +213,6 @@ def _release(rounds, X, phases, rng) -> np.ndarray:
     return np.stack(outs, axis=1)
 
 
-def _hotelling_p(err: np.ndarray) -> float:
-    n, d = err.shape
-    if n <= d + 1:
-        return float("nan")
-    mean = err.mean(axis=0)
-    cov = np.cov(err, rowvar=False).reshape(d, d)
-    try:
-        t2 = n * mean @ np.linalg.solve(cov, mean)
-    except np.linalg.LinAlgError:
-        return float("nan")
-    f = (n - d) / (d * (n - 1)) * t2
-    return float(stats.f.sf(f, d, n - d))
-
-
 def _shared_basis(rounds) -> np.ndarray | None:
     mods = [m for m in rounds if isinstance(m, ModulatedMechanism)]
     if not mods or len(mods) != len(rounds):
@@ -261,8 +249,9 @@ def audit_reconstruction(
         ReRo for a discrete prior) and is handed to the attacker.
     n : int
         Number of audited releases (transcripts).
-    rng : int, Generator or None
-        Root randomness (the int is recorded as ``seed``).
+    rng : int, Generator, SeedSequence or None
+        Root randomness, resolved by :func:`privaudit.mechanisms.randomness.resolve_seed`;
+        the integer seed that reproduces the audit is recorded as ``seed``.
     phase : {"known", "hidden"} or array (m,) / (T, m)
         Modulation phases: fresh and revealed to the attacker (``"known"``, the
         worst case and the seed's §6 setting), fresh and hidden (``"hidden"``), or one
@@ -279,9 +268,8 @@ def audit_reconstruction(
     rounds = as_rounds(mechanism)
     n = check_int("n", n)
     conf = check_interval("confidence", confidence, 0.0, 1.0)
-    seed = int(rng) if isinstance(rng, int | np.integer) and not isinstance(rng, bool) else None
-    ss = np.random.SeedSequence(seed) if seed is not None else None
-    gen = np.random.default_rng(ss.spawn(1)[0] if ss is not None else rng)
+    root, seed = resolve_seed(rng)
+    gen = np.random.default_rng(root.spawn(1)[0])
     dims = {m.dim for m in rounds if hasattr(m, "dim")}
     if prior is not None:
         d = prior.dim
@@ -319,7 +307,7 @@ def audit_reconstruction(
     name, att = _resolve_attacker(attacker, rounds, prior, phase_known, side_info)
     mech_arg = rounds if len(rounds) > 1 else rounds[0]
     if isinstance(att, type):
-        att = att(mech_arg, prior=prior, beta=beta, sigma_y=sigma_y, random_state=gen.integers(2**63))
+        att = att(mech_arg, prior=prior, beta=beta, sigma_y=sigma_y, random_state=draw_seed(gen))
         if hasattr(att, "fit"):
             if prior is None:
                 raise InvalidParameterError(f"attacker {name!r} learns from a population split and needs a prior")
@@ -350,7 +338,7 @@ def audit_reconstruction(
     mse_ci = (max(0.0, mse - half), mse + half)
     bias = err.mean(axis=0)
     bias_sq = float(bias @ bias - np.trace(np.cov(err, rowvar=False).reshape(d, d)) / n)
-    p_bias = _hotelling_p(err)
+    p_bias = hotelling_test(err).p_value  # NaN when n ≤ d + 1 or S is singular
     basis = _shared_basis(rounds)
     mse_along = mse_orth = None
     if basis is not None:
@@ -409,7 +397,9 @@ def audit_reconstruction(
     else:
         success = np.all(np.isclose(est, X), axis=1)
         k = int(success.sum())
-        ci = stats.binomtest(k, n).proportion_ci(confidence_level=conf, method="exact")
+        # Two-sided Clopper–Pearson interval: two one-sided bounds at level (1 + c)/2.
+        ci_lo = float(clopper_pearson_lower(k, n, (1 + conf) / 2))
+        ci_hi = float(clopper_pearson_upper(k, n, (1 + conf) / 2))
         try:
             mu = rero_mu(rounds, prior, information=information)
             bound = rero_bound(prior.kappa, mu=mu)
@@ -418,7 +408,7 @@ def audit_reconstruction(
                 mu, bound = None, rero_bound(prior.kappa, rounds[0].tradeoff)
             else:
                 raise
-        rero = {"success": k / n, "success_ci": (float(ci.low), float(ci.high)), "bound": bound,
+        rero = {"success": k / n, "success_ci": (ci_lo, ci_hi), "bound": bound,
                 "kappa": prior.kappa, "mu": mu}
 
     if hasattr(att, "is_unbiased"):
@@ -502,14 +492,14 @@ def mse_crb_curve(
         σ axis, a reference line at 1, and a table of every (σ, attacker) audit.
     """
     sig = [check_positive("sigma", s) for s in np.atleast_1d(np.asarray(sigmas, dtype=float))]
-    root = np.random.SeedSequence(int(rng) if isinstance(rng, int | np.integer) else None)
+    root, seed = resolve_seed(rng)
     series: dict[str, dict[str, list]] = {a: {"x": [], "y": [], "yerr": []} for a in attackers}
     table = []
     children = root.spawn(len(sig) * len(attackers))
     for i, s in enumerate(sig):
         mech = _with_sigma(mechanism, s)
         for j, a in enumerate(attackers):
-            res = audit_reconstruction(mech, a, x=x, n=n, rng=np.random.default_rng(children[i * len(attackers) + j]),
+            res = audit_reconstruction(mech, a, x=x, n=n, rng=children[i * len(attackers) + j],
                                        phase=phase, confidence=confidence, hcr=False)
             r = res.ratio.get(bound)
             if r is None:
@@ -525,7 +515,7 @@ def mse_crb_curve(
         xlabel="noise σ", ylabel=f"MSE / {bound}", series={k: v for k, v in series.items() if v["x"]},
         reference={"MSE = bound": 1.0}, table=table,
         notes=[f"MSE/{bound} of each attacker vs σ; efficient attackers approach 1 as σ → 0."],
-        seed=int(rng) if isinstance(rng, int | np.integer) else None, xscale="log",
+        seed=seed, xscale="log",
     )
 
 
@@ -545,7 +535,7 @@ def composition_curve(
     from privaudit.mechanisms import random_orthonormal_basis
 
     ts = [check_int("rounds", int(t)) for t in rounds]
-    root = np.random.SeedSequence(int(rng) if isinstance(rng, int | np.integer) else None)
+    root, seed = resolve_seed(rng)
     series: dict[str, dict[str, list]] = {"T·crb": {"x": [], "y": []}}
     if bound != "crb":
         series[f"T·{bound}"] = {"x": [], "y": []}
@@ -574,7 +564,7 @@ def composition_curve(
         name="reconstruction-composition", target=repr(mechanism), xlabel="rounds T", ylabel=f"T·{bound}, MSE/{bound}",
         series=series, reference={"MSE = bound": 1.0}, table=table,
         notes=["Fisher information adds over rounds: T·CRB is flat when the CRB falls like 1/T."],
-        seed=int(rng) if isinstance(rng, int | np.integer) else None, xscale="log",
+        seed=seed, xscale="log",
     )
 
 

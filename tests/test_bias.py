@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from privaudit.audit import BiasAudit, audit_bias
-from privaudit.audit.bias import _holm_adjust, _Moments, required_draws
-from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError
+from privaudit.audit.bias import _Moments, holm_reject, required_draws
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
 # Binomial acceptance bands for 200 seeded runs: a correct implementation fails one
 # of them with probability 1e-3.
@@ -92,7 +92,7 @@ def test_reproducible_and_generator_accepted():
     assert a.to_dict() == b.to_dict()
     g1 = audit_bias(s, [0, 0], n=3000, rng=np.random.default_rng(5))
     g2 = audit_bias(s, [0, 0], n=3000, rng=np.random.default_rng(5))
-    assert g1.bias == g2.bias and g1.seed is None
+    assert g1.bias == g2.bias and g1.seed == g2.seed and type(g1.seed) is int  # issue 13: always an int
 
 
 def test_result_does_not_depend_on_workers():
@@ -131,11 +131,47 @@ def test_heavy_tails_are_reported():
     assert heavy.normality_error > 0.01 and "heavy tails" in heavy.note
 
 
-def test_holm_adjustment_matches_statsmodels():
+def test_hotelling_matches_statsmodels_and_is_the_audits_statistic():
+    from statsmodels.stats.multivariate import test_mvmean
+
+    from privaudit.audit.hotelling import hotelling_test
+
+    x = np.random.default_rng(0).normal(size=(50, 3)) + 0.2
+    ref = test_mvmean(x, np.zeros(3))
+    got = hotelling_test(x)
+    assert got.f == pytest.approx(ref.statistic, rel=1e-12) and got.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert math.isnan(hotelling_test(x[:3]).p_value)               # n ≤ p: undefined, not an error
+    # audit_bias's Hotelling statistic on the same draws (one chunk: the sampler returns x).
+    a = audit_bias(lambda k, r: x[:k], np.zeros(3), n=50, chunk_size=50, rng=0, test="hotelling")
+    assert a.test == "hotelling-T2" and a.statistic == pytest.approx(got.t2, rel=1e-10)
+    assert a.p_value == pytest.approx(got.p_value, rel=1e-8)
+
+
+def test_holm_flags_match_statsmodels_on_independent_t_tests():
     from statsmodels.stats.multitest import multipletests
 
-    p = np.array([0.01, 0.04, 0.03, 0.005, 0.5])
-    np.testing.assert_allclose(_holm_adjust(p), multipletests(p, method="holm")[1])
+    x = np.random.default_rng(1).normal(size=(400, 5)) + np.array([0.0, 0.3, 0.0, 0.12, -0.2])
+    a = audit_bias(lambda k, r: x[:k], np.zeros(5), n=400, chunk_size=400, rng=0, test="holm")
+    p = stats.ttest_1samp(x, 0.0).pvalue
+    assert a.rejected_coordinates == [int(j) for j in np.flatnonzero(multipletests(p, alpha=0.05, method="holm")[0])]
+    assert a.rejected_coordinates  # the shifted coordinates are found
+    # holm_reject is statsmodels' Holm, on random p-value vectors with ties and boundary values
+    # (few calls: each multipletests(method="holm") runs gc.collect()).
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 5, 40):
+        for _ in range(4):
+            p = np.round(rng.random(m) ** 3, 3)
+            np.testing.assert_array_equal(holm_reject(p, 0.05), multipletests(p, alpha=0.05, method="holm")[0])
+
+
+@pytest.mark.parametrize("make", [lambda: 3, lambda: None, lambda: np.random.default_rng(2),
+                                  lambda: np.random.SeedSequence(4)])
+def test_every_rng_form_records_an_integer_seed_that_reproduces(make):
+    sampler = gaussian_sampler([0.0, 1.0], [[1.0, 0.2], [0.2, 2.0]])
+    a = audit_bias(sampler, [0.0, 1.0], n=3000, chunk_size=1000, rng=make())
+    assert type(a.seed) is int
+    b = audit_bias(sampler, [0.0, 1.0], n=3000, chunk_size=1000, rng=a.seed)
+    assert a.bias == b.bias and a.p_value == b.p_value
 
 
 def test_min_detectable_bias_one_dimensional_matches_noncentral_t():
@@ -166,17 +202,18 @@ def test_required_draws_scale():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, match, error",
     [
-        ({"n": 1}, "n must be >= 2"),
-        ({"confidence": 1.0}, "confidence"),
-        ({"expect": "maybe"}, "expect"),
-        ({"test": "wald"}, "test"),
-        ({"rng": "seed"}, "rng"),
+        ({"n": 1}, "n must be >= 2", InvalidParameterError),
+        ({"confidence": 1.0}, "confidence", InvalidParameterError),
+        ({"expect": "maybe"}, "expect", InvalidParameterError),
+        ({"test": "wald"}, "test", InvalidParameterError),
+        ({"rng": "seed"}, "rng", ParameterTypeError),       # a wrong type (mechanisms.randomness)
+        ({"rng": -1}, "rng", InvalidParameterError),
     ],
 )
-def test_bad_parameters_raise(kwargs, match):
-    with pytest.raises(InvalidParameterError, match=match):
+def test_bad_parameters_raise(kwargs, match, error):
+    with pytest.raises(error, match=match):
         audit_bias(lambda n, r: r.normal(size=n), 0.0, **{"n": 100, **kwargs})
 
 

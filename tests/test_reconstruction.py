@@ -238,3 +238,16 @@ def test_user_torch_mechanism_audited_with_autograd_fisher():
     lo, hi = res.ratio_ci["crb"]
     assert lo <= 1 <= hi  # the generic MLE is efficient at low noise
     assert res.hcr >= res.crb * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("make", [lambda: 3, lambda: None, lambda: np.random.default_rng(2),
+                                  lambda: np.random.SeedSequence(4)])
+def test_every_rng_form_records_an_integer_seed_that_reproduces(make):
+    from privaudit.audit import audit_reconstruction
+    from privaudit.mechanisms import GaussianMechanism
+
+    mech = GaussianMechanism(sigma=0.5)
+    a = audit_reconstruction(mech, "naive", x=np.array([0.3, -0.1]), n=500, rng=make(), hcr=False)
+    assert type(a.seed) is int
+    b = audit_reconstruction(mech, "naive", x=np.array([0.3, -0.1]), n=500, rng=a.seed, hcr=False)
+    assert a.mse == b.mse and a.bias == b.bias
