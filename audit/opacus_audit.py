@@ -204,8 +204,11 @@ def opacus_kind():
         "sample_rate": Field("float", 1.0, low=0.0, high=1.0, closed="right", doc="1 = full batch; else Poisson"),
         "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES),
         "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp")),
-        "m": Field("int", 1000, low=0, high=10**6, samples=True, doc="canaries of the one-run views (0: skip)"),
-        "n_runs": Field("int", 500, low=0, high=10**6, samples=True, doc="runs per hypothesis (0: skip; else >= 200, the trade-off audit's minimum)"),
+        "m": Field("int", 1000, low=10, high=10**6, samples=True, doc="canaries of the one-run views"),
+        "n_runs": Field("int", 500, low=200, high=10**6, samples=True,
+                        doc="runs per hypothesis of the trade-off view (the trade-off audit needs >= 200)"),
+        "views": Field("str", "both", choices=("both", "one-run", "tradeoff"),
+                       doc="which views to run: one-run (m canaries, one run), tradeoff (n_runs runs), or both"),
         "noise_multiplier": Field("float", None, low=0.0, closed="neither",
                                   doc="train with this z instead (a deliberately misconfigured target)"),
         "expect": Field("str", "private", choices=("private", "violation")),
@@ -215,7 +218,11 @@ def opacus_kind():
     def run(params: dict, rng) -> dict:
         from .results import apply_expectation
 
-        kw = {k: v for k, v in params.items() if k != "expect"}
+        kw = {k: v for k, v in params.items() if k not in ("expect", "views")}
+        if params["views"] == "one-run":
+            kw["n_runs"] = 0
+        elif params["views"] == "tradeoff":
+            kw["m"] = 0
         return apply_expectation(audit_opacus(**kw, rng=rng), params["expect"], caught="violation")
 
     def headline(entry: dict) -> str:

@@ -21,8 +21,6 @@ privaudit runs on), and pinning an older scikit-learn for it is not worth it.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-
 from ..validation import InvalidParameterError
 
 _OPENDP = "privaudit.mechanisms.external.opendp_mechanisms"
@@ -44,12 +42,66 @@ EXTERNAL_MECHANISMS: dict[str, str] = {
 }
 
 
-def register_external_mechanisms(registry: MutableMapping[str, str], *, force: bool = False) -> MutableMapping[str, str]:
-    """Add :data:`EXTERNAL_MECHANISMS` to ``registry`` (name -> "module:Class"); returns it.
+#: Parameter specification of each adapter, as plain data (turned into scikit-learn constraints by
+#: :func:`external_constraints`): "positive" (> 0), "delta" (in (0, 1)), "rate" (in (0, 1]), "count"
+#: (integer >= 1), "real", "array", a tuple of allowed strings; a trailing "?" admits None.
+EXTERNAL_PARAMETERS: dict[str, dict[str, str | tuple]] = {
+    "opendp-laplace": {"scale": "positive", "sensitivity": "positive", "noise_scale": "positive?"},
+    "opendp-gaussian": {"scale": "positive", "sensitivity": "positive", "delta": "delta", "noise_scale": "positive?"},
+    "opendp-discrete-laplace": {"scale": "positive", "sensitivity": "count", "constructor": ("laplace", "geometric"),
+                                "noise_scale": "positive?"},
+    "opendp-gaussian-composition": {"scales": "array", "sensitivity": "positive", "delta": "delta",
+                                    "noise_scales": "array?"},
+    "opendp-laplace-threshold": {"scale": "positive", "threshold": "positive", "linf": "positive",
+                                 "absent": "real?", "noise_scale": "positive?", "noise_threshold": "positive?"},
+    "pydp-laplace": {"epsilon": "positive", "sensitivity": "positive", "noise_epsilon": "positive?"},
+    "pydp-gaussian": {"epsilon": "positive", "delta": "delta", "sensitivity": "positive", "noise_epsilon": "positive?"},
+    "pydp-bounded-sum": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
+                         "noise_epsilon": "positive?"},
+    "pydp-bounded-mean": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
+                          "noise_epsilon": "positive?"},
+    "opacus-dpsgd-canary": {"epsilon": "positive", "delta": "delta", "epochs": "count", "n_data": "count",
+                            "dim": "count", "clip": "positive", "lr": "positive", "sample_rate": "rate",
+                            "grad_sample_mode": ("hooks", "functorch", "ghost"), "mode": ("white-box", "black-box"),
+                            "accountant": ("rdp", "prv", "gdp"), "noise_multiplier": "positive?"},
+}
 
-    A name already bound to a different reference raises
-    :class:`~privaudit.mechanisms.validation.InvalidParameterError` unless ``force``.
+
+def external_constraints(name: str) -> dict[str, list]:
+    """scikit-learn parameter constraints (``sklearn.utils._param_validation``) of adapter ``name``."""
+    from numbers import Integral, Real
+
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    base = {
+        "positive": Interval(Real, 0, None, closed="neither"), "delta": Interval(Real, 0, 1, closed="neither"),
+        "rate": Interval(Real, 0, 1, closed="right"), "count": Interval(Integral, 1, None, closed="left"),
+        "real": Real, "array": "array-like",
+    }
+    out = {}
+    for key, kind in EXTERNAL_PARAMETERS[name].items():
+        if isinstance(kind, tuple):
+            out[key] = [StrOptions(set(kind))]
+        else:
+            out[key] = [base[kind.rstrip("?")]] + ([None] if kind.endswith("?") else [])
+    return out
+
+
+def register_external_mechanisms(registry, *, force: bool = False):
+    """Register every adapter of :data:`EXTERNAL_MECHANISMS` in ``registry``; returns it.
+
+    ``registry`` is a plain mapping (name -> "module:Class") or a component registry
+    with ``register(name, ref, *, constraints=..., doc=..., force=...)`` (then each
+    adapter is registered with its parameter specification). A name already bound
+    to a different reference raises
+    :class:`~privaudit.mechanisms.validation.InvalidParameterError` (mapping) or the
+    registry's own clash error, unless ``force``.
     """
+    if callable(getattr(registry, "register", None)):
+        for name, ref in EXTERNAL_MECHANISMS.items():
+            registry.register(name, ref, constraints=external_constraints(name), force=force,
+                              doc=f"third-party adapter {ref.rpartition(':')[2]}")
+        return registry
     clashes = [k for k, v in EXTERNAL_MECHANISMS.items() if k in registry and registry[k] != v]
     if clashes and not force:
         raise InvalidParameterError(f"mechanism names already registered to other classes: {clashes}; "
@@ -70,4 +122,5 @@ def external_mechanism_class(name: str):
     return getattr(importlib.import_module(module), attr)
 
 
-__all__ = ["EXTERNAL_MECHANISMS", "external_mechanism_class", "register_external_mechanisms"]
+__all__ = ["EXTERNAL_MECHANISMS", "EXTERNAL_PARAMETERS", "external_constraints", "external_mechanism_class",
+           "register_external_mechanisms"]

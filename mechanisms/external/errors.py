@@ -81,11 +81,12 @@ def check_finite_input(adapter: str, x, *, integer: bool = False) -> np.ndarray:
     return arr
 
 
-def check_records(adapter: str, x) -> np.ndarray:
-    """A dataset as a 1-d float array in which NaN marks an absent record.
+def check_records(adapter: str, x, absent: float | None = None) -> np.ndarray:
+    """A dataset as a 1-d float array in which NaN (or the value ``absent``) marks an absent record.
 
-    Add/remove neighbours then have the same shape: x′ is x with one NaN replaced
-    by a value. Infinite records are refused.
+    Add/remove neighbours then have the same shape: x′ is x with one absent entry
+    replaced by a value. Configuration files cannot hold NaN, hence the finite
+    sentinel ``absent``. Absent entries are returned as NaN; infinite records are refused.
     """
     try:
         arr = np.asarray(x, dtype=float)
@@ -95,6 +96,8 @@ def check_records(adapter: str, x) -> np.ndarray:
         raise InvalidInputError(f"{adapter}: x must be a 1-d array of records (NaN = absent), got shape {arr.shape}")
     if np.any(np.isinf(arr)):
         raise InvalidInputError(f"{adapter}: records must be finite or NaN (absent), got x={arr.tolist()!r}")
+    if absent is not None:
+        arr = np.where(arr == absent, np.nan, arr)
     return arr
 
 

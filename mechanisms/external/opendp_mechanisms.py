@@ -37,9 +37,9 @@ import numpy as np
 from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
-from ..validation import InvalidInputError, InvalidParameterError, check_delta, check_int, check_positive
+from ..validation import InvalidParameterError, check_delta, check_int, check_positive, check_real
 from .errors import adjacency_name as _adjacency
-from .errors import UNSEEDED_NOTE, check_finite_input, import_library, library_errors
+from .errors import UNSEEDED_NOTE, check_finite_input, check_records, import_library, library_errors
 
 LIBRARY = "OpenDP"
 
@@ -304,8 +304,9 @@ class OpenDPGaussianComposition(_OpenDPVector):
 class OpenDPLaplaceThreshold(_OpenDPVector):
     """OpenDP's thresholded Laplace (``make_laplace_threshold``): release the keys whose noisy value ≥ T.
 
-    Input x: one value per key, NaN = the key is absent from the map (add/remove
-    neighbours keep one shape: x′ is x with one NaN replaced by a value ≤ linf).
+    Input x: one value per key, NaN (or the value ``absent``) = the key is absent
+    from the map (add/remove neighbours keep one shape: x′ is x with one absent
+    entry replaced by a value ≤ linf; configuration files cannot hold NaN).
     Release, shape ``(n, 2·d)``: per key a 0/1 "released" flag, then the released
     noisy value (0 where suppressed).
 
@@ -317,11 +318,12 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
     every ε. Hence ε(δ) = max(0, linf/b + 2 ln(1 − δ)) for δ ≥ p, and ∞ below p.
     """
 
-    def __init__(self, *, scale: float, threshold: float, linf: float = 1.0, noise_scale: float | None = None,
-                 noise_threshold: float | None = None) -> None:
+    def __init__(self, *, scale: float, threshold: float, linf: float = 1.0, absent: float | None = None,
+                 noise_scale: float | None = None, noise_threshold: float | None = None) -> None:
         self.scale = check_positive("scale", scale)
         self.threshold = check_positive("threshold", threshold)
         self.linf = check_positive("linf", linf)
+        self.absent = None if absent is None else check_real("absent", absent)
         self.noise_scale = self.scale if noise_scale is None else check_positive("noise_scale", noise_scale)
         self.noise_threshold = (self.threshold if noise_threshold is None
                                 else check_positive("noise_threshold", noise_threshold))
@@ -341,11 +343,7 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
                 "noise_scale": self.noise_scale, "noise_threshold": self.noise_threshold}
 
     def _records(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.ndim != 1 or np.any(np.isinf(x)):
-            raise InvalidInputError(
-                f"{self.name}: x must be a 1-d array of per-key values (NaN = absent key), got {x.tolist()!r}")
-        return x
+        return check_records(self.name, x, self.absent)
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases of the key map ``x`` (NaN = absent) in one OpenDP call; shape ``(n, 2·d)``.

@@ -142,9 +142,9 @@ class PyDPGaussian(_PyDPNumerical):
 class PyDPBoundedAggregate:
     """pydp's ``BoundedSum`` or ``BoundedMean`` (Laplace, float records) on a dataset.
 
-    Input x: a 1-d array of records, NaN marking an absent record, so that
-    add/remove neighbours have one shape (x′ = x with one NaN replaced by a
-    record). Release: shape ``(n, 1)``, one ``quick_result`` per release (the
+    Input x: a 1-d array of records, NaN (or the value ``absent``) marking an
+    absent record, so that add/remove neighbours have one shape (x′ = x with one
+    absent entry replaced by a record). Release: shape ``(n, 1)``, one ``quick_result`` per release (the
     library has no batched call). Records outside [lower, upper] are clamped by the
     library. Claim: (``alg.epsilon``, ``alg.delta``), adjacency ``add-remove``
     (one record, ``l0_sensitivity = linf_sensitivity = 1``), the library's default.
@@ -155,6 +155,8 @@ class PyDPBoundedAggregate:
     epsilon : float
     lower, upper : float
         Clamping bounds (the library's ``lower_bound``, ``upper_bound``).
+    absent : float, optional
+        A finite value marking absent records besides NaN (configuration files cannot hold NaN).
     noise_epsilon : float, optional
         Draw with an object built for this ε instead (a deliberately misconfigured target).
     """
@@ -162,12 +164,13 @@ class PyDPBoundedAggregate:
     notes = (UNSEEDED_NOTE.format(library=LIBRARY),)
 
     def __init__(self, *, aggregate: str = "sum", epsilon: float, lower: float, upper: float,
-                 noise_epsilon: float | None = None) -> None:
+                 absent: float | None = None, noise_epsilon: float | None = None) -> None:
         if aggregate not in ("sum", "mean"):
             raise ExternalLibraryError(f"{type(self).__name__}: aggregate must be 'sum' or 'mean', got {aggregate!r}")
         self.aggregate = aggregate
         self.lower = check_real("lower", lower)
         self.upper = check_real("upper", upper)
+        self.absent = None if absent is None else check_real("absent", absent)
         self.noise_epsilon = None if noise_epsilon is None else check_epsilon(noise_epsilon, "noise_epsilon")
         alg = self._build(check_epsilon(epsilon))
         self.claim = PrivacyClaim(float(alg.epsilon), float(alg.delta), "add-remove")
@@ -189,7 +192,7 @@ class PyDPBoundedAggregate:
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases on the dataset ``x`` (NaN = absent), shape ``(n, 1)``; ``rng`` is ignored."""
-        records = check_records(self.name, x)
+        records = check_records(self.name, x, self.absent)
         data = records[~np.isnan(records)].tolist()
         n = check_int("n", n)
         with library_errors(self.name, LIBRARY):
@@ -200,15 +203,19 @@ class PyDPBoundedAggregate:
 class PyDPBoundedSum(PyDPBoundedAggregate):
     """pydp's ``BoundedSum`` (see :class:`PyDPBoundedAggregate`)."""
 
-    def __init__(self, *, epsilon: float, lower: float, upper: float, noise_epsilon: float | None = None) -> None:
-        super().__init__(aggregate="sum", epsilon=epsilon, lower=lower, upper=upper, noise_epsilon=noise_epsilon)
+    def __init__(self, *, epsilon: float, lower: float, upper: float, absent: float | None = None,
+                 noise_epsilon: float | None = None) -> None:
+        super().__init__(aggregate="sum", epsilon=epsilon, lower=lower, upper=upper, absent=absent,
+                         noise_epsilon=noise_epsilon)
 
 
 class PyDPBoundedMean(PyDPBoundedAggregate):
     """pydp's ``BoundedMean`` (see :class:`PyDPBoundedAggregate`)."""
 
-    def __init__(self, *, epsilon: float, lower: float, upper: float, noise_epsilon: float | None = None) -> None:
-        super().__init__(aggregate="mean", epsilon=epsilon, lower=lower, upper=upper, noise_epsilon=noise_epsilon)
+    def __init__(self, *, epsilon: float, lower: float, upper: float, absent: float | None = None,
+                 noise_epsilon: float | None = None) -> None:
+        super().__init__(aggregate="mean", epsilon=epsilon, lower=lower, upper=upper, absent=absent,
+                         noise_epsilon=noise_epsilon)
 
 
 __all__ = ["PyDPBoundedAggregate", "PyDPBoundedMean", "PyDPBoundedSum", "PyDPGaussian", "PyDPLaplace"]
