@@ -49,6 +49,18 @@ CASES = [
     (lambda: PrivacyClaim(1.0, 1e-5, "neighbours"), ValueError, "'neighbours'"),
     (lambda: PrivacyClaim(1.0, -0.1, "add-remove"), ValueError, "delta=-0.1"),
     (lambda: tradeoff_curve(1.0, 1e-5, [0.5, 1.5]), ValueError, "alpha must lie in"),
+    # Issue 15: extreme values must fail with a named ValueError, not OverflowError / inf / NaN.
+    (lambda: GaussianMechanism(epsilon=10**400, delta=1e-5), ValueError, "epsilon is too large to be a float"),
+    (lambda: GaussianMechanism(epsilon=1e300, delta=1e-5), ValueError, "epsilon=1e+300"),
+    (lambda: GaussianMechanism(sigma=1e-300), ValueError, "sigma=1e-300"),
+    (lambda: GaussianMechanism(sigma=1e300), ValueError, "sigma=1e+300"),
+    (lambda: LaplaceMechanism(epsilon=5e-324), ValueError, "epsilon=5e-324"),
+    (lambda: LaplaceMechanism(epsilon=1e300), ValueError, "epsilon=1e+300"),
+    (lambda: RandomizedResponse(epsilon=1e308), ValueError, "epsilon=1e+308"),
+    (lambda: RandomizedResponse(epsilon=10**400), ValueError, "epsilon is too large to be a float"),
+    (lambda: RandomizedResponse(epsilon=1.0, categories=[math.nan, 1]), ValueError, "categories=[nan, 1]"),
+    (lambda: RandomizedResponse(epsilon=1.0, categories=[math.inf, 1]), ValueError, "categories=[inf, 1]"),
+    (lambda: RandomizedResponse(epsilon=1.0, categories=["a", "b"]), ValueError, "categories=['a', 'b']"),
 ]
 
 
@@ -82,3 +94,13 @@ def test_bad_sample_count_and_category():
 def test_non_contractive_map_warns():
     with pytest.warns(NonContractiveWarning, match="L = "):
         ModulatedMechanism(alpha=0.1, lam=1.0, omega=1.0, dim=2, sigma=1.0)
+
+
+def test_randomized_response_at_large_epsilon_still_flips_with_the_right_probability():
+    """ε = 45: p = 1 − 2.9e−20 rounds to 1.0, yet q and the exact ε stay exact (the flip uses a full-precision exponential)."""
+    rr = RandomizedResponse(epsilon=45.0)
+    assert rr.flip_probability == pytest.approx(math.exp(-45) / (1 + math.exp(-45)), rel=1e-12)
+    assert rr.true_epsilon == pytest.approx(45.0, rel=1e-12)
+    assert rr.exact_delta(44.0) == pytest.approx(rr.keep_probability - math.exp(44) * rr.flip_probability, rel=1e-9)
+    rr700 = RandomizedResponse(epsilon=700.0)
+    assert rr700.flip_probability > 0 and rr700.true_epsilon == pytest.approx(700.0)
