@@ -52,6 +52,7 @@ from privaudit.audit.bias import BiasAudit, audit_bias, required_draws
 from privaudit.audit.results import ExperimentResult
 from privaudit.mechanisms import GaussianMechanism, RandomizedResponse
 from privaudit.mechanisms.modulated import ModulatedMechanism
+from privaudit.mechanisms.randomness import draw_seed
 from privaudit.mechanisms.validation import check_positive
 
 #: Relative bias the unbiased claims are powered for, and the power.
@@ -67,14 +68,15 @@ SAFETY = 1.15
 class _Budget:
     """Sample-size policy shared by the checks of one run."""
 
-    def __init__(self, n_scale: float, random_state: int, small: bool) -> None:
+    def __init__(self, n_scale: float, random_state, small: bool) -> None:
         self.n_scale = check_positive("n_scale", n_scale)
-        self.random_state = int(random_state)
+        # The recorded root seed (an int; drawn when random_state is None or a generator).
+        self.random_state = draw_seed(random_state, "random_state")
         self.small = bool(small)
 
     def seed(self, name: str) -> int:
-        ss = np.random.SeedSequence([self.random_state, zlib.crc32(name.encode())])
-        return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
+        """Seed of the check called ``name``: independent of the order in which checks run."""
+        return draw_seed(np.random.SeedSequence([self.random_state, zlib.crc32(name.encode())]))
 
     def cap(self, full: int, small: int) -> int:
         return max(200, int((small if self.small else full) * self.n_scale))
@@ -825,15 +827,16 @@ def rr_on_bins_checks(budget: _Budget, epsilons=(1.0, 4.0), curve_epsilons=(0.5,
 # =============================================================================================
 # The preset
 # =============================================================================================
-def run_bias_checks(*, n_scale: float = 1.0, random_state: int = 0, small: bool = False) -> list:
+def run_bias_checks(*, n_scale: float = 1.0, random_state=0, small: bool = False) -> list:
     """Run every check of the ``bias`` preset; returns BiasAudit and ExperimentResult objects.
 
     Parameters
     ----------
     n_scale : float
         Multiplies every cap on the number of draws (the CLI's ``--samples``).
-    random_state : int
-        Root seed (the CLI's ``--seed``).
+    random_state : int, Generator, SeedSequence or None
+        Root seed (the CLI's ``--seed``); resolved by :mod:`privaudit.mechanisms.randomness`
+        and recorded as every result's ``seed``.
     small : bool
         Smaller caps and curves, for tests and smoke runs (audits may then be
         under-powered for a 1 % relative bias; their notes say so).

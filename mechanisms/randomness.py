@@ -49,8 +49,8 @@ def draw_seed(rng: RandomLike = None, name: str = "rng") -> int:
     if rng is None:
         rng = np.random.SeedSequence()
     if isinstance(rng, np.random.SeedSequence):
-        # 64 random bits, top bit dropped so the seed fits in a signed int64.
-        return int(rng.generate_state(1, np.uint64)[0] % np.uint64(SEED_BOUND))
+        # 64 random bits shifted right by one so the seed fits in a signed int64.
+        return int(rng.generate_state(1, np.uint64)[0] >> np.uint64(1))
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(0, SEED_BOUND))
     raise ParameterTypeError(
