@@ -156,9 +156,33 @@ def test_console_script_is_installed(tmp_path):
     assert done.returncode == 2 and "missing.toml" in done.stderr
 
 
+def _builds_wheels_offline() -> bool:
+    """Whether this interpreter's setuptools can build our wheel without build isolation.
+
+    pyproject.toml needs setuptools >= 68; bdist_wheel is part of setuptools from 70.1 and
+    needs the ``wheel`` package before (a plain ``python -m venv`` on 3.11 has 65.5 and no
+    ``wheel``: "invalid command 'bdist_wheel'").
+    """
+    import importlib.util
+
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    version = tuple(int(part) for part in setuptools.__version__.split(".")[:2] if part.isdigit())
+    return version >= (70, 1) or (version >= (68, 0) and importlib.util.find_spec("wheel") is not None)
+
+
 @pytest.mark.slow
 def test_presets_ship_in_the_wheel(tmp_path):
-    """Presets are package data: a regular (non-editable) install ships and runs every preset."""
+    """Presets are package data: a regular (non-editable) install ships and runs every preset.
+
+    Works from any interpreter, a virtualenv included: the wheel is built offline when this
+    interpreter's setuptools can (the ``test`` extra asks for >= 70.1), else with pip's
+    build isolation; the wheel is installed into a fresh venv *without* system site
+    packages, which borrows the running interpreter's import path (where the dependencies
+    are) through a ``.pth`` file read after its own site-packages.
+    """
     import zipfile
     from pathlib import Path
 
@@ -172,28 +196,43 @@ def test_presets_ship_in_the_wheel(tmp_path):
             shutil.copy(root / name, src / name)
     for folder in ("audit", "mechanisms", "learners", "attacks"):
         shutil.copytree(root / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=300)
+    isolation = ["--no-build-isolation"] if _builds_wheels_offline() else []
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q",
+                           "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     wheel = next(tmp_path.glob("privaudit-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for preset in available_presets():
         assert f"privaudit/audit/presets/{preset}.toml" in names
     assert "privaudit/audit/cli.py" in names
+    # Every package of the source tree ships (pyproject lists them one by one, with package-dir).
+    packages = [init.parent.relative_to(src).as_posix() for folder in ("audit", "mechanisms", "learners", "attacks")
+                for init in (src / folder).rglob("__init__.py")]
+    missing = [p for p in packages if f"privaudit/{p}/__init__.py" not in names]
+    assert not missing, f"packages missing from the wheel (list them in pyproject.toml's packages): {missing}"
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
     assert "privaudit = privaudit.audit.cli:main" in textwrap.dedent(text)
 
-    # Installed (not editable) in a fresh virtualenv that borrows the dependencies: the
-    # console script finds the presets through importlib.resources and runs one.
+    # Installed (not editable) in a fresh venv. --system-site-packages would borrow the
+    # *base* interpreter's packages, not those of a virtualenv running this test, so the
+    # dependencies come from the import path of the interpreter running this test instead.
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
-    pip = subprocess.run([str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                         capture_output=True, text=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    pip = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                          str(wheel)], capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
+    # Then every import location of this process (site directories, .pth and PYTHONPATH
+    # entries) is appended after the venv's own site-packages, where the wheel now is. (Added
+    # before the install, pip would see this process's privaudit and skip the wheel.)
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.strip()
+    borrowed = [p for p in dict.fromkeys(sys.path) if p and Path(p).is_dir()]
+    Path(purelib, "_privaudit_test_dependencies.pth").write_text("\n".join(borrowed) + "\n")
     where = subprocess.run([str(venv / "bin/python"), "-c", "import privaudit.audit.config as c; print(c.__file__)"],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert where.stdout.strip().startswith(str(venv)), where.stdout  # the installed copy, not the checkout
+    assert where.stdout.strip().startswith(str(venv)), where.stdout + where.stderr  # the installed copy
     listed = subprocess.run([str(venv / "bin/privaudit"), "list", "presets", "--json"], capture_output=True,
                             text=True, timeout=120, cwd=tmp_path)
     assert listed.returncode == 0 and set(json.loads(listed.stdout)["presets"]) == set(available_presets())
