@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import assert_within_se
 
 from privaudit.audit.bias import BiasAudit
 from privaudit.audit.bias_checks import (
@@ -225,8 +226,8 @@ def test_rr_on_bins_conditional_bias_matches_monte_carlo(small_run):
     draws = reps[rr.release(np.broadcast_to(bins, (n, bins.size)), np.random.default_rng(1)).astype(int)]
     mc, se = draws.mean(axis=0), draws.std(axis=0, ddof=1) / np.sqrt(n)
     exact = _rr_conditional_mean(model)
-    # 4.5 s.e. per grid point: a correct formula fails with probability < 32·7e-6.
-    assert np.all(np.abs(mc - exact) <= 4.5 * se + 1e-12)
+    # conftest's policy: Bonferroni over the grid points at family-wise rate FWER.
+    assert_within_se(mc, exact, se)
     audits = by_name(small_run, "RR-on-Bins label estimator")
     assert len(audits) == 2 and all(a.verdict == "info" for a in audits)
     curve = next(r for r in small_run if getattr(r, "name", "") == "rr_on_bins_bias")

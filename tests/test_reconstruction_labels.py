@@ -1,6 +1,6 @@
 """Label attacks: RR posterior, RR-on-Bins recovery, white-box DP-SGD label inference.
 
-Monte Carlo checks use z = 5 standard errors from the sample size; seeds are fixed.
+Monte Carlo checks follow conftest's tolerance policy (binomial standard errors); seeds are fixed.
 """
 
 import math
@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import assert_within_se, binomial_se
 from scipy.stats import norm
 
 from privaudit.attacks.labels import DPSGDLabelInference, RRLabelPosterior, RROnBinsLabelAttack
@@ -15,8 +16,6 @@ from privaudit.audit.bounds import rero_bound
 from privaudit.learners.dpsgd import DPSGDEngine
 from privaudit.learners.rr_on_bins import RROnBinsRegressor
 from privaudit.mechanisms import InvalidInputError, RandomizedResponse
-
-Z = 5.0
 
 
 def test_rr_posterior_bayes_rule_and_accuracy():
@@ -36,7 +35,7 @@ def test_rr_posterior_bayes_rule_and_accuracy():
     acc = np.mean(att.predict(released, prior) == y)
     # Exact Bayes accuracy: Σ_ỹ max_y π(y)P(ỹ | y), averaged over the feature priors.
     exact = np.mean(np.maximum(pi_pos * p, (1 - pi_pos) * q) + np.maximum(pi_pos * q, (1 - pi_pos) * p))
-    assert abs(acc - exact) < Z * math.sqrt(exact * (1 - exact) / n)
+    assert_within_se(acc, exact, binomial_se(exact, n))
     # ReRo per sample: success ≤ 1 − f(κ(x)) with f the RR trade-off curve.
     kappa = np.maximum(pi_pos, 1 - pi_pos)[:500]
     per_sample = (np.maximum(pi_pos * p, (1 - pi_pos) * q) + np.maximum(pi_pos * q, (1 - pi_pos) * p))[:500]
@@ -96,7 +95,7 @@ def test_dpsgd_white_box_label_inference_matches_likelihood_ratio():
         g = np.sign(g) * np.minimum(np.abs(g), 1.0)
         delta2 += (g[:, 0] - g[:, 1]) ** 2 / z**2
     expected = np.mean(norm.cdf(np.sqrt(delta2) / 2))
-    assert abs(success.mean() - expected) < Z * math.sqrt(expected * (1 - expected) / runs)
+    assert_within_se(success.mean(), expected, binomial_se(expected, runs))
     # ReRo under label DP: T full-batch Gaussian steps of sensitivity 2c: μ = 2√T/z.
     assert 0.6 < expected <= rero_bound(0.5, mu=2 * math.sqrt(steps) / z) < 1
     post = att.predict_proba(log, X, Y, target)
