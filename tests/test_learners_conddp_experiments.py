@@ -33,7 +33,7 @@ def test_small_experiment_runs(name):
 def test_synthetic_panels_include_spectra():
     from privaudit.audit.experiments.conddp import run_conddp_synthetic
 
-    res = run_conddp_synthetic(small=True, seed=4)
+    res = run_conddp_synthetic(small=True, rng=4)
     spectra = res.panels["singular spectra"]
     for p_label, curve in spectra.items():
         p = float(p_label.split("=")[1])

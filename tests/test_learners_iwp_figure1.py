@@ -12,7 +12,7 @@ from privaudit.mechanisms.validation import InvalidParameterError
 
 @pytest.mark.parametrize("variant", ["synthetic", "logistic", "real"])
 def test_small_run_shapes(variant):
-    res = run_iwp_figure1(small=True, variant=variant, random_state=1)
+    res = run_iwp_figure1(small=True, variant=variant, rng=1)
     assert isinstance(res, ExperimentResult) and res.verdict == "info"
     names = [k for k in res.panels if "averaged" not in k]
     assert len(names) == 2 and len(res.panels) == 4
@@ -27,14 +27,14 @@ def test_small_run_shapes(variant):
 
 
 def test_small_run_is_seeded():
-    a = run_iwp_figure1(small=True, random_state=3)
-    b = run_iwp_figure1(small=True, random_state=3)
+    a = run_iwp_figure1(small=True, rng=3)
+    b = run_iwp_figure1(small=True, rng=3)
     assert a.table == b.table
 
 
 def test_noisy_bias_visible_on_real_variant():
     """Fair data (ε = 10): noisy SGD ends farther from SGD-real than IWP-SGD's averaged model."""
-    res = run_iwp_figure1(variant="real", epsilon=10.0, n_repeats=8, random_state=0)
+    res = run_iwp_figure1(variant="real", epsilon=10.0, n_repeats=8, rng=0)
     row = res.table[0]
     noisy, iwp = METHODS[1], METHODS[2]
     assert row[f"{noisy}: averaged-model excess"] > 3 * abs(row[f"{iwp}: averaged-model excess"])

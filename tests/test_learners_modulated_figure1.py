@@ -16,8 +16,8 @@ from privaudit.mechanisms.validation import InvalidParameterError
 def test_small_run_structure_and_determinism():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = run_modulated_figure1(small=True, random_state=3)
-        again = run_modulated_figure1(small=True, random_state=3)
+        res = run_modulated_figure1(small=True, rng=3)
+        again = run_modulated_figure1(small=True, rng=3)
     assert isinstance(res, ExperimentResult) and res.kind == "utility"
     assert set(res.panels) == {"modechoice", "co2"}
     for task, panel in res.panels.items():

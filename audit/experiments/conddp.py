@@ -55,6 +55,7 @@ import numpy as np
 import torch
 
 from privaudit.audit.results import ExperimentResult
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.learners.conddp import CondDPRegressor, DPSGDRegressor
 from privaudit.learners.conditioning import conditioning_matrix
 from privaudit.learners.dpsgd import train_linear_dpsgd_runs
@@ -186,7 +187,7 @@ def _spectral_problem(n, n_val, d, p, rng, signal="parameter"):
 
 
 @_single_threaded
-def run_conddp_synthetic(*, small: bool = False, seed: int = 0, n_runs: int | None = None,
+def run_conddp_synthetic(*, small: bool = False, rng=0, n_runs: int | None = None,
                          powers=(0.0, 0.2, 0.5, 1.0), epsilons=EPSILONS) -> ExperimentResult:
     """Seed 002 §5.1: validation MSE vs ε on synthetic spectra Σ_ii = 1/i^p, every method.
 
@@ -195,7 +196,8 @@ def run_conddp_synthetic(*, small: bool = False, seed: int = 0, n_runs: int | No
     5 evaluation runs, 2 tuning seeds per grid point.
     """
     t0 = time.time()
-    rng = np.random.default_rng(seed)
+    root, seed = resolve_seed(rng)
+    rng = np.random.default_rng(root)
     if small:
         n, d, epochs, n_tune, powers, epsilons = 200, 10, 64, 1, (0.0, 1.0), (0.5, 4.0, math.inf)
         n_runs = n_runs or 2
@@ -271,11 +273,12 @@ def _real_datasets(rng, small):
 
 
 @_single_threaded
-def run_conddp_real(*, small: bool = False, seed: int = 0, n_runs: int | None = None,
+def run_conddp_real(*, small: bool = False, rng=0, n_runs: int | None = None,
                     epsilons=EPSILONS) -> ExperimentResult:
     """Seed 002 §5.2: private linear regression on offline real data (diabetes, fair, randhie), with spectra."""
     t0 = time.time()
-    rng = np.random.default_rng(seed)
+    root, seed = resolve_seed(rng)
+    rng = np.random.default_rng(root)
     epochs, n_tune = (32, 1) if small else (128, 2)
     n_runs = n_runs or (2 if small else 5)
     if small:
@@ -323,11 +326,12 @@ def _mlp_problems(rng, small):
 
 
 @_single_threaded
-def run_conddp_mlp(*, small: bool = False, seed: int = 0, n_runs: int | None = None,
+def run_conddp_mlp(*, small: bool = False, rng=0, n_runs: int | None = None,
                    epsilons=EPSILONS) -> ExperimentResult:
     """Seed 002 §5.3: linear input layer (16) + MLP head (16, 8); Switch-Cond-DP vs DP-SGD (and Cond-DP)."""
     t0 = time.time()
-    rng = np.random.default_rng(seed)
+    root, seed = resolve_seed(rng)
+    rng = np.random.default_rng(root)
     epochs = 20 if small else 200
     n_runs = n_runs or (2 if small else 3)
     lrs = (0.01,) if small else (0.003, 0.01)

@@ -42,6 +42,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
 
 from privaudit.audit.results import ExperimentResult
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.learners.datasets import PAPER_OLS_R2, TASKS, load_task
 from privaudit.learners.fedavg import FedAvgDPSGDRegressor
 from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
@@ -87,7 +88,7 @@ def _seed(root: np.random.SeedSequence, *key: int) -> int:
 
 
 def run_modulated_figure1(
-    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 10, n_tune: int = 2, random_state=0, grids=None,
+    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 10, n_tune: int = 2, rng=0, grids=None,
     small: bool = False, delta: float = 1e-5, alpha: float = 0.2, lam: float = 0.1, omega: float = 1.0,
     rounds: int = 10, conversion: str = "seed", statistic: str = "median", simulation: str = "sufficient",
 ) -> ExperimentResult:
@@ -103,7 +104,8 @@ def run_modulated_figure1(
         Seeded repetitions per (task, method, ε) on the test split.
     n_tune : int
         Repetitions per grid point and ε for validation tuning.
-    random_state : int
+    rng : int, Generator, SeedSequence or None
+        Randomness (:func:`privaudit.mechanisms.randomness.resolve_seed`); the integer seed is recorded.
         Seed of the splits' fits (the splits themselves are the fixed ``load_task`` ones).
     grids : dict, optional
         method -> list of hyperparameter dicts; defaults to :data:`GRIDS`.
@@ -148,7 +150,7 @@ def run_modulated_figure1(
     epsilons = tuple(float(e) for e in epsilons)
     if not epsilons:
         raise InvalidParameterError("epsilons must not be empty")
-    root = np.random.SeedSequence(random_state)
+    root, seed_ = resolve_seed(rng)
     if simulation not in ("sufficient", "clients"):
         raise InvalidParameterError(f"simulation must be 'sufficient' or 'clients', got simulation={simulation!r}")
     common = dict(delta=delta, alpha=alpha, lam=lam, omega=omega, rounds=rounds, conversion=conversion,
@@ -215,7 +217,7 @@ def run_modulated_figure1(
     return ExperimentResult(
         name="modulated_figure1", target="seed 000 Figure 1: test R² vs ε (iterative, one-shot ridge, DP-SGD FedAvg)",
         xlabel="ε (total, δ = %g)" % delta, ylabel="test R²", panels=panels, reference=reference, table=table,
-        notes=notes, seed=random_state if isinstance(random_state, int) else None, xscale="log",
+        notes=notes, seed=seed_, xscale="log",
     )
 
 

@@ -55,8 +55,10 @@ def run(params: dict, rng: np.random.Generator) -> ExperimentResult:
     func = EXPERIMENTS.get(params["experiment"]).load("experiment")
     kwargs = dict(params["params"])
     names = keyword_names(func)
+    # An integer drawn from the task's generator, as before the experiments took ``rng``:
+    # the presets keep their numbers at the same seed.
     if "rng" in names:
-        kwargs["rng"] = rng
+        kwargs["rng"] = int_seed(rng)
     elif "random_state" in names:
         kwargs["random_state"] = int_seed(rng)
     elif "seed" in names:
