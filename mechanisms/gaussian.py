@@ -39,7 +39,6 @@ from .lattice import (
     gaussian_dither_fisher,
     grid_step,
     lattice_release,
-    noise_offsets,
 )
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
@@ -159,6 +158,19 @@ def float_safe_gaussian(values: np.ndarray, sigma: float, rng=None) -> np.ndarra
     return lattice_release(values, noise, sigma, grid_step(sigma), rng)
 
 
+def float_safe_gaussian_logpdf(residuals, sigma: float) -> np.ndarray:
+    """Row-wise log-density of ``float_safe_gaussian`` releases, given residuals y − mean of shape (n, ...).
+
+    The law is mean + σN + γW, W ~ U[−½, ½): Σ log((Φ(v + h) − Φ(v − h))/γ) with v = residual/σ,
+    h = γ/(2σ), γ = 2^(⌊log₂ σ⌋ − 10); the Gaussian log-density up to a relative O((γ/σ)²).
+    """
+    sigma = check_positive("sigma", sigma)
+    r = np.asarray(residuals, dtype=float)
+    v = (r / sigma).reshape(r.shape[0], -1)
+    step = grid_step(sigma)
+    return gaussian_cell_logprob(v, 0.5 * step / sigma).sum(axis=1) - v.shape[1] * math.log(step)
+
+
 class GaussianMechanism:
     """Release x + N(0, σ² I) on a dithered lattice γ(ℤ + u)^d, for inputs with ℓ₂ sensitivity Δ.
 
@@ -248,11 +260,21 @@ class GaussianMechanism:
         to a relative O((γ/σ)²).
         """
         x = check_array("x", x)
-        v = noise_offsets(outputs, x, self.sigma)
-        h = 0.5 * self.lattice_step / self.sigma
-        return gaussian_cell_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
+        y = np.asarray(outputs, dtype=float)
+        return float_safe_gaussian_logpdf(y - x, self.sigma)
 
     def fisher_information(self, x) -> np.ndarray:
         """Exact Fisher information about x of the dithered release: I·c/σ² with c = 1 − O((γ/σ)²) ≤ 1."""
         x = check_array("x", x)
         return np.eye(x.size) * gaussian_dither_fisher(self.sigma / self.lattice_step) / self.sigma**2
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between inputs at ℓ₂ distance Δ (default: the sensitivity).
+
+        ``GaussianDpEvent(σ/Δ)``: a unit shift against noise multiplier σ/Δ. Exact for the
+        continuous Gaussian and, the dithered lattice release being its post-processing,
+        a valid (pessimistic by O((γ/σ)²)) description of what is sampled. Use it through
+        :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+        """
+        d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return NoOpDpEvent() if d == 0 else GaussianDpEvent(self.sigma / d)

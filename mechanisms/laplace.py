@@ -123,3 +123,14 @@ class LaplaceMechanism:
         v = noise_offsets(outputs, x, self.scale)
         h = 0.5 * self.lattice_step / self.scale
         return laplace_cell_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between inputs at ℓ₁ distance Δ (default: the sensitivity).
+
+        ``LaplaceDpEvent(b/Δ)``: exact for the continuous Laplace and, the dithered lattice
+        release being its post-processing, a valid description of what is sampled (the
+        floating-point slack is :meth:`float_error`). Use it through
+        :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+        """
+        d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return NoOpDpEvent() if d == 0 else LaplaceDpEvent(self.scale / d)
