@@ -5,6 +5,7 @@ from .accounting import (
     CalibrationWarning,
     calibrate_noise_multiplier,
     check_calibration,
+    check_claim,
     dp_event_of,
     dpsgd_delta,
     dpsgd_epsilon,
@@ -25,7 +26,7 @@ from .claim import PrivacyClaim, neighboring_relation
 from .gaussian import GaussianMechanism, analytic_sigma, calibrate_gaussian, classical_sigma
 from .laplace import LaplaceMechanism
 from .modulated import ModulatedMechanism, random_orthonormal_basis
-from .protocol import DensityMechanism, Mechanism
+from .protocol import AccountableMechanism, DensityMechanism, Mechanism
 from .randomized_response import RandomizedResponse
 from .randomness import draw_seed, resolve_seed, spawn_generators
 from .unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
@@ -48,7 +49,7 @@ from .validation import (
 )
 
 __all__ = [
-    "ArcsineGaussian", "CalibrationCheck", "CalibrationWarning", "check_calibration", "dp_event_of", "draw_seed",
+    "AccountableMechanism", "ArcsineGaussian", "CalibrationCheck", "CalibrationWarning", "check_calibration", "check_claim", "dp_event_of", "draw_seed",
     "event_delta", "event_epsilon", "gdp_epsilon", "gdp_sigma", "privacy_loss_distribution", "resolve_seed",
     "spawn_generators",
     "DensityMechanism", "GaussianMechanism", "InvalidInputError", "InvalidParameterError", "LaplaceMechanism",

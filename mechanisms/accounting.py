@@ -382,3 +382,24 @@ def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float
             f"gives exact epsilon={exact:.6g} at that delta", CalibrationWarning, stacklevel=3,
         )
     return CalibrationCheck(claimed, exact, delta, status, method)
+
+
+def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True) -> CalibrationCheck:
+    """Check a mechanism's own (ε, δ) claim against its exact ε at the claimed δ.
+
+    The exact ε is the mechanism's closed form ``exact_epsilon(δ)`` when it has one,
+    otherwise dp_accounting's PLD of its ``dp_event`` (pessimistic, grid 1e-4). Use it
+    where a mechanism or learner is built (it warns on a false or loose claim) and in
+    reports (``audit_calibration``: :meth:`CalibrationCheck.to_dict`).
+    """
+    claim = mechanism.claim
+    if not claim.is_private:
+        return CalibrationCheck(claim.epsilon, math.inf, claim.delta, "exact", "non-private")
+    delta = claim.delta if claim.delta > 0 else 1e-12  # pure claims: compare at a negligible δ
+    if hasattr(mechanism, "exact_epsilon"):
+        exact = float(mechanism.exact_epsilon(delta))
+    else:
+        exact = float(privacy_loss_distribution(mechanism, value_discretization_interval=1e-4).get_epsilon_for_delta(delta))
+    method = str(getattr(mechanism, "calibration", "stated"))
+    return check_calibration(claim.epsilon, delta, exact, method=method, owner=type(mechanism).__name__,
+                             rtol=rtol, warn=warn)

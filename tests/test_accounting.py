@@ -137,3 +137,17 @@ def test_classical_calibration_at_large_epsilon_is_flagged_false():
     exact = check_calibration(1.0, 1e-5, gdp_epsilon(GaussianMechanism(epsilon=1.0, delta=1e-5).mu, 1e-5),
                               method="analytic", owner="test", warn=False)
     assert exact.status == "exact"
+
+
+def test_check_claim_reads_the_mechanisms_own_claim():
+    from privaudit.mechanisms.accounting import check_claim
+
+    with pytest.warns(CalibrationWarning, match="GaussianMechanism.*does NOT hold"):
+        bad = check_claim(GaussianMechanism(epsilon=10.0, delta=1e-5, calibration="classical"))
+    assert bad.status == "false" and bad.method == "classical"
+    for mech in (GaussianMechanism(epsilon=1.0, delta=1e-5), LaplaceMechanism(epsilon=1.0),
+                 RandomizedResponse(epsilon=1.0),
+                 ModulatedMechanism(alpha=0.3, lam=0.5, omega=0.4, dim=3, epsilon=2.0, delta=1e-5)):
+        assert check_claim(mech, warn=False).status == "exact", mech
+    # A stated claim looser than the noise: valid, reported as loose.
+    assert check_claim(GaussianMechanism(sigma=3.0, epsilon=2.0, delta=1e-5), warn=False).status == "loose"
