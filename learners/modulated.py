@@ -126,7 +126,13 @@ from threadpoolctl import threadpool_limits
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
-from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
+from privaudit.mechanisms.accounting import (
+    ZCDP_CONVERSIONS,
+    check_calibration,
+    gdp_epsilon,
+    sigma_for_rho,
+    zcdp_rho,
+)
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import classical_sigma
 from privaudit.mechanisms.modulated import ModulatedMechanism, random_orthonormal_basis
@@ -448,6 +454,11 @@ class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
         else:
             sigma = classical_sigma(self.epsilon / T, self.delta / T, L)
             self.claim_ = PrivacyClaim(float(self.epsilon), float(self.delta), "l2<=1")
+            # The T Gaussian rounds compose to exactly (sqrt(T) L/σ)-GDP: hold the stated claim
+            # against that (warns CalibrationWarning when it is false, ε_t ≥ 1, or loose).
+            self.calibration_check_ = check_calibration(
+                self.epsilon, self.delta, gdp_epsilon(math.sqrt(T) * L / sigma, self.delta), method="classical",
+                owner=type(self).__name__)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonContractiveWarning)  # already warned by the probe
             return ModulatedMechanism(alpha=self.alpha, lam=self.lam, omega=self.omega, n_vectors=self.n_vectors,
@@ -763,6 +774,8 @@ class ModulatedRegressor(_ModulatedBase):
     coef_, intercept_, params_ : fitted parameters (params_ includes the intercept last).
     simulation_ : str, the resolved simulation path.
     seed_ : int, the seed of the fit (``random_state=seed_`` reproduces it).
+    calibration_check_ : CalibrationCheck, only with ``calibration="classical"``: the stated ε
+        against the exact ε of the T Gaussian rounds (sqrt(T)·L/σ-GDP).
     claim : PrivacyClaim of the whole transcript (adjacency "l2<=1").
     round_sigma_ : ndarray (T,) noise std per round.
     round_mechanisms_ : list of ModulatedMechanism, one per round, with its basis.

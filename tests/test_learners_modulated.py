@@ -242,7 +242,10 @@ def test_privacy_accounting(conversion, rounds):
 
 def test_classical_calibration_states_claim():
     X, y = _regression(k=200)
-    est = ModulatedRegressor(epsilon=0.5, rounds=5, calibration="classical", random_state=0).fit(X, y)
+    from privaudit.mechanisms.accounting import CalibrationWarning
+
+    with pytest.warns(CalibrationWarning, match="loose"):
+        est = ModulatedRegressor(epsilon=0.5, rounds=5, calibration="classical", random_state=0).fit(X, y)
     L = 0.5 + 0.25
     assert est.round_sigma_[0] == pytest.approx(L * math.sqrt(2 * math.log(1.25 / 2e-6)) / 0.1)
     assert est.claim.mu is None and est.claim.epsilon == 0.5
@@ -385,3 +388,34 @@ def test_one_shot_psd_projection():
     kw = dict(epsilon=50.0, ridge=0.5, random_state=4)
     np.testing.assert_allclose(OneShotModulatedRegressor(psd=True, **kw).fit(X, y).coef_,
                                OneShotModulatedRegressor(psd=False, **kw).fit(X, y).coef_, rtol=1e-10)
+
+
+def _gaussian_delta(eps: float, mu: float) -> float:
+    """δ(ε) of μ-GDP in closed form (Balle & Wang 2018): Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
+    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
+
+
+@pytest.mark.parametrize("eps, rounds, status", [(0.5, 5, "loose"), (10.0, 1, "false")])
+def test_classical_calibration_is_held_against_the_exact_epsilon(eps, rounds, status):
+    """The classical σ is loose at ε_t < 1 and false at ε_t = 10 (exact ε ≈ 10.39 > 10)."""
+    from privaudit.mechanisms.accounting import CalibrationWarning
+
+    X, y = _regression(k=200)
+    with pytest.warns(CalibrationWarning, match="ModulatedRegressor: the claimed"):
+        est = ModulatedRegressor(epsilon=eps, rounds=rounds, calibration="classical", inference=False,
+                                 random_state=0).fit(X, y)
+    check = est.calibration_check_
+    mu = math.sqrt(rounds) * est.round_mechanisms_[0].lipschitz / est.round_sigma_[0]
+    assert _gaussian_delta(check.exact_epsilon, mu) == pytest.approx(1e-5, rel=1e-4)  # independent closed form
+    assert check.status == status and check.claimed_epsilon == eps
+    assert (_gaussian_delta(eps, mu) > 1e-5) == (status == "false")
+
+
+def test_zcdp_calibration_needs_no_check():
+    from privaudit.mechanisms.accounting import CalibrationWarning
+
+    X, y = _regression(k=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        est = ModulatedRegressor(epsilon=0.5, rounds=5, inference=False, random_state=0).fit(X, y)
+    assert not hasattr(est, "calibration_check_")
