@@ -45,12 +45,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import logsumexp
 
 from privaudit.attacks.pairs import label_canaries, steepest_phase
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, PrivacyClaim, RandomizedResponse
-from privaudit.mechanisms.accounting import dpsgd_epsilon
+from privaudit.mechanisms.accounting import dpsgd_epsilon, privacy_loss_distribution
 from privaudit.mechanisms.tradeoff import gaussian_tradeoff
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -212,21 +211,6 @@ def audit_modulated(
 
 
 # ================================================================== (b) IWP record release
-def _pld_of(mech, distance: float | None = None):
-    """PLD of one component of a record release between its worst-case pair."""
-    if isinstance(mech, GaussianMechanism):
-        return pld_lib.from_gaussian_mechanism(
-            standard_deviation=mech.sigma, sensitivity=mech.sensitivity if distance is None else distance,
-            value_discretization_interval=1e-3)
-    if isinstance(mech, RandomizedResponse):
-        # dp_accounting's RR outputs the input w.p. 1 − p and a uniform bucket w.p. p:
-        # keep = 1 − p + p/k, hence p = (1 − keep)·k/(k − 1).
-        p = (1 - mech.keep_probability) * mech.k / (mech.k - 1)
-        return pld_lib.from_randomized_response(noise_parameter=p, num_buckets=mech.k,
-                                                value_discretization_interval=1e-3)
-    raise InvalidParameterError(f"no PLD for a {type(mech).__name__} component")
-
-
 class RecordRelease:
     """One record's local release (x̃, ỹ) = (x + N(0, σ²I), RR(y)), as a mechanism on z = (x, y).
 
@@ -294,7 +278,9 @@ class RecordRelease:
 
     def pld(self, feature_distance: float | None = None):
         """PLD of the worst-case pair (features at distance Δ, label flipped) via dp_accounting."""
-        return _pld_of(self.feature_mechanism, feature_distance).compose(_pld_of(self.label_mechanism))
+        # Each mechanism describes itself to dp_accounting (its dp_event); no switch on its type here.
+        return privacy_loss_distribution(self.feature_mechanism, feature_distance).compose(
+            privacy_loss_distribution(self.label_mechanism))
 
     def tradeoff(self, alpha) -> np.ndarray:
         """Exact trade-off curve of the worst-case pair, from the composed PLD's whole profile."""
