@@ -20,6 +20,9 @@ _LAZY = {
     "audit_bias": "bias",
     "BiasAudit": "bias",
     "required_draws": "bias", "run_bias_checks": "bias_checks",
+    "AuditKind": "kinds", "register_kind": "kinds", "audit_kinds": "kinds", "get_kind": "kinds",
+    "AuditEntry": "results", "AuditResult": "results", "ExperimentResult": "results",
+    "allow_imports": "components", "load_config": "config", "parse_config": "config",
 }
 
 
