@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dp_accounting.dp_event import DiscreteLaplaceDpEvent, NoOpDpEvent, ZCDpEvent
 from dp_accounting.pld.privacy_loss_mechanism import DiscreteGaussianPrivacyLoss, DiscreteLaplacePrivacyLoss
 from scipy.optimize import brentq
 
@@ -62,6 +63,12 @@ def _check_integer_sensitivity(value) -> int:
         raise ParameterTypeError(f"sensitivity must be a positive integer, got {value!r} ({type(value).__name__})")
     if not (value == int(value) and value >= 1):
         raise InvalidParameterError(f"sensitivity must be a positive integer, got sensitivity={value!r}")
+    return int(value)
+
+
+def _check_integer_distance(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | float) or value != int(value) or value < 0:
+        raise InvalidParameterError(f"distance must be a non-negative integer, got distance={value!r}")
     return int(value)
 
 
@@ -154,6 +161,11 @@ class DiscreteLaplaceMechanism:
         """(ε slack, δ slack) of the float sampler over the exact one, for d coordinates (module docstring)."""
         return 2 * check_int("d", d) * 2.0**-39 * (self.scale + 1), 0.0
 
+    def dp_event(self, distance: int | None = None):
+        """``DiscreteLaplaceDpEvent(1/t, distance)`` of one release between integer inputs at ℓ₁ distance (default Δ)."""
+        d = self.sensitivity if distance is None else _check_integer_distance(distance)
+        return NoOpDpEvent() if d == 0 else DiscreteLaplaceDpEvent(noise_parameter=1.0 / self.scale, sensitivity=d)
+
 
 class DiscreteGaussianMechanism:
     """Release x + Z for a scalar integer x, P(Z = k) ∝ exp(−k²/(2σ²)) (Canonne, Kamath & Steinke 2020).
@@ -235,3 +247,8 @@ class DiscreteGaussianMechanism:
         """(ε slack, δ slack) of the float sampler: proposal 2⁻³⁹(t + 1) plus acceptance 2⁻³², per coordinate."""
         t = math.floor(self.sigma) + 1.0
         return 2 * check_int("d", d) * (2.0**-39 * (t + 1) + 2.0**-32), 0.0
+
+    def dp_event(self, distance: int | None = None):
+        """``ZCDpEvent(ρ)`` with ρ = distance²/(2σ²): exact zCDP (dp_accounting has no discrete-Gaussian event)."""
+        d = self.sensitivity if distance is None else _check_integer_distance(distance)
+        return NoOpDpEvent() if d == 0 else ZCDpEvent(d * d / (2 * self.sigma**2))

@@ -232,3 +232,19 @@ def test_exponential_mechanism_passes_the_default_audit():
 
     em = ExponentialMechanism(epsilon=1.0)
     assert audit_tradeoff(em, np.array([0.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), n=20_000, rng=8).verdict == "pass"
+
+
+def test_dp_events_describe_the_reference_mechanisms():
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+    from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+
+    mech = DiscreteLaplaceMechanism(epsilon=0.8, sensitivity=2)
+    acc = PLDAccountant()
+    acc.compose(mech.dp_event())
+    assert acc.get_delta(0.3) == pytest.approx(mech.exact_delta(0.3), rel=1e-3)
+    dg = DiscreteGaussianMechanism(sigma=3.0)
+    rdp = RdpAccountant()
+    rdp.compose(dg.dp_event())
+    # zCDP → (ε, δ) through RDP is valid but looser than the exact discrete profile.
+    assert rdp.get_epsilon(1e-5) >= dg.claim.epsilon
+    assert dg.dp_event(0).__class__.__name__ == "NoOpDpEvent"
