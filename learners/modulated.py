@@ -881,7 +881,7 @@ class ModulatedRegressor(_ModulatedBase):
         reasons = []
         if self.contraction_ >= 1:
             reasons.append(f"the iteration has not converged (contraction_={self.contraction_:.3g} >= 1: the "
-                           "linearised recursion expands); use more rounds, a smaller step or a larger epsilon")
+                           "linearised recursion expands); use a smaller step, or more clients or a larger epsilon")
         else:
             ratio = float(np.max(np.abs(self.start_bias_) / self.bse_))
             if ratio > MAX_START_BIAS:
