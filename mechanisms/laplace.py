@@ -77,21 +77,21 @@ class LaplaceMechanism:
 
     @property
     def true_epsilon(self) -> float:
-        """ε actually achieved by the scale in use: Δ₁/b."""
+        """ε achieved by the scale in use: Δ₁/b (exact for the continuous Laplace, a bound for the dithered release)."""
         return self.sensitivity / self.scale
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the scale in use."""
+        """δ(ε) of the continuous Laplace of the scale in use: exact for it, an upper bound for the dithered release."""
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         return max(0.0, -math.expm1((eps - self.true_epsilon) / 2))
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the scale in use: ε_true + 2 ln(1 − δ) (0 when that is negative)."""
+        """ε(δ) of the continuous Laplace, ε_true + 2 ln(1 − δ) floored at 0; an upper bound for the dithered release."""
         d = check_delta(delta, allow_zero=True)
         return max(0.0, self.true_epsilon + 2 * math.log1p(-d))
 
     def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve of the worst-case pair."""
+        """Trade-off curve of the continuous worst-case pair: exact for it, a lower bound for the dithered release."""
         return laplace_tradeoff(self.true_epsilon, alpha)
 
     def float_error(self, d: int = 1) -> tuple[float, float]:
