@@ -10,6 +10,7 @@ end repeats the comparison with worker *processes*.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -85,6 +86,44 @@ def test_dask_run_equals_local_run(cluster, tmp_path, capsys):
     assert main(["run", str(conf), "--out", str(tmp_path / "dask"), "--scheduler", address, "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["executed"] == [] and again["cached"] == [0, 1, 2]
+
+
+def set_bytes(folder):
+    """Every file of a report set but the run log (which holds the wall times): relative path -> bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "run.log.json" and "cache" not in p.parts}
+
+
+def test_report_files_are_byte_identical_across_jobs_dask_and_cache(cluster, tmp_path, capsys):
+    conf = tmp_path / "small.toml"
+    conf.write_text(CONFIG)
+    sets = {}
+    for label, extra in [("jobs1", ["--jobs", "1"]), ("jobs2", ["--jobs", "2"]),
+                         ("dask", ["--scheduler", cluster.scheduler_address])]:
+        assert main(["run", str(conf), "--out", str(tmp_path / label), *extra]) == 0
+        sets[label] = set_bytes(tmp_path / label / "dask-small")
+    # every result from the cache, rendered again (the run log, hence the manifest, removed)
+    shutil.copytree(tmp_path / "jobs1", tmp_path / "cached")
+    (tmp_path / "cached/dask-small/run.log.json").unlink()
+    shutil.rmtree(tmp_path / "cached/dask-small/figures")
+    capsys.readouterr()
+    assert main(["run", str(conf), "--out", str(tmp_path / "cached"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["cached"] == [0, 1, 2] and summary["executed"] == []
+    sets["cached"] = set_bytes(tmp_path / "cached" / "dask-small")
+    reference = sets["jobs1"]
+    assert {"report.json", "report.md", "report.html"} <= set(reference)
+    assert sum(name.startswith("figures/") for name in reference) >= 3
+    for label, files in sets.items():
+        assert files.keys() == reference.keys(), label
+        assert [n for n in files if files[n] != reference[n]] == [], label
+    # no date or software in the PNGs (tEXt/tIME chunks), no run time in the record
+    for name, data in reference.items():
+        if name.endswith(".png"):
+            assert b"tIME" not in data and b"Software" not in data and b"matplotlib" not in data, name
+    assert "seconds" not in reference["report.json"].decode()
+    log = json.loads((tmp_path / "cached/dask-small/run.log.json").read_text())
+    assert all(t["from_cache"] for t in log["tasks"])
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path):
