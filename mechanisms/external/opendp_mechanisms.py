@@ -54,7 +54,8 @@ class _OpenDPVector(abc.ABC):
     """Common code: a claim from the scalar-shaped measurement, releases from a vector one.
 
     Subclasses implement :meth:`_build` (the measurement for given noise
-    parameters), :meth:`_claim`, and may override :meth:`_decode`.
+    parameters), set ``claim`` and ``_noise`` (the parameters releases are drawn
+    with), and may override :meth:`_decode`.
     """
 
     integer_input = False
@@ -72,6 +73,14 @@ class _OpenDPVector(abc.ABC):
         dp = _prelude(self.name)
         with library_errors(self.name, LIBRARY):
             return self._build(dp, noise)
+
+    def _pure_l1_claim(self) -> PrivacyClaim:
+        """Pure-DP claim of a scale-b mechanism on an ℓ₁ metric: ε = OpenDP's ``map(sensitivity)``."""
+        self._noise = {"scale": self.noise_scale}
+        meas = self._measurement({"scale": self.scale})
+        with library_errors(self.name, LIBRARY):
+            eps = float(meas.map(self.sensitivity))
+        return PrivacyClaim(eps, 0.0, _adjacency("l1", self.sensitivity))
 
     def _sampler(self):
         if getattr(self, "_sampler_meas", None) is None:
@@ -130,11 +139,7 @@ class OpenDPLaplace(_OpenDPVector):
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.noise_scale = self.scale if noise_scale is None else check_positive("noise_scale", noise_scale)
-        self._noise = {"scale": self.noise_scale}
-        meas = self._measurement({"scale": self.scale})
-        with library_errors(self.name, LIBRARY):
-            eps = float(meas.map(self.sensitivity))
-        self.claim = PrivacyClaim(eps, 0.0, _adjacency("l1", self.sensitivity))
+        self.claim = self._pure_l1_claim()
 
     def _build(self, dp, noise):
         domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
@@ -224,11 +229,7 @@ class OpenDPDiscreteLaplace(_OpenDPVector):
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_int("sensitivity", sensitivity)
         self.noise_scale = self.scale if noise_scale is None else check_positive("noise_scale", noise_scale)
-        self._noise = {"scale": self.noise_scale}
-        meas = self._measurement({"scale": self.scale})
-        with library_errors(self.name, LIBRARY):
-            eps = float(meas.map(self.sensitivity))
-        self.claim = PrivacyClaim(eps, 0.0, _adjacency("l1", self.sensitivity))
+        self.claim = self._pure_l1_claim()
 
     def _build(self, dp, noise):
         domain = dp.vector_domain(dp.atom_domain(T=int))
