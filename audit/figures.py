@@ -21,18 +21,21 @@ import warnings
 from .formatting import fnum, num
 from .kinds import renderer
 from .plotting import new_figure, png
+from .verdicts import outcome_label
 
 #: Summary tables: name -> (title, header after "#", note, figure file name). Kinds contribute rows
 #: through ``AuditKind.table_rows[name]``.
 SUMMARY_TABLES = {
     "epsilon": (
         "Privacy: claimed, exact and certified ε",
-        ["target", "claimed ε", "δ", "exact ε", "certified ε (lower bound)", "max certifiable ε",
-         "n (eval, per hypothesis)", "verdict"],
-        "Max certifiable ε: the largest lower bound a Clopper–Pearson audit with this many evaluation samples "
-        "per hypothesis can reach (zero errors on both sides): ln((1−δ−u)/u), u = 1−((1−c)/2)^{1/n}, "
-        "≈ ln(n/ln(2/(1−c))). A claim above it cannot be refuted at this sample size. (—: the GDP estimator, "
-        "which assumes a Gaussian trade-off curve, has no such ceiling.)",
+        ["target", "claimed ε", "δ", "exact ε", "certified ε̲", "estimator (assumption)", "n (eval, per hypothesis)",
+         "max certifiable ε", "outcome"],
+        "Certified ε̲: a lower confidence bound on the ε of the target, from the estimator named in its row: "
+        "Clopper–Pearson bounds on the attack's error rates hold for every mechanism; the GDP fit assumes the "
+        "trade-off curve is Gaussian and is an estimate under that assumption. A claim is refuted when ε̲ exceeds "
+        "it. Max certifiable ε: the largest ε̲ a Clopper–Pearson audit with this many evaluation samples per "
+        "hypothesis can reach (zero errors on both sides): ln((1−δ−u)/u), u = 1−((1−c)/2)^{1/n}, "
+        "≈ ln(n/ln(2/(1−c))); a claim above it cannot be refuted at this sample size.",
         "epsilon-table.png",
     ),
     "bias": (
@@ -50,10 +53,7 @@ def headline(audit: dict) -> str:
     """One-line summary of an audit entry for the overview table."""
     if audit.get("verdict") == "error":
         return str(audit.get("error", "error"))[:160]
-    prefix = ""
-    if audit.get("expect") == "violation":
-        caught = audit.get("audit_verdict") == "violation"
-        prefix = "negative control " + ("caught: " if caught else "MISSED: ")
+    prefix = f"{outcome_label(audit)}: " if audit.get("expect") == "violation" else ""
     kind = renderer(audit.get("kind"))
     if kind is not None and kind.headline is not None:
         return prefix + kind.headline(audit)
@@ -116,16 +116,6 @@ def table_figure(title: str, header: list[str], rows: list[list[str]], note: str
         ax.text(0.0, top - table_h - 0.05 / height, "\n".join(note_lines), fontsize=6.5, va="top",
                 transform=ax.transAxes)
     return fig
-
-
-def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:
-    """``figures/epsilon-table.png`` and ``figures/bias-table.png`` when the report has such audits."""
-    names = {"Privacy: claimed, exact and certified ε": "epsilon-table.png", "Bias checks": "bias-table.png"}
-    out = []
-    for title, header, rows, note in summary_tables(report):
-        if title in names:
-            out.append((names[title], png(table_figure(title, header, rows, note)), title))
-    return out
 
 
 def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:

@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from .figures import headline, render_figures, render_table_figures, summary_tables
-from .formatting import fmt
+from .formatting import fmt, num
 from .report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
+from .verdicts import outcome, outcome_counts, outcome_label, overall_status, status_sentence
 
 SCHEMA = "privaudit.report/1"
 #: Distributions whose versions are recorded in every report.
@@ -45,10 +46,6 @@ KEY_DEPENDENCIES = (
     "privaudit", "numpy", "scipy", "scikit-learn", "torch", "dp-accounting", "opacus", "matplotlib", "joblib",
     "dask", "distributed",
 )
-#: Order of severity of verdicts, used for the overall status.
-_SEVERITY = {"info": 0, "pass": 0, "fail": 2, "violation": 3, "error": 1}
-
-
 def dependency_versions() -> dict[str, str]:
     """Installed versions of privaudit and its key dependencies (``None`` when absent)."""
     out = {"python": platform.python_version()}
@@ -61,15 +58,17 @@ def dependency_versions() -> dict[str, str]:
 
 
 def summarize(audits: list[dict]) -> dict[str, Any]:
-    """Overall status and verdict counts.
+    """Overall status and the number of audits of each outcome (:mod:`privaudit.audit.verdicts`).
 
-    The status is ``"pass"`` when every audit passed or is informational;
-    otherwise the most severe verdict present: ``"violation"`` > ``"fail"`` > ``"error"``.
+    ``counts`` are outcomes, not raw verdicts: a negative control that was caught is
+    ``expected-violation-caught`` (its verdict is ``"pass"``), one that was missed is
+    ``expected-violation-missed``, an audit in which no bound or test applied is
+    ``inconclusive``. The status is ``"pass"`` unless an audit failed, raised or refuted
+    its claim (then the most severe: ``"violation"`` > ``"fail"`` > ``"error"``), or no audit
+    tested anything and some were inconclusive (``"inconclusive"``).
     """
-    counts = Counter(a.get("verdict", "info") for a in audits)
-    worst = max(counts, key=lambda v: _SEVERITY.get(v, 1), default="pass")
-    status = "pass" if _SEVERITY.get(worst, 1) == 0 else worst
-    return {"status": status, "counts": dict(sorted(counts.items())), "n_audits": len(audits)}
+    counts = outcome_counts(audits)
+    return {"status": overall_status(counts), "counts": counts, "n_audits": len(audits)}
 
 
 def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
@@ -94,32 +93,90 @@ def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- text helpers
+#: Entry keys shown elsewhere than in the field table (title, verdict line, notes list, error block).
+_NOT_FIELDS = ("kind", "target", "verdict", "task", "traceback", "notes", "error", "expect", "audit_verdict")
+
+
 def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, str | int | float | bool)
 
 
-def scalar_rows(audit: dict, *, max_list: int = 4) -> list[tuple[str, str]]:
-    """(field, formatted value) of every scalar field, short list and flat small dict of an audit entry.
+def _is_empty(v: Any) -> bool:
+    """None, empty strings and containers, and dicts whose values are all empty: rows a reader skips."""
+    if v is None or v == "" or v == [] or v == {}:
+        return True
+    return isinstance(v, dict) and all(_is_empty(x) for x in v.values())
 
-    Long arrays (curves) are left to the figures and the JSON.
+
+def scalar_rows(audit: dict, *, max_list: int = 4) -> list[tuple[str, str]]:
+    """(field, formatted value) of every non-empty scalar field, short list and flat small dict of an entry.
+
+    Long arrays (curves) are left to the figures and the JSON; empty fields (``None``,
+    ``[]``) are left out, and so are the fields the report shows elsewhere (notes, error).
     """
     rows = []
     for key, value in audit.items():
-        if key in ("kind", "target", "verdict", "task", "traceback"):
+        if key in _NOT_FIELDS or _is_empty(value):
             continue
         if _is_scalar(value):
             rows.append((key, fmt(value)))
         elif isinstance(value, list) and len(value) <= max_list and all(_is_scalar(v) for v in value):
             rows.append((key, fmt(value)))
         elif isinstance(value, dict) and len(value) <= 8 and all(_is_scalar(v) for v in value.values()):
-            rows.append((key, fmt(value)))
+            rows.append((key, fmt({k: v for k, v in value.items() if v is not None})))
     return rows
 
 
-# --------------------------------------------------------------------------- writers
+def entry_notes(audit: dict) -> list[str]:
+    """The entry's notes, each once (a kind and its result may state the same note)."""
+    notes = audit.get("notes") or []
+    return list(dict.fromkeys(str(n) for n in ([notes] if isinstance(notes, str) else notes)))
+
+
+def headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
+                     *, limit: int = 12) -> list[tuple[int, tuple[str, bytes, str]]]:
+    """Figures shown at the top: the first figure of each task, and every figure of an audit gone wrong.
+
+    ``[(audit index, (name, png, caption)), ...]`` in audit order, at most ``limit``.
+    """
+    seen_tasks, out = set(), []
+    for i, audit in enumerate(report.get("audits", [])):
+        figs = figures.get(i, [])
+        if not figs:
+            continue
+        bad = outcome(audit) in ("violation", "fail", "expected-violation-missed")
+        if bad:
+            out += [(i, f) for f in figs]
+        elif audit.get("task", i) not in seen_tasks:
+            out.append((i, figs[0]))
+        seen_tasks.add(audit.get("task", i))
+    return out[:limit]
+
+
+def _status_line(report: dict) -> tuple[str, str]:
+    """(status word, sentence): ``("PASS", "no claim refuted; 12 audits: 7 pass, ...")``."""
+    s = report["summary"]
+    meaning = {"pass": "no claim refuted, every check that applied passed",
+               "violation": "a privacy claim is refuted", "fail": "a check failed",
+               "error": "an audit could not run", "inconclusive": "nothing could be tested"}
+    counts = s.get("counts", {})
+    return s["status"].upper(), f"{meaning.get(s['status'], s['status'])}. {status_sentence(counts, s['n_audits'])}."
+
+
+def _run_line(report: dict) -> str:
+    return (f"Seed {report['seed']}, samples ×{fmt(report['samples'])}, source {report['source'] or 'inline'}, "
+            f"privaudit {report['versions'].get('privaudit')}.")
+
+
+# --------------------------------------------------------------------------- Markdown
+def _md(text: Any) -> str:
+    """Text from the configuration or an entry, safe in Markdown: HTML escaped, one line."""
+    return html.escape(str(text), quote=False).replace("\n", " ")
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    esc = [[str(c).replace("|", "\\|").replace("\n", " ") for c in r] for r in rows]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    esc = [[_md(c).replace("|", "\\|") for c in r] for r in rows]
+    lines = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in esc]
     return "\n".join(lines)
 
@@ -127,113 +184,191 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
                     tables: list[tuple[str, list[str], list[list[str]], str]],
                     table_links: dict[str, str] | None = None) -> str:
-    """The Markdown report; figures are linked from ``figures/`` (``table_links``: title -> PNG of a table)."""
-    s = report["summary"]
-    counts = ", ".join(f"{n} {v}" for v, n in s["counts"].items())
-    out = [f"# privaudit report: {report['name']}", ""]
+    """The Markdown report: verdict, ε table and headline figures first, then every audit.
+
+    Figures are linked from ``figures/`` (``table_links``: title -> PNG of a table). Every
+    string that comes from the configuration or an entry is HTML-escaped.
+    """
+    word, sentence = _status_line(report)
+    out = [f"# privaudit report: {_md(report['name'])}", "", f"**{word}**: {_md(sentence)}", ""]
     if report.get("description"):
-        out += [report["description"], ""]
-    out += [
-        f"**Status: {s['status'].upper()}** ({s['n_audits']} audits: {counts})", "",
-        f"Seed {report['seed']}, samples ×{fmt(report['samples'])}, source `{report['source'] or 'inline'}`, "
-        f"privaudit {report['versions'].get('privaudit')}.", "",
-        "## Summary", "",
-        _md_table(["#", "kind", "target", "verdict", "result"],
-                  [[str(i), a["kind"], a["target"], a["verdict"], headline(a)]
-                   for i, a in enumerate(report["audits"])]),
-        "",
-    ]
-    for title, header, rows, note in tables:
-        out += [f"## {title}", "", _md_table(header, rows), ""]
+        out += [_md(report["description"]), ""]
+    out += [_md(_run_line(report)), ""]
+    top = headline_figures(report, figures)
+    top_md = ["## Headline figures", "", *[f"![#{i}: {_md(cap)}](figures/{name})" for i, (name, _, cap) in top],
+              ""] if top else []
+    for k, (title, header, rows, note) in enumerate(tables):
+        if k == 1:
+            out += top_md
+        out += [f"## {_md(title)}", "", _md_table(header, rows), ""]
         if note:
-            out += [note, ""]
+            out += [_md(note), ""]
         if table_links and title in table_links:
             out += [f"(As a figure: [figures/{table_links[title]}](figures/{table_links[title]}).)", ""]
+    if len(tables) < 2:
+        out += top_md
+    out += ["## All audits", "",
+            _md_table(["#", "kind", "target", "outcome", "result"],
+                      [[str(i), a["kind"], a["target"], outcome_label(a), headline(a)]
+                       for i, a in enumerate(report["audits"])]), ""]
     for i, a in enumerate(report["audits"]):
-        out += [f"## {i}. {a['kind']}: {a['target']}", "", f"Verdict: **{a['verdict']}**", ""]
+        out += [f"### {i}. {_md(a['kind'])}: {_md(a['target'])}", "", f"Outcome: **{_md(outcome_label(a))}** — "
+                f"{_md(headline(a))}", ""]
         if a.get("error"):
             out += ["```", a.get("traceback") or a["error"], "```", ""]
         for name, _png, caption in figures.get(i, []):
-            out += [f"![{caption}](figures/{name})", ""]
+            out += [f"![{_md(caption)}](figures/{name})", ""]
         rows = scalar_rows(a)
         if rows:
             out += [_md_table(["field", "value"], [list(r) for r in rows]), ""]
-        for note in a.get("notes", []) or []:
-            out += [f"- {note}"]
+        out += [f"- {_md(n)}" for n in entry_notes(a)]
         out += [""]
     v = report["versions"]
-    out += ["## Versions", "", ", ".join(f"{k} {val}" for k, val in v.items() if val), ""]
+    out += ["## Versions", "", _md(", ".join(f"{k} {val}" for k, val in v.items() if val)), ""]
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------- HTML
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
-color:#222;line-height:1.45}
-table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;
-font-size:.92em}th{background:#f3f3f3}code,pre{background:#f6f6f6;padding:.1em .3em}pre{padding:.6em;overflow:auto}
-img{max-width:100%;height:auto;border:1px solid #eee;margin:.4em 0;display:block}
-.v-pass{color:#176117;font-weight:600}.v-violation,.v-fail,.v-error{color:#a40000;font-weight:600}
-.v-info{color:#555;font-weight:600}section{border-top:1px solid #ddd;margin-top:1.5em}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1360px;margin:0 auto;padding:.6em 1em;
+color:#1d1d1d;line-height:1.4;font-size:15px}
+h1{font-size:1.35em;margin:.3em 0}h2{font-size:1.15em;margin:1em 0 .4em}h3{font-size:1em}
+.verdict{border-radius:6px;padding:.55em .9em;margin:.4em 0 .6em;border:1px solid}
+.verdict .word{font-size:1.5em;font-weight:700;margin-right:.5em}
+.s-pass{background:#eaf6ea;border-color:#8bc58b}.s-violation,.s-fail,.s-error{background:#fdecec;border-color:#e08a8a}
+.s-inconclusive{background:#fff6e0;border-color:#e0c070}
+.meta{color:#555;font-size:.88em;margin:.2em 0}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.3em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;
+font-size:.88em;vertical-align:top}th{background:#f3f3f3}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code,pre{background:#f6f6f6;padding:.1em .3em}pre{padding:.6em;overflow:auto}
+.o-pass,.o-expected-violation-caught{color:#176117;font-weight:600}
+.o-violation,.o-fail,.o-error,.o-expected-violation-missed{color:#a40000;font-weight:700}
+.o-inconclusive{color:#8a5a00;font-weight:600}.o-info{color:#555}
+.note{font-size:.85em;color:#444;max-width:75em}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:.6em;margin:.4em 0}
+figure{margin:0}figcaption{font-size:.82em;color:#444}
+label.zoom{cursor:zoom-in;display:block}
+label.zoom input{display:none}
+img{max-width:100%;height:auto;border:1px solid #eee;display:block;background:#fff}
+label.zoom input:checked+img{position:fixed;inset:0;width:100vw;height:100vh;max-width:none;object-fit:contain;
+z-index:10;cursor:zoom-out;padding:1em;background:rgba(255,255,255,.97);border:0}
+details{border-top:1px solid #ddd;padding:.3em 0}details>summary{cursor:pointer}
+details.audit>summary{font-size:.95em}
+@media (max-width:600px){body{font-size:14px;padding:.4em .5em}.figs{grid-template-columns:1fr}
+td,th{font-size:.8em;padding:.15em .3em}.verdict .word{font-size:1.25em}}
 """
 
 
 def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, ...] = ()) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{c if j in raw_cols else html.escape(str(c))}</td>" for j, c in enumerate(r)) + "</tr>"
-        for r in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def cell(j: int, c: Any) -> str:
+        text = c if j in raw_cols else html.escape(str(c))
+        numeric = j not in raw_cols and (num(c) is not None or _looks_numeric(str(c)))
+        return f"<td class='num'>{text}</td>" if numeric else f"<td>{text}</td>"
+
+    body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
-def _verdict(v: str) -> str:
-    return f'<span class="v-{html.escape(v)}">{html.escape(v)}</span>'
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").replace("∞", "inf"))
+    except ValueError:
+        return False
+    return True
+
+
+def _outcome(entry: dict) -> str:
+    return f'<span class="o-{outcome(entry)}">{html.escape(outcome_label(entry))}</span>'
+
+
+def _figure(name: str, png: bytes, caption: str) -> str:
+    """A figure that enlarges to the window on click (a hidden checkbox: pure CSS, no script)."""
+    e = html.escape
+    b64 = base64.b64encode(png).decode("ascii")
+    return (f"<figure><label class='zoom' title='click to enlarge'><input type='checkbox'>"
+            f"<img alt='{e(caption)}' src='data:image/png;base64,{b64}' data-name='{e(name)}'></label>"
+            f"<figcaption>{e(caption)}</figcaption></figure>")
+
+
+def _html_headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str]]]) -> list[str]:
+    top = headline_figures(report, figures)
+    if not top:
+        return []
+    return ["<h2>Headline figures</h2><div class='figs'>",
+            *[_figure(name, png, f"#{i}: {caption}") for i, (name, png, caption) in top], "</div>"]
+
+
+def _row_outcomes(rows: list[list[str]]) -> str:
+    """``"25 pass, 8 bias expected — detected"`` from the last (outcome) column of summary-table rows."""
+    counts = Counter(r[-1] for r in rows)
+    return ", ".join(f"{n} {label}" for label, n in counts.most_common())
 
 
 def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
                 tables: list[tuple[str, list[str], list[list[str]], str]]) -> str:
-    """The self-contained HTML report (figures embedded as base64 PNG)."""
-    s = report["summary"]
-    counts = ", ".join(f"{n} {v}" for v, n in s["counts"].items())
+    """The self-contained HTML report: verdict, ε table and headline figures first, details collapsed.
+
+    Figures are embedded as base64 PNG and enlarge on click (CSS only); nothing is
+    loaded from outside the file.
+    """
     e = html.escape
+    word, sentence = _status_line(report)
+    status = report["summary"]["status"]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>privaudit report: {e(report['name'])}</title><style>{_CSS}</style></head><body>",
         f"<h1>privaudit report: {e(report['name'])}</h1>",
+        f"<div class='verdict s-{e(status)}' id='verdict'><span class='word'>{e(word)}</span>{e(sentence)}</div>",
     ]
     if report.get("description"):
-        parts.append(f"<p>{e(report['description'])}</p>")
-    parts += [
-        f"<p><b>Status: {_verdict(s['status'])}</b> ({s['n_audits']} audits: {e(counts)})<br>",
-        f"Seed {report['seed']}, samples ×{e(fmt(report['samples']))}, source <code>{e(report['source'] or 'inline')}</code>, "
-        f"privaudit {e(str(report['versions'].get('privaudit')))}.</p>",
-        "<h2>Summary</h2>",
-        _html_table(["#", "kind", "target", "verdict", "result"],
-                    [[f"<a href='#audit-{i}'>{i}</a>", e(a["kind"]), e(a["target"]), _verdict(a["verdict"]),
-                      e(headline(a))] for i, a in enumerate(report["audits"])], raw_cols=(0, 1, 2, 3, 4)),
-    ]
-    for title, header, rows, note in tables:
-        parts += [f"<h2>{e(title)}</h2>", _html_table(header, rows)]
+        parts.append(f"<p class='meta'>{e(report['description'])}</p>")
+    # The first table (the ε table when there are privacy audits) opens the report; the
+    # others (long bias catalogues) follow the headline figures, collapsed.
+    for k, (title, header, rows, note) in enumerate(tables):
+        if k == 1:
+            parts += _html_headline_figures(report, figures)
+        table = [_html_table(header, rows)]
         if note:
-            parts.append(f"<p>{e(note)}</p>")
+            table.append(f"<details class='note'><summary>How to read this table</summary>{e(note)}</details>")
+        if k == 0:
+            parts += [f"<h2 id='table-{k}'>{e(title)}</h2>", *table]
+        else:
+            parts += [f"<details id='table-{k}'><summary><b>{e(title)}</b> ({len(rows)} rows: "
+                      f"{e(_row_outcomes(rows))})</summary>", *table, "</details>"]
+    if len(tables) < 2:
+        parts += _html_headline_figures(report, figures)
+    parts += [
+        f"<details open><summary><b>All audits ({len(report['audits'])})</b></summary>",
+        _html_table(["#", "kind", "target", "outcome", "result"],
+                    [[f"<a href='#audit-{i}'>{i}</a>", e(a["kind"]), e(a["target"]), _outcome(a), e(headline(a))]
+                     for i, a in enumerate(report["audits"])], raw_cols=(0, 1, 2, 3, 4)),
+        "</details>", "<h2>Details</h2>",
+    ]
     for i, a in enumerate(report["audits"]):
-        parts += [f"<section id='audit-{i}'><h2>{i}. {e(a['kind'])}: {e(a['target'])}</h2>",
-                  f"<p>Verdict: {_verdict(a['verdict'])}</p>"]
+        bad = outcome(a) in ("violation", "fail", "error", "expected-violation-missed")
+        parts.append(f"<details class='audit' id='audit-{i}'{' open' if bad else ''}><summary>{i}. "
+                     f"{_outcome(a)} — {e(a['kind'])}: {e(a['target'])}</summary>")
+        parts.append(f"<p>{e(headline(a))}</p>")
         if a.get("error"):
             parts.append(f"<pre>{e(a.get('traceback') or a['error'])}</pre>")
-        for name, png, caption in figures.get(i, []):
-            b64 = base64.b64encode(png).decode("ascii")
-            parts.append(f"<figure><img alt='{e(caption)}' title='{e(name)}' src='data:image/png;base64,{b64}'>"
-                         f"<figcaption>{e(caption)}</figcaption></figure>")
+        figs = figures.get(i, [])
+        if figs:
+            parts.append("<div class='figs'>" + "".join(_figure(*f) for f in figs) + "</div>")
         rows = scalar_rows(a)
         if rows:
             parts.append(_html_table(["field", "value"], [list(r) for r in rows]))
-        notes = a.get("notes") or []
+        notes = entry_notes(a)
         if notes:
-            parts.append("<ul>" + "".join(f"<li>{e(str(n))}</li>" for n in notes) + "</ul>")
-        parts.append("</section>")
+            parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+        parts.append("</details>")
     versions = ", ".join(f"{k} {val}" for k, val in report["versions"].items() if val)
-    parts += [f"<section><h2>Versions</h2><p>{e(versions)}</p></section>", "</body></html>"]
+    parts += [f"<p class='meta'>{e(_run_line(report))} Versions: {e(versions)}</p>", "</body></html>"]
     return "\n".join(parts)
 
 

@@ -150,6 +150,9 @@ class ExperimentResult(AuditResult):
     verdict: str = "info"
     xscale: str = "linear"
     yscale: str = "linear"
+    #: Per-panel axis labels and scales overriding the shared ones: ``{panel: {"xlabel", "ylabel", "xscale",
+    #: "yscale"}}`` (e.g. a spectrum panel beside utility panels).
+    panel_axes: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

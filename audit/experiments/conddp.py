@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 
 import numpy as np
 import torch
@@ -195,7 +194,6 @@ def run_conddp_synthetic(*, small: bool = False, rng=0, n_runs: int | None = Non
     3 ε). Default: n = 1000 train + 1000 validation, d = 50, 1024 full-batch epochs,
     5 evaluation runs, 2 tuning seeds per grid point.
     """
-    t0 = time.time()
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
     if small:
@@ -233,17 +231,19 @@ def run_conddp_synthetic(*, small: bool = False, rng=0, n_runs: int | None = Non
                            "cond_dp": f"{c.mean():.4g} ± {c.std():.2g}", "dp_sgd": f"{dp.mean():.4g} ± {dp.std():.2g}",
                            "ratio_cond_over_dpsgd": float(c.mean() / dp.mean())})
     panels["singular spectra"] = spectra
+    panel_axes = {"singular spectra": {"xlabel": "index i", "ylabel": "singular value σᵢ of X_pub (× √n)",
+                                       "xscale": "linear"}}
     notes = [
         "Validation MSE, mean ± std over fresh evaluation seeds after tuning on separate tuning seeds "
         "(grids in the module docstring); the 'singular spectra' panel plots σ_i of X_pub against i.",
         "Theory check (seed 002 Lemma 4.13 / §5.1): Cond-DP/DP-SGD MSE ratios at ε ≤ 1 — " + "; ".join(
             f"{r['setting']}, ε={r['epsilon']}: {r['cond_dp']} vs {r['dp_sgd']} (ratio {r['ratio_cond_over_dpsgd']:.3f})"
             for r in theory),
-        f"runtime {time.time() - t0:.0f} s; n={n}, d={d}, epochs={epochs}, runs={n_runs}.",
+        f"n={n}, d={d}, epochs={epochs}, runs={n_runs}.",
     ]
     return ExperimentResult(name="conddp-synthetic", target="Cond-DP vs baselines, synthetic spectra (seed 002 §5.1)",
-                            xlabel="epsilon", ylabel="validation MSE", panels=panels, table=table + theory,
-                            notes=notes, seed=seed, xscale="log")
+                            xlabel="ε (label DP)", ylabel="validation MSE", panels=panels, table=table + theory,
+                            notes=notes, seed=seed, xscale="log", panel_axes=panel_axes)
 
 
 # ---------------------------------------------------------------------------------------- real data
@@ -276,7 +276,6 @@ def _real_datasets(rng, small):
 def run_conddp_real(*, small: bool = False, rng=0, n_runs: int | None = None,
                     epsilons=EPSILONS) -> ExperimentResult:
     """Seed 002 §5.2: private linear regression on offline real data (diabetes, fair, randhie), with spectra."""
-    t0 = time.time()
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
     epochs, n_tune = (32, 1) if small else (128, 2)
@@ -296,12 +295,13 @@ def run_conddp_real(*, small: bool = False, rng=0, n_runs: int | None = None,
         panels[name] = _to_panel(res, epsilons)
         table += _rows(name, res)
     panels["singular spectra (σ_i/σ_1)"] = spectra
+    panel_axes = {"singular spectra (σ_i/σ_1)": {"xlabel": "index i", "ylabel": "σᵢ / σ₁", "xscale": "linear"}}
     notes = ["Labels clipped to a declared public range and scaled to [0, 1] (diabetes: 350, fair: 10 affairs, "
              "randhie: 20 visits); features scaled by one constant (mean row norm 1), which keeps the spectrum shape.",
-             f"runtime {time.time() - t0:.0f} s; epochs={epochs}, runs={n_runs}."]
+             f"epochs={epochs}, runs={n_runs}."]
     return ExperimentResult(name="conddp-real", target="Cond-DP vs baselines, real data (seed 002 §5.2)",
-                            xlabel="epsilon", ylabel="validation MSE", panels=panels, table=table, notes=notes,
-                            seed=seed, xscale="log")
+                            xlabel="ε (label DP)", ylabel="validation MSE", panels=panels, table=table, notes=notes,
+                            seed=seed, xscale="log", panel_axes=panel_axes)
 
 
 # ---------------------------------------------------------------------------------------- MLP
@@ -329,7 +329,6 @@ def _mlp_problems(rng, small):
 def run_conddp_mlp(*, small: bool = False, rng=0, n_runs: int | None = None,
                    epsilons=EPSILONS) -> ExperimentResult:
     """Seed 002 §5.3: linear input layer (16) + MLP head (16, 8); Switch-Cond-DP vs DP-SGD (and Cond-DP)."""
-    t0 = time.time()
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
     epochs = 20 if small else 200
@@ -361,7 +360,7 @@ def run_conddp_mlp(*, small: bool = False, rng=0, n_runs: int | None = None,
     notes = ["Linear input layer with 16 outputs + ReLU MLP head (16, 8); DP-Adam, full batch, clip 1, "
              "σ_init 0.1 for the input layer; tuned lr ∈ {0.003, 0.01} and switch epoch ∈ {E/4, E/2} on "
              "one tuning seed, reported over fresh seeds.",
-             f"runtime {time.time() - t0:.0f} s; epochs={epochs}, runs={n_runs}."]
+             f"epochs={epochs}, runs={n_runs}."]
     return ExperimentResult(name="conddp-mlp", target="Switch-Cond-DP vs DP-SGD with an MLP head (seed 002 §5.3)",
-                            xlabel="epsilon", ylabel="validation MSE", panels=panels, table=table, notes=notes,
+                            xlabel="ε (label DP)", ylabel="validation MSE", panels=panels, table=table, notes=notes,
                             seed=seed, xscale="log")

@@ -35,7 +35,6 @@ scaling constants are therefore not covered by the LDP claim (stated in the note
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from scipy.optimize import minimize
@@ -192,7 +191,6 @@ def run_iwp_figure1(
             raise InvalidParameterError(f"p and epsilon must pair up, got p={p_list} and epsilon={eps_list}")
 
     root, seed_ = resolve_seed(rng)
-    t0 = time.perf_counter()
     panels, table, notes = {}, [], []
     for pi, (dim, eps) in enumerate(zip(p_list, eps_list)):
         data_seed = _seed(root, 0, pi)
@@ -256,8 +254,7 @@ def run_iwp_figure1(
     notes.append(
         f"Settings: variant={variant}, loss={loss}{f' (K={n_terms})' if loss == 'logistic' else ''}, λ={lam:g}, "
         f"batch={batch_size}, γ={step:g}, split ε_x/ε={split:g}, δ={delta:g}, R={n_repeats} repetitions of the LDP "
-        f"noise on one fixed dataset; y = clean regularised test risk, yerr = SE over repetitions; run time "
-        f"{time.perf_counter() - t0:.1f} s."
+        f"noise on one fixed dataset; y = clean regularised test risk, yerr = SE over repetitions."
     )
     if variant == "real":
         notes.append("Real data: statsmodels 'fair' (affairs > 0), not Folktables/ACS (no download possible offline); "

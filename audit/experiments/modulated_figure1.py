@@ -35,7 +35,6 @@ central, replace-one.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from sklearn.linear_model import LinearRegression
@@ -155,7 +154,6 @@ def run_modulated_figure1(
         raise InvalidParameterError(f"simulation must be 'sufficient' or 'clients', got simulation={simulation!r}")
     common = dict(delta=delta, alpha=alpha, lam=lam, omega=omega, rounds=rounds, conversion=conversion,
                   simulation=simulation)
-    t0 = time.perf_counter()
     panels, reference, table, summary = {}, {}, [], {}
     for ti, name in enumerate(tasks):
         task = load_task(name)
@@ -211,8 +209,7 @@ def run_modulated_figure1(
     notes.append(
         f"Settings: δ={delta:g}, α={alpha:g}, λ={lam:g}, ω={omega:g}, T={rounds} (iterative and DP-SGD), "
         f"zCDP conversion '{conversion}', modulated client simulation '{simulation}', {n_repeats} test repetitions, {n_tune} tuning repetitions per grid point; "
-        f"y = {statistic} test R² on the standardised response over repetitions, yerr = its standard error; run time "
-        f"{time.perf_counter() - t0:.1f} s."
+        f"y = {statistic} test R² on the standardised response over repetitions, yerr = its standard error."
     )
     return ExperimentResult(
         name="modulated_figure1", target="seed 000 Figure 1: test R² vs ε (iterative, one-shot ridge, DP-SGD FedAvg)",

@@ -18,6 +18,8 @@ from ..results import AuditResult
 
 #: A figure: (file-name suffix, matplotlib figure, caption).
 Figure = tuple[str, Any, str]
+#: Font size (pt) of figure legends: readable when a figure is shown at column width.
+LEGEND_PT = 9
 
 
 @dataclasses.dataclass(frozen=True)

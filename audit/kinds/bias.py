@@ -18,7 +18,8 @@ from ..components import SAMPLERS
 from ..fields import ConfigTypeError, Field
 from ..formatting import fnum
 from ..plotting import arr, new_figure
-from .base import CONFIDENCE, AuditKind
+from ..verdicts import outcome_label
+from .base import CONFIDENCE, LEGEND_PT, AuditKind
 
 
 def validate_sampler(path: str, name: str) -> str:
@@ -59,7 +60,7 @@ def bias_row(entry: dict) -> list[str]:
     """Row of the bias table."""
     return [str(entry.get("target", "")), str(entry.get("expect", "unbiased")), fnum(entry.get("bias_norm")),
             fnum(entry.get("relative_bias")), fnum(entry.get("min_detectable_relative_bias")),
-            fnum(entry.get("p_value")), fnum(entry.get("n")), str(entry.get("verdict"))]
+            fnum(entry.get("p_value")), fnum(entry.get("n")), outcome_label(entry)]
 
 
 def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
@@ -86,7 +87,7 @@ def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
         ax.plot(idx, bias, "o", ms=3, label="bias")
     ax.axhline(0, color="black", lw=0.8)
     ax.set(xlabel="coordinate", ylabel="E[θ̂] − θ", title=f"Bias: {audit.get('target', '')}"[:80])
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_PT)
     return [("bias", fig, "Bias per coordinate with its simultaneous confidence interval")]
 
 

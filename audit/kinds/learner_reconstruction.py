@@ -36,8 +36,9 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     prior = None if params["prior_std"] is None else GaussianPrior(np.zeros(d), params["prior_std"] ** 2 * np.eye(d))
     # Reconstruction attacks see everything released: the white-box view.
     view = build_learner(params).release_view(n_train=params["n_train"], dim=d, mode="white-box", rng=rng)
-    res = audit_release_reconstruction(view, attacker=params["attacker"], prior=prior, n=params["n"],
-                                       confidence=params["confidence"], rng=rng, phase=params["phase"])
+    res = reconstruction.judge(audit_release_reconstruction(
+        view, attacker=params["attacker"], prior=prior, n=params["n"], confidence=params["confidence"], rng=rng,
+        phase=params["phase"]))
     note = getattr(view, "reconstruction_note", None)
     return with_note(res, note) if note else as_entry(res)
 

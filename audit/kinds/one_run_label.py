@@ -16,6 +16,7 @@ from ..fields import Field
 from ..formatting import claim_of, fnum
 from ..learner_audits import one_run_label_audit
 from ..results import AuditResult
+from ..verdicts import outcome_label
 from .base import CONFIDENCE, AuditKind
 
 
@@ -86,7 +87,8 @@ def headline(entry: dict) -> str:
 def epsilon_row(entry: dict) -> list[str]:
     c = claim_of(entry)
     return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")), "—",
-            fnum(entry.get("epsilon_lb")), "—", f"{entry.get('m')} canaries, 1 run", str(entry.get("verdict"))]
+            fnum(entry.get("epsilon_lb")), "one run (Steinke, Nasr & Jagielski 2023; no assumption)",
+            f"{entry.get('m')} canaries, 1 run", "—", outcome_label(entry)]
 
 
 KIND = AuditKind(

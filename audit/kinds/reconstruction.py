@@ -9,6 +9,7 @@ the ReRo bound for a discrete prior.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..fields import Field
 from ..formatting import fnum, num
 from ..plotting import arr, new_figure
 from ..reconstruction import ReconstructionAudit, audit_reconstruction
-from .base import CONFIDENCE, MECHANISM, AuditKind, mechanism_target
+from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -41,10 +42,48 @@ def run(params: dict, rng: np.random.Generator) -> ReconstructionAudit:
     target = [mech] * params["rounds"] if params["rounds"] > 1 else mech
     prior = PRIORS.build(params["prior"], "prior") if params["prior"] is not None else None
     arrays = {k: (None if params[k] is None else np.asarray(params[k])) for k in ("x", "beta")}
-    return audit_reconstruction(
+    return judge(audit_reconstruction(
         target, params["attacker"], arrays["x"], prior, n=params["n"], rng=rng, phase=params["phase"],
         beta=arrays["beta"], sigma_y=params["sigma_y"], confidence=params["confidence"],
-    )
+    ))
+
+
+def applied_bounds(entry: dict) -> list[str]:
+    """Bounds the attacker's error was actually held against: applicable, finite (``"rero"`` included).
+
+    An entry without ``applies`` (older reports) is read as every bound it carries applying.
+    """
+    applies = entry.get("applies") if isinstance(entry.get("applies"), dict) else None
+    out = []
+    for k in BOUND_KEYS:
+        v = num(entry.get(k))
+        if v is not None and math.isfinite(v) and (applies is None or applies.get(k, False)):
+            out.append(k)
+    rero = entry.get("rero")
+    if isinstance(rero, dict) and num(rero.get("bound")) is not None:
+        out.append("rero")
+    return out
+
+
+def judge(result: ReconstructionAudit) -> ReconstructionAudit:
+    """``"inconclusive"`` instead of ``"pass"`` when no bound applied to the attacker (nothing was tested).
+
+    A reconstruction audit passes only when the attacker's error was compared with a bound
+    that holds for it (van Trees for every attacker, the CRB/HCR for unbiased ones, ReRo for
+    exact reconstruction); a biased attacker without a prior has none, so its MSE says
+    nothing about the claim.
+    """
+    if not isinstance(result, ReconstructionAudit):
+        return result
+    entry = {"applies": result.applies, "rero": result.rero,
+             **{k: getattr(result, k, None) for k in BOUND_KEYS}}
+    if result.verdict != "pass" or applied_bounds(entry):
+        return result
+    why = ("it is not unbiased, so the Cramér–Rao-type bounds do not hold for it, and without a prior there is no "
+           "van Trees bound" if not result.attacker_unbiased else "no bound could be computed for this release")
+    note = (f"inconclusive: no bound applies to attacker {result.attacker!r} ({why}); its MSE is reported for "
+            "information, nothing was tested")
+    return dataclasses.replace(result, verdict="inconclusive", notes=[*result.notes, note])
 
 
 def _target(params: dict) -> str:
@@ -59,13 +98,18 @@ _BOUND_KEYS, _BOUND_LABELS = BOUND_KEYS, BOUND_LABELS
 
 
 def headline(entry: dict) -> str:
-    """``MSE … [ci]; crb …, van_trees …`` (and the exact-reconstruction rate against ReRo)."""
-    bounds = ", ".join(f"{k} {fnum(entry[k])}" for k in BOUND_KEYS if num(entry.get(k)) is not None)
+    """``MSE … [ci] ≥ van Trees …`` against the bounds that applied, or why none did."""
+    applied = [k for k in applied_bounds(entry) if k != "rero"]
+    parts = [f"MSE {fnum(entry.get('mse'))} {fnum(entry.get('mse_ci'))}"]
     rero = entry.get("rero")
     if isinstance(rero, dict) and num(rero.get("success")) is not None:
-        bounds = (f"exact reconstruction {fnum(rero.get('success'))} {fnum(rero.get('success_ci'))} "
-                  f"≤ ReRo bound {fnum(rero.get('bound'))}" + (f"; {bounds}" if bounds else ""))
-    return f"MSE {fnum(entry.get('mse'))} {fnum(entry.get('mse_ci'))}; {bounds}"
+        parts = [f"exact reconstruction {fnum(rero.get('success'))} {fnum(rero.get('success_ci'))} vs ReRo bound "
+                 f"{fnum(rero.get('bound'))}"]
+    if applied:
+        parts.append("vs " + ", ".join(f"{BOUND_LABELS[k]} {fnum(entry[k])}" for k in applied))
+    elif not (isinstance(rero, dict) and num(rero.get("bound")) is not None):
+        parts.append(f"no bound applies to attacker {entry.get('attacker', '?')!r}")
+    return "; ".join(parts)
 
 
 def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
@@ -88,7 +132,7 @@ def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
     ci = arr(audit.get("mse_ci"))
     if ci is not None and ci.size == 2:
         ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
-    ax.set_xticks(range(len(values)), labels, rotation=15, fontsize=8)
+    ax.set_xticks(range(len(values)), labels, rotation=15, fontsize=LEGEND_PT)
     if all(v > 0 for v in values) and max(values) / min(values) > 50:
         ax.set_yscale("log")
     ax.set(ylabel="mean squared error", title=f"Reconstruction: {audit.get('target', '')}"[:80])
@@ -104,7 +148,7 @@ def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
             ax2.errorbar([0], [succ], yerr=[[succ - ci[0]], [ci[1] - succ]], color="black", capsize=5)
         if num(rero.get("kappa")) is not None:
             ax2.axhline(num(rero["kappa"]), color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
-            ax2.legend(fontsize=7)
+            ax2.legend(fontsize=LEGEND_PT)
         ax2.set_xticks([0, 1], ["attack success", "ReRo bound"])
         ax2.set(ylim=(0, 1.05), ylabel="P(exact reconstruction)", title="Exact reconstruction (discrete prior)")
         out.append(("rero", fig2, "Exact-reconstruction success of the attacker against the ReRo bound"))

@@ -32,7 +32,8 @@ from ..formatting import claim_of, fnum, num
 from ..plotting import arr, new_figure
 from ..results import AuditEntry, apply_expectation
 from ..tradeoff import TradeoffAudit, audit_tradeoff
-from .base import CONFIDENCE, MECHANISM, AuditKind, mechanism_target
+from ..verdicts import outcome_label
+from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -77,10 +78,24 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     return apply_expectation(res, params["expect"], caught="violation")
 
 
+#: How each estimator's ε̲ is obtained, and what it assumes (the ε table's "estimator" column).
+ESTIMATOR_LABELS = {
+    "clopper-pearson": "Clopper–Pearson (exact binomial; no assumption)",
+    "gdp": "GDP fit (assumes a Gaussian trade-off curve)",
+}
+
+
+def estimator_label(entry: dict) -> str:
+    """The estimator of an entry's ε̲ with its assumption (unknown estimators are shown as they are)."""
+    est = str(entry.get("estimator") or "clopper-pearson")
+    return ESTIMATOR_LABELS.get(est, est)
+
+
 def headline(entry: dict) -> str:
-    """``ε_lb = … vs claimed ε = …, exact …, δ = …``."""
+    """``ε̲ = … (Clopper–Pearson) vs claimed ε = …, exact …, δ = …``."""
     c = claim_of(entry)
-    parts = [f"ε_lb = {fnum(entry.get('epsilon_lb'))} vs claimed ε = {fnum(c.get('epsilon'))}"]
+    est = "GDP, assumes Gaussian" if entry.get("estimator") == "gdp" else "Clopper–Pearson"
+    parts = [f"ε̲ = {fnum(entry.get('epsilon_lb'))} ({est}) vs claimed ε = {fnum(c.get('epsilon'))}"]
     if entry.get("epsilon_exact") is not None:
         parts.append(f"exact {fnum(entry.get('epsilon_exact'))}")
     if c.get("delta") is not None:
@@ -89,7 +104,7 @@ def headline(entry: dict) -> str:
 
 
 def epsilon_row(entry: dict) -> list[str]:
-    """Row of the ε table: claimed, exact, certified and max certifiable ε."""
+    """Row of the ε table: claimed, exact, certified ε with its estimator and n, max certifiable ε, outcome."""
     c = claim_of(entry)
     n, conf = num(entry.get("n")), num(entry.get("confidence"))
     n_eval = num(entry.get("n_eval")) or n
@@ -98,8 +113,8 @@ def epsilon_row(entry: dict) -> list[str]:
     cp = entry.get("estimator", "clopper-pearson") == "clopper-pearson"
     eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
     return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(delta), fnum(entry.get("epsilon_exact")),
-            fnum(entry.get("epsilon_lb")), fnum(eps_max), fnum(entry.get("n_eval") or entry.get("n")),
-            str(entry.get("verdict"))]
+            fnum(entry.get("epsilon_lb")), estimator_label(entry), fnum(entry.get("n_eval") or entry.get("n")),
+            fnum(eps_max), outcome_label(entry)]
 
 
 def band_of(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -156,33 +171,71 @@ def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
         ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
                 label="empirical (attack)")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)",
-           title=f"Trade-off: {audit.get('target', '')}"[:80])
+           title=f"Trade-off: {audit.get('target', '')}"[:70])
+    ax.title.set_fontsize(10)
     ax.set_aspect("equal")
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=LEGEND_PT, loc="upper right")
     out.append(("tradeoff", fig, "Empirical trade-off curve with its confidence band, over the claim's f_{ε,δ} "
                                  "and the exact curve"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
-        n = max(int(num(audit.get("n")) or 10), 10)
-        floor = 0.5 / n
-        fig, ax = new_figure(size=(5.2, 4.2))
-        ax = ax[0, 0]
-        order = np.argsort(fpr, kind="stable")
-        a = np.clip(fpr[order], floor, 1)
-        ax.plot(a, np.clip(1 - fnr[order], floor, 1), color="tab:blue", drawstyle="steps-post",
-                label="empirical ROC")
-        g = np.geomspace(floor, 1, 300)
-        if eps is not None and math.isfinite(eps):
-            ax.plot(g, np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1), color="tab:red",
-                    label="claim bound on TPR")
-        if has_exact:
-            keep = alpha >= floor
-            ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
-        ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
-        ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="FPR (log)",
-               ylabel="TPR (log)", title="ROC, log scale")
-        ax.legend(fontsize=7, loc="lower right")
-        out.append(("roc", fig, "ROC of the attack on log-log axes (the low-FPR corner certifies large ε)"))
+        out.append(roc_figure(audit, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
     return out
+
+
+def _crossing(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float) -> float | None:
+    """The largest FPR at which the empirical ROC lies above the claim's TPR bound (None if nowhere)."""
+    if eps is None or not math.isfinite(eps):
+        return None
+    above = tpr > 1 - tradeoff_curve(eps, delta, fpr) + 1e-12
+    return float(fpr[above].max()) if np.any(above) else None
+
+
+def roc_figure(audit: dict, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact) -> tuple[str, Any, str]:
+    """ROC on log–log axes with the confidence band and the region the claim forbids.
+
+    TPR above the claim's bound 1 − f_{ε,δ}(FPR) refutes the claim *if the band's lower
+    edge goes there*; the empirical curve alone may cross it at tiny FPR, where a handful
+    of releases decide the point estimate. That case is explained on the figure.
+    """
+    c = claim_of(audit)
+    eps, delta = num(c.get("epsilon")), num(c.get("delta")) or 0.0
+    n = max(int(num(audit.get("n_eval")) or num(audit.get("n")) or 10), 10)
+    floor = 0.5 / n
+    fig, ax = new_figure(size=(5.6, 4.6))
+    ax = ax[0, 0]
+    g = np.geomspace(floor, 1, 300)
+    if band is not None:
+        a, lo, hi = band
+        keep = a >= floor
+        ax.fill_between(a[keep], np.clip(1 - hi[keep], floor, 1), np.clip(1 - lo[keep], floor, 1), color="tab:blue",
+                        alpha=0.2, lw=0, label=f"{fnum(audit.get('confidence'))} confidence band")
+    if eps is not None and math.isfinite(eps):
+        bound = np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1)
+        ax.fill_between(g, bound, 1.05, color="tab:red", alpha=0.08, lw=0, label="region the claim forbids")
+        ax.plot(g, bound, color="tab:red", label=f"claim bound on TPR (ε={fnum(eps)})")
+    if exact is not None:
+        keep = alpha >= floor
+        ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
+    order = np.argsort(fpr, kind="stable")
+    f_sorted, t_sorted = fpr[order], 1 - fnr[order]
+    ax.plot(np.clip(f_sorted, floor, 1), np.clip(t_sorted, floor, 1), color="tab:blue", drawstyle="steps-post",
+            label="empirical ROC")
+    ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
+    ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
+           ylabel="true-positive rate (log)", title=f"ROC (log–log): {audit.get('target', '')}"[:70])
+    ax.title.set_fontsize(10)
+    ax.legend(fontsize=LEGEND_PT, loc="lower right")
+    caption = ("ROC of the attack on log–log axes with its confidence band; the shaded red region is what the claim "
+               "forbids (the low-FPR corner certifies large ε)")
+    cross = _crossing(f_sorted, t_sorted, eps, delta)
+    if cross is not None and audit.get("verdict") != "violation":
+        why = (f"the empirical curve crosses the claim at FPR ≤ {cross:.2g} (≈ {max(1, round(cross * n))} of "
+               f"{n} releases): sampling noise; the certified ε̲ = {fnum(audit.get('epsilon_lb'))} does not exceed "
+               f"the claim")
+        ax.text(0.02, 0.98, "crossing at tiny FPR =\nsampling noise, not a violation", transform=ax.transAxes,
+                fontsize=LEGEND_PT - 1, va="top", color="tab:red")
+        caption += "; " + why
+    return ("roc", fig, caption)
 
 
 KIND = AuditKind(

@@ -19,7 +19,7 @@ from ..fields import ConfigKeyError, ConfigValueError, Field, check_keys, did_yo
 from ..plotting import arr, new_figure
 from ..results import ExperimentResult
 from ..seeding import int_seed
-from .base import AuditKind
+from .base import LEGEND_PT, AuditKind
 from ..formatting import num
 
 
@@ -67,8 +67,9 @@ def run(params: dict, rng: np.random.Generator) -> ExperimentResult:
 
 
 def headline(entry: dict) -> str:
-    n_series = len(entry.get("series") or {}) + sum(len(p) for p in (entry.get("panels") or {}).values())
-    return f"{entry.get('name', '')}: {n_series} curves"
+    panels = [p for p in (entry.get("panels") or {}).values() if isinstance(p, dict)]
+    n_series = len(list(_curves(entry.get("series") or {}))) + sum(len(list(_curves(p))) for p in panels)
+    return f"{n_series} curves" + (f" in {len(panels)} panels" if len(panels) > 1 else "") + " (informational)"
 
 
 def _references(audit: dict, panel: str, panels) -> dict:
@@ -80,33 +81,106 @@ def _references(audit: dict, panel: str, panels) -> dict:
     return {**shared, **own}
 
 
-def _plot_series(ax, series: dict, audit: dict, references: dict | None = None) -> None:
+def _curves(series: dict):
+    """``(name, x, y, yerr or None)`` of every well-formed series of a panel."""
     for name, s in series.items():
         if not isinstance(s, dict):
             continue
         x, y, yerr = arr(s.get("x")), arr(s.get("y")), arr(s.get("yerr"))
         if x is None or y is None or x.size != y.size:
             continue
-        if yerr is not None and yerr.size == y.size:
-            ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, label=str(name))
-        else:
-            ax.plot(x, y, marker="o", ms=3, label=str(name))
+        yield str(name), x, y, (yerr if yerr is not None and yerr.size == y.size else None)
+
+
+def _range_of(label: str, ys: np.ndarray) -> tuple[float, float]:
+    """The range a plotted quantity lives in: R² ≤ 1; MSE, risks, errors, spectra ≥ 0 when all values are."""
+    low = 0.0 if ys.size and np.nanmin(ys) >= 0 else -math.inf
+    high = 1.0 if "R²" in label or "R^2" in label else math.inf
+    return low, high
+
+
+def _auto_scale(values: np.ndarray) -> str:
+    """``"log"`` when positive values span more than two decades (one curve would flatten the others)."""
+    v = values[np.isfinite(values)]
+    if v.size >= 2 and np.all(v > 0) and v.max() / v.min() > 100:
+        return "log"
+    return "linear"
+
+
+def _plot_series(ax, series: dict, audit: dict, references: dict | None = None, panel: str = "") -> bool:
+    """Draw one panel; returns True when error bars were cut at the quantity's range or the axes.
+
+    Error bars are mean ± s.e. cut to the range of the quantity (an MSE is never drawn
+    below 0, an R² never above 1); the y-axis follows the means, so one huge standard
+    error does not squash every curve (the bar then runs off the axes, and the caption
+    says so).
+    """
+    meta = (audit.get("panel_axes") or {}).get(panel) or {}
+    xlabel = str(meta.get("xlabel", audit.get("xlabel", "")))
+    ylabel = str(meta.get("ylabel", audit.get("ylabel", "")))
+    curves = list(_curves(series))
+    ys = np.concatenate([c[2] for c in curves]) if curves else np.zeros(0)
+    low, high = _range_of(ylabel, ys)
+    yscale = meta.get("yscale") or (audit.get("yscale") if audit.get("yscale") not in (None, "linear")
+                                    else _auto_scale(ys))
+    cut = False
+    for name, x, y, yerr in curves:
+        if yerr is None:
+            ax.plot(x, y, marker="o", ms=3, label=name)
+            continue
+        lo, hi = np.maximum(y - yerr, low), np.minimum(y + yerr, high)
+        if yscale == "log":
+            lo = np.where(lo > 0, lo, y / 10)  # a log axis cannot show 0: cut the bar one decade down
+        cut |= bool(np.any(lo > y - yerr) or np.any(hi < y + yerr))
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", ms=3, capsize=2, label=name)
+    ref_values = []
     for label, value in (audit.get("reference") or {} if references is None else references).items():
         v = num(value)
         if v is not None and math.isfinite(v):
+            ref_values.append(v)
             ax.axhline(v, ls="--", color="grey", lw=1)
-            ax.annotate(str(label), (0.01, v), xycoords=("axes fraction", "data"), fontsize=7, color="grey",
-                        va="bottom")
-    ax.set(xlabel=audit.get("xlabel", ""), ylabel=audit.get("ylabel", ""))
+            ax.annotate(str(label), (0.01, v), xycoords=("axes fraction", "data"), fontsize=LEGEND_PT - 1,
+                        color="grey", va="bottom")
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     from matplotlib.ticker import NullFormatter
 
-    for set_scale, axis, scale in ((ax.set_xscale, ax.xaxis, audit.get("xscale")),
-                                   (ax.set_yscale, ax.yaxis, audit.get("yscale"))):
+    xscale = meta.get("xscale", audit.get("xscale"))
+    for set_scale, axis, scale in ((ax.set_xscale, ax.xaxis, xscale), (ax.set_yscale, ax.yaxis, yscale)):
         if scale in ("log", "symlog"):
             set_scale(scale)
             # Minor tick labels (2×10⁰, 3×10⁰, …) overlap on short log ranges.
             axis.set_minor_formatter(NullFormatter())
-    ax.legend(fontsize=7)
+    if yscale != "log":
+        ax.ticklabel_format(axis="y", useOffset=False)  # no "+1" offset: tick labels are the values
+        shown = np.concatenate([ys[np.isfinite(ys)], ref_values]) if ys.size or ref_values else ys
+        if shown.size:
+            span = max(float(shown.max() - shown.min()), 1e-12 * max(1.0, abs(float(shown.max()))))
+            top, bottom = ax.get_ylim()[1], ax.get_ylim()[0]
+            # Keep error bars in view unless they would squash the means into a thin band.
+            bottom = max(bottom, float(shown.min()) - 1.5 * span)
+            top = min(top, float(shown.max()) + 1.5 * span)
+            if bottom > ax.get_ylim()[0] or top < ax.get_ylim()[1]:
+                cut = True
+            ax.set_ylim(bottom, top)
+    if xscale not in ("log", "symlog"):
+        ax.ticklabel_format(axis="x", useOffset=False)
+    if curves:
+        ax.legend(fontsize=LEGEND_PT)
+    return cut
+
+
+def _grid(k: int) -> tuple[int, int]:
+    """Rows and columns of k panels without empty slots where possible (4 → 2×2, 6 → 2×3)."""
+    if k <= 3:
+        return 1, k
+    if k == 4:
+        return 2, 2
+    return math.ceil(k / 3), 3
+
+
+def figure_title(audit: dict) -> str:
+    """A human title: the configuration's label, else the experiment's description, never a bare internal id."""
+    return str(audit.get("target") or audit.get("audited") or audit.get("name") or "")
 
 
 def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
@@ -117,18 +191,21 @@ def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
     if not panels:
         return []
     k = len(panels)
-    ncols = min(k, 3)
-    nrows = math.ceil(k / ncols)
+    nrows, ncols = _grid(k)
     fig, axes = new_figure(nrows, ncols, size=(4.6 * ncols, 3.6 * nrows))
+    cut = False
     for ax, (title, series) in zip(axes.ravel(), panels.items()):
-        _plot_series(ax, series, audit, _references(audit, str(title), panels))
+        cut |= _plot_series(ax, series, audit, _references(audit, str(title), panels), panel=str(title))
         if title:
-            ax.set_title(str(title), fontsize=9)
+            ax.set_title(str(title), fontsize=10)
     for ax in axes.ravel()[k:]:
         ax.set_visible(False)
-    fig.suptitle(str(audit.get("name") or audit.get("target", "")), fontsize=10)
+    fig.suptitle(figure_title(audit)[:110], fontsize=11)
     fig.tight_layout()
-    return [("utility", fig, f"Utility curves: {audit.get('name', '')}")]
+    caption = f"Utility curves: {figure_title(audit)}; error bars: ± one standard error"
+    if cut:
+        caption += ", cut at the range of the quantity or at the axes where they would hide the means"
+    return [("utility", fig, caption)]
 
 
 KIND = AuditKind("utility", run, FIELDS, result=ExperimentResult, doc=run.__doc__.split("\n")[0],

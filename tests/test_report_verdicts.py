@@ -1,0 +1,182 @@
+"""Verdicts that mean what they say, and a report that reads at a glance (issue 16).
+
+* outcomes: negative controls caught / missed, inconclusive audits, honest counts and status;
+* a reconstruction audit in which no bound applies is inconclusive, not a pass, and its headline
+  does not list bounds as if they had been compared;
+* the report opens with the verdict and the ε table (estimator named per row), details collapse,
+  empty fields and repeated notes are not shown, Markdown escapes HTML from the configuration;
+* generated trend sentences follow the numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+
+import numpy as np
+import pytest
+
+from privaudit.audit.config import parse_config
+from privaudit.audit.figures import headline, summary_tables
+from privaudit.audit.kinds.reconstruction import applied_bounds, judge
+from privaudit.audit.kinds.reconstruction import run as run_reconstruction
+from privaudit.audit.report import build_report, render_html, render_markdown, scalar_rows, summarize
+from privaudit.audit.trend import loglog_slope, trend_sentence
+from privaudit.audit.verdicts import outcome, outcome_label, overall_status
+
+
+# --------------------------------------------------------------------------- outcomes and status
+@pytest.mark.parametrize("entry, want", [
+    ({"verdict": "pass"}, "pass"),
+    ({"verdict": "pass", "expect": "violation", "audit_verdict": "violation"}, "expected-violation-caught"),
+    ({"verdict": "fail", "expect": "violation", "audit_verdict": "pass"}, "expected-violation-missed"),
+    ({"verdict": "pass", "expect": "biased"}, "expected-violation-caught"),
+    ({"verdict": "fail", "expect": "biased"}, "expected-violation-missed"),
+    ({"verdict": "inconclusive"}, "inconclusive"),
+    ({"verdict": "something-new"}, "inconclusive"),  # never a silent pass
+    ({"verdict": "info"}, "info"),
+    ({"verdict": "error"}, "error"),
+    ({"verdict": "violation"}, "violation"),
+])
+def test_outcome_of_entries(entry, want):
+    assert outcome(entry) == want
+
+
+def test_negative_control_labels():
+    caught = {"verdict": "pass", "expect": "violation"}
+    assert outcome_label(caught) == "violation expected — caught"
+    assert outcome_label({"verdict": "fail", "expect": "violation"}) == "violation expected — MISSED"
+    assert outcome_label({"verdict": "pass", "expect": "biased"}) == "bias expected — detected"
+
+
+def test_status_counts_outcomes_honestly():
+    entries = [{"verdict": "pass"}, {"verdict": "pass", "expect": "violation"}, {"verdict": "inconclusive"},
+               {"verdict": "info"}]
+    s = summarize(entries)
+    assert s == {"status": "pass", "n_audits": 4,
+                 "counts": {"inconclusive": 1, "pass": 1, "expected-violation-caught": 1, "info": 1}}
+    # a missed negative control is a failure of the audit
+    assert summarize([{"verdict": "pass"}, {"verdict": "fail", "expect": "violation"}])["status"] == "fail"
+    # nothing tested at all: not a pass
+    assert summarize([{"verdict": "inconclusive"}, {"verdict": "info"}])["status"] == "inconclusive"
+    assert overall_status({"violation": 1, "error": 1, "fail": 2}) == "violation"
+    assert overall_status({}) == "pass"
+
+
+# --------------------------------------------------------------------------- reconstruction: inconclusive
+def _recon(params: dict):
+    from privaudit.audit.kinds import get_kind
+
+    kind = get_kind("reconstruction")
+    full = {k: f.default for k, f in kind.fields.items()}
+    return run_reconstruction({**full, **params}, np.random.default_rng(7))
+
+
+def test_reconstruction_without_applicable_bound_is_inconclusive():
+    """A biased attacker (MAP with a prior) on a Gaussian release *with* a prior: van Trees applies -> pass;
+    the same audit with every bound marked inapplicable -> inconclusive, and the headline lists no bound."""
+    res = _recon({"mechanism": {"name": "gaussian", "sigma": 1.0}, "n": 400,
+                  "prior": {"name": "gaussian", "mean": [0.0, 0.0], "cov": [[1.0, 0.0], [0.0, 1.0]]}})
+    entry = res.to_dict()
+    assert "van_trees" in applied_bounds(entry) and res.verdict == "pass"
+    assert "van Trees" in headline(entry)
+
+    none_apply = dataclasses.replace(res, applies={k: False for k in res.applies}, verdict="pass")
+    judged = judge(none_apply)
+    assert judged.verdict == "inconclusive" and any("nothing was tested" in n for n in judged.notes)
+    text = headline(judged.to_dict())
+    assert "no bound applies" in text
+    assert "van Trees" not in text and "CRB" not in text
+    # a violation or an applicable bound is left alone
+    assert judge(dataclasses.replace(none_apply, verdict="violation")).verdict == "violation"
+    assert judge(res) is res
+
+
+# --------------------------------------------------------------------------- layout
+def _report(entries: list[dict], description: str = "demo"):
+    cfg = parse_config({"name": "layout", "seed": 1, "description": description, "audits": [
+        {"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 1.0}, "x": [0.0], "x_prime": [1.0]}]})
+
+    class Task:
+        def __init__(self, i):
+            self.index, self.seed, self.key = i, 1, f"k{i}"
+
+    tasks = [Task(i) for i in range(len(entries))]
+    return build_report(cfg, tasks, {i: {"results": [e]} for i, e in enumerate(entries)})
+
+
+def _tradeoff(estimator: str, **extra) -> dict:
+    return {"kind": "tradeoff", "target": f"gauss {estimator}", "verdict": "pass", "epsilon_lb": 0.7,
+            "epsilon_exact": 1.0, "estimator": estimator, "n": 5000, "n_eval": 4000, "confidence": 0.95,
+            "claim": {"epsilon": 1.0, "delta": 1e-5}, "notes": ["same note", "same note"], "unused": None, **extra}
+
+
+def test_epsilon_table_names_estimator_and_assumption():
+    rep = _report([_tradeoff("clopper-pearson"), _tradeoff("gdp"),
+                   _tradeoff("clopper-pearson", expect="violation", audit_verdict="violation")])
+    title, header, rows, _ = summary_tables(rep)[0]
+    col = header.index("estimator (assumption)")
+    assert rows[0][col].startswith("Clopper–Pearson") and "no assumption" in rows[0][col]
+    assert rows[1][col].startswith("GDP") and "assumes a Gaussian" in rows[1][col]
+    assert rows[1][header.index("max certifiable ε")] == "—"  # no Clopper–Pearson ceiling for the GDP fit
+    assert rows[2][header.index("outcome")] == "violation expected — caught"
+    assert "(GDP, assumes Gaussian)" in headline(rep["audits"][1])
+
+
+def test_html_opens_with_verdict_then_epsilon_table_then_details():
+    rep = _report([_tradeoff("clopper-pearson"), {"kind": "utility", "target": "curves", "verdict": "info"}])
+    page = render_html(rep, {}, summary_tables(rep))
+    i_verdict = page.index("id='verdict'")
+    i_table = page.index("Privacy: claimed, exact and certified ε")
+    i_details = page.index("<details class='audit'")
+    assert i_verdict < i_table < i_details
+    assert "PASS" in page[i_verdict:i_table] and "1 pass, 1 informational" in page[i_verdict:i_table]
+    assert page.count("same note") == 1  # notes once
+    assert "unused" not in page  # empty fields are not listed
+    assert "<meta name='viewport'" in page
+
+
+def test_markdown_escapes_html_from_the_configuration():
+    evil = "<script>alert(1)</script> & <b>bold</b>"
+    rep = _report([{**_tradeoff("clopper-pearson"), "target": evil, "notes": [evil]}], description=evil)
+    md = render_markdown(rep, {}, summary_tables(rep))
+    assert "<script>" not in md and "<b>" not in md
+    assert html.escape(evil, quote=False) in md
+    page = render_html(rep, {}, summary_tables(rep))
+    assert "<script>" not in page
+
+
+def test_scalar_rows_skip_empty_and_shown_elsewhere():
+    rows = dict(scalar_rows({"kind": "x", "a": None, "b": [], "c": {}, "d": {"u": None}, "e": 1.5,
+                             "notes": ["n"], "error": None, "expect": "violation"}))
+    assert rows == {"e": "1.5"}
+
+
+# --------------------------------------------------------------------------- generated sentences
+def test_trend_sentence_follows_the_numbers():
+    # the values behind issue 16's "keeps decreasing with K (slope ≈ −1)"
+    s = trend_sentence("excess risk", "K", [500, 2000, 8000], [0.2453, 0.1769, 0.3323])
+    assert "is not monotone" in s and "decreas" not in s and "0.245 → 0.177 → 0.332" in s
+    k = np.array([500.0, 2000, 8000, 32000])
+    s = trend_sentence("excess risk", "K", k, 3.0 / k)
+    assert "decreases" in s and "log–log slope -1.00" in s
+    assert loglog_slope(k, 3.0 / k) == pytest.approx(-1.0, abs=1e-12)
+    assert loglog_slope([1, 2], [1.0, -1.0]) is None
+    # differences inside two standard errors are noise, not a trend
+    assert "flat within noise" in trend_sentence("r", "n", [1, 2, 3], [1.0, 1.01, 0.995], [0.02, 0.02, 0.02])
+    assert "increases" in trend_sentence("r", "n", [1, 2, 3], [1.0, 2.0, 3.0])
+
+
+def test_no_hard_coded_trend_claims_in_generated_notes():
+    """Notes of the shipped experiments state measured values, not a trend fixed in advance."""
+    from pathlib import Path
+
+    import privaudit.audit as audit_pkg
+
+    root = Path(audit_pkg.__file__).parent
+    claims = re.compile(r"keeps (de|in)creasing|slope ≈|drive[s]? the excess risk to 0|stalls at")
+    offenders = [f"{p.name}:{i + 1}" for p in sorted(root.rglob("*.py")) if p.name != "trend.py"
+                 for i, line in enumerate(p.read_text().splitlines())
+                 if claims.search(line) and '"' in line and not line.lstrip().startswith("#")]
+    assert offenders == []
