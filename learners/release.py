@@ -3,7 +3,7 @@
 Every record (x, y) is released once and for all, before any learning, as
 
 * x̃ = clip(x) + N(0, σ² I_p): the Gaussian mechanism on a *declared* bounded box, released
-  float-safely on its dithered lattice (:meth:`GaussianMechanism.release`; the extra
+  float-safely on its dithered lattice (:func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`; the extra
   uniform dither of width γ ≤ σ·2⁻¹⁰ is post-processing and adds variance γ²/12)
   [lo, hi] ⊂ R^p. Local DP protects a record against *any* other record of the domain
   (replace-one of the client's whole record), so the ℓ₂ sensitivity is the box's
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from privaudit.mechanisms import GaussianMechanism, PrivacyClaim, RandomizedResponse
+from privaudit.mechanisms.gaussian import float_safe_gaussian
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -230,7 +231,7 @@ def release_dataset(
     feat = GaussianMechanism(epsilon=eps_x, delta=delta_x, sensitivity=diameter, calibration=calibration)
     # Float-safe: the Gaussian mechanism's dithered-lattice release (a textbook
     # ``X + σ·standard_normal`` leaks through the low-order bits, Mironov 2012).
-    X_tilde = feat.release(X_clipped, rng)
+    X_tilde = float_safe_gaussian(X_clipped, feat.sigma, rng)
 
     if task == "classification":
         y_pm, classes = encode_binary_labels(y, classes)
@@ -245,7 +246,7 @@ def release_dataset(
             epsilon=eps_y, delta=(1.0 - split) * delta, sensitivity=float(yhi - ylo), calibration=calibration
         )
         sigma_y = lab.sigma
-        y_tilde = lab.release(y_clipped, rng)
+        y_tilde = float_safe_gaussian(y_clipped, lab.sigma, rng)
         lab_box, classes = (float(ylo), float(yhi)), None
 
     n_clipped = int(outside.sum())

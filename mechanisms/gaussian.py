@@ -248,10 +248,6 @@ class GaussianMechanism:
         noise = rng.standard_normal((n, *x.shape))
         return lattice_release(x, noise, self.sigma, self.lattice_step, rng)
 
-    def release(self, values, rng=None) -> np.ndarray:
-        """One release per entry of ``values`` (any shape, e.g. one row per client): same law as ``sample``."""
-        return float_safe_gaussian(check_array("values", values), self.sigma, rng)
-
     def log_density(self, outputs, x) -> np.ndarray:
         """Exact log-density of each release given ``x``; shape ``(n,)``.
 
