@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
 #: Marker of a required field (no default).
@@ -151,6 +153,13 @@ def coerce_field(path: str, field: Field, value: Any) -> Any:
         if not _is_number_array(value):
             raise _type_error(path, field, value)
         value = _floats(value)
+        flat = np.ravel(np.asarray(value, dtype=float)) if _rectangular(value) else None
+        if flat is None:
+            raise ConfigValueError(f"{path} must be a rectangular array (rows of equal length), got {path} = {value!r}")
+        if flat.size == 0:
+            raise ConfigValueError(f"{path} must not be empty, got {path} = {value!r}")
+        if not np.isfinite(flat).all():
+            raise ConfigValueError(f"{path} must hold finite numbers only, got {path} = {value!r}")
     elif t == "strings":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _type_error(path, field, value)
@@ -170,6 +179,17 @@ def coerce_field(path: str, field: Field, value: Any) -> Any:
     if field.validate is not None:
         value = field.validate(path, value)
     return value
+
+
+def _rectangular(value) -> bool:
+    """Whether nested lists have equal lengths at every depth (so that they form one array)."""
+    if not isinstance(value, list):
+        return True
+    if any(isinstance(v, list) for v in value):
+        if not all(isinstance(v, list) for v in value) or len({len(v) for v in value}) > 1:
+            return False
+        return all(_rectangular(v) for v in value)
+    return True
 
 
 def _floats(value):

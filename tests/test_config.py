@@ -204,3 +204,10 @@ def test_parse_config_accepts_dicts():
     assert c.name == "inline" and c.audits[0].params["mechanism"]["sigma"] == 2.0
     with pytest.raises(ConfigValueError, match="name"):
         parse_config({"name": "../escape", "audits": []})
+
+
+@pytest.mark.parametrize("x, why", [("[]", "must not be empty"), ("[nan]", "finite numbers only"),
+                                    ("[inf]", "finite numbers only"), ("[[1.0], [1.0, 2.0]]", "rectangular")])
+def test_arrays_must_be_finite_rectangular_and_non_empty(tmp_path, x, why):
+    e = _err(tmp_path, GOOD.replace("x = [0.0]\nx_prime = [1.0]\nn = 4000", f"x = {x}\nx_prime = [1.0]\nn = 4000"))
+    assert isinstance(e, ConfigValueError) and why in str(e) and "audits[0].x = " in str(e)
