@@ -222,13 +222,20 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
 
 def _prepare(args: argparse.Namespace):
     """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, tasks))."""
+    from .fields import ConfigError
     from .runner import check_scheduler, preflight, probe_scheduler
 
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     config = load_spec(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
     config = config.replace(seed=args.seed, samples=args.samples)
-    tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
+    try:
+        tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
+    except ConfigError as exc:
+        where = f" (in {config.source})" if config.source else ""
+        if where and where not in str(exc) and str(exc).startswith("audits["):
+            exc.args = (f"{exc.args[0]}{where}",)
+        raise
     if args.scheduler is not None:
         probe_scheduler(args.scheduler)
     return config, tasks

@@ -323,7 +323,44 @@ def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = 
     tasks = plan_tasks(config)
     check_destination(out, config.name, config.source, overwrite=overwrite)
     check_tasks(tasks, sample_keys(tasks), limit=max_memory)
+    check_buildable(tasks)
     return tasks
+
+
+#: Task parameters holding a component table, and the registry that builds it.
+_COMPONENT_KEYS = ("mechanism", "prior", "learner")
+
+
+def check_buildable(tasks: list[Task]) -> None:
+    """Build every *registered* component of every task once, so a parameter its constructor refuses
+    (an ε whose arithmetic overflows, a scale below the float-safe range) is exit 2 now, not an error
+    in the report later.
+
+    Only components of the registries (built-ins and installed entry points) are built, after the
+    memory check; ``"module:attr"`` references are not (nothing of an imported module is called
+    before the run). Raises a :class:`~privaudit.audit.config.ConfigValueError` naming the key path
+    and the table.
+    """
+    from . import components
+    from .fields import ConfigValueError
+
+    registries = {"mechanism": components.MECHANISMS, "prior": components.PRIORS, "learner": components.LEARNERS}
+    for task in tasks:
+        for key in _COMPONENT_KEYS:
+            table = task.params.get(key)
+            if not isinstance(table, dict) or table.get("name") not in registries[key]:
+                continue
+            path = f"audits[{task.index}].{key}"
+            try:
+                with warnings.catch_warnings():  # warnings are for the run, not for this check
+                    warnings.simplefilter("ignore")
+                    registries[key].build(table, path)
+            except ConfigError as exc:
+                if f"{path} = " not in str(exc):
+                    exc.args = (f"{exc.args[0]} (got {path} = {table!r})",)
+                raise
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                raise ConfigValueError(f"{path}: {type(exc).__name__}: {exc} (got {path} = {table!r})") from None
 
 
 def run_config(

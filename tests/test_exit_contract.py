@@ -1,0 +1,163 @@
+"""The exit-code contract, case by case (issue 15): every bad input is exit 2, naming key and value, before work.
+
+Each configuration below is one that used to give a traceback, exit 1, a PASS, or an
+allocation of many GiB. Each must now be refused by ``privaudit run`` with exit code 2,
+a one-line ``privaudit: error:`` message containing the key path and the value, no
+traceback, and no report written (nothing ran). ``--out`` problems, same-name clashes,
+preset resolution, broken pipes and the bench's ``--out`` are the CLI edges of issue 16.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from privaudit.audit.cli import UNEXPECTED, main
+
+GAUSS = 'mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }'
+
+
+def tradeoff(*lines: str, mechanism: str = GAUSS) -> str:
+    return "\n".join(["[[audits]]", 'kind = "tradeoff"', mechanism, "n = 100", *lines]) + "\n"
+
+
+CASES = [
+    ("list in a component table", tradeoff(mechanism='mechanism = { name = "gaussian", epsilon = [1.0, 2.0] }'),
+     ["audits[0].mechanism.epsilon", "[1.0, 2.0]"]),
+    ("TOML nested 1000 deep", "x = " + "[" * 1000 + "]" * 1000 + "\n", ["x (line 1)", "[[["]),
+    ("1000 dotted keys", "a." + ".".join(f"k{i}" for i in range(1000)) + " = 1\n", ["a.k0.k1", "nested"]),
+    ("integer beyond float range", tradeoff(mechanism='mechanism = { name = "gaussian", epsilon = ' + "9" * 400
+                                            + ", delta = 1e-5 }"), ["audits[0].mechanism.epsilon", "999"]),
+    ("randomized response at 1e308", tradeoff(mechanism='mechanism = { name = "randomized-response", '
+                                                        'epsilon = 1e308 }'), ["audits[0].mechanism", "1e+308"]),
+    ("Laplace sensitivity 5e-324", tradeoff(mechanism='mechanism = { name = "laplace", epsilon = 1.0, '
+                                                      'sensitivity = 5e-324 }'), ["audits[0].mechanism", "5e-324"]),
+    ("modulated dim = 1e6", tradeoff(mechanism='mechanism = { name = "modulated", alpha = 0.2, lam = 0.1, '
+                                               'omega = 1.0, dim = 1000000, epsilon = 1.0, delta = 1e-5 }'),
+     ["audits[0].mechanism.dim", "1000000", "memory limit"]),
+    ("builtins:int", tradeoff(mechanism='mechanism = { name = "builtins:int" }'),
+     ["audits[0].mechanism.name", "'builtins:int'", "--allow-import"]),
+    ("a bare colon", tradeoff(mechanism='mechanism = { name = ":" }'), ["audits[0].mechanism.name", "':'"]),
+    ("NUL in the name", 'name = "a\\u0000b"\n' + tradeoff(), ["name", "U+0000", "'a\\x00b'"]),
+    ("NaN in x", tradeoff("x = [nan]", "x_prime = [1.0]"), ["audits[0].x[0]", "nan"]),
+    ("NaN in target_value", '[[audits]]\nkind = "bias-checks"\nsmall = true\nn_scale = nan\n',
+     ["audits[0].n_scale", "nan"]),
+    ("NaN in learner parameters", '[[audits]]\nkind = "learner-tradeoff"\n'
+                                  'learner = { name = "IWPSGDClassifier", epsilon = nan }\n',
+     ["audits[0].learner.epsilon", "nan"]),
+    ("learner epsilon = -1", '[[audits]]\nkind = "learner-tradeoff"\n'
+                             'learner = { name = "IWPSGDClassifier", epsilon = -1 }\n',
+     ["audits[0].learner.epsilon", "-1"]),
+    ("x = []", tradeoff("x = []", "x_prime = []"), ["audits[0].x", "[]"]),
+    ("n = 10**9", tradeoff().replace("n = 100", "n = 1000000000"),
+     ["audits[0].n = 1000000000", "GiB", "memory limit"]),
+    ("seed beyond 64 bits", "seed = " + "9" * 30 + "\n" + tradeoff(), ["seed", "999999"]),
+]
+
+
+@pytest.mark.parametrize("body, needles", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_exits_2_naming_key_and_value_before_any_work(tmp_path, capsys, body, needles):
+    conf = tmp_path / "bad.toml"
+    conf.write_text(body)
+    code = main(["run", str(conf), "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", err
+    assert err.startswith("privaudit: error: ") and err.count("\n") == 1 and UNEXPECTED not in err, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    assert not (tmp_path / "out" / "bad").exists()  # nothing ran, nothing was written
+
+
+def test_a_size_over_an_explicit_limit_names_the_limit(tmp_path, capsys):
+    conf = tmp_path / "c.toml"
+    conf.write_text(tradeoff().replace("n = 100", "n = 2000000"))
+    assert main(["run", str(conf), "--out", str(tmp_path), "--max-memory", "64M", "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "audits[0].n = 2000000" in err and "64.0 MiB (--max-memory)" in err
+    assert main(["run", str(conf), "--out", str(tmp_path), "--max-memory", "1G", "--check"]) == 0
+
+
+# --------------------------------------------------------------------------- --out
+def test_out_problems_are_exit_2_before_work(tmp_path, capsys):
+    conf = tmp_path / "c.toml"
+    conf.write_text(tradeoff())
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for out, needle in [(a_file, "is a file"), (a_file / "sub", "cannot write into --out"),
+                        ("/proc/privaudit-no", "cannot write into --out")]:
+        assert main(["run", str(conf), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and str(out) in err, err
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "c").write_text("a file where the report folder goes")
+    assert main(["run", str(conf), "--out", str(tmp_path / "o")]) == 2
+    assert "already has a file 'c'" in capsys.readouterr().err
+
+
+def test_same_name_from_another_config_is_refused_unless_overwrite(tmp_path, capsys):
+    one, two = tmp_path / "one.toml", tmp_path / "two.toml"
+    one.write_text('name = "shared"\n' + tradeoff().replace("n = 100", "n = 400"))
+    two.write_text('name = "shared"\n' + tradeoff().replace("n = 100", "n = 500"))
+    out = tmp_path / "r"
+    assert main(["run", str(one), "--out", str(out)]) == 0
+    before = (out / "shared" / "report.json").read_bytes()
+    assert main(["run", str(two), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "name = 'shared'" in err and str(one) in err and "--overwrite" in err
+    assert (out / "shared" / "report.json").read_bytes() == before  # untouched
+    assert main(["run", str(one), "--out", str(out)]) == 0  # the same config may rewrite its own set
+    assert main(["run", str(two), "--out", str(out), "--overwrite"]) == 0
+    assert json.loads((out / "shared" / "report.json").read_text())["source"] == str(two)
+
+
+# --------------------------------------------------------------------------- presets vs folders
+def test_preset_wins_over_a_same_named_folder_and_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tradeoff").mkdir()  # e.g. `privaudit run tradeoff --out .` made this folder before
+    (tmp_path / "reconstruction").write_text("not toml [")
+    assert main(["run", "tradeoff", "--out", ".", "--check"]) == 0
+    assert "tradeoff: configuration valid" in capsys.readouterr().out
+    assert main(["run", "reconstruction", "--check"]) == 0
+    capsys.readouterr()
+    # an explicit path means the file
+    assert main(["run", "./reconstruction", "--check"]) == 2
+    assert "not valid TOML" in capsys.readouterr().err
+    assert main(["run", "./tradeoff", "--check"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    (tmp_path / "mine.toml").write_text(tradeoff())
+    assert main(["run", "mine.toml", "--check"]) == 0
+
+
+# --------------------------------------------------------------------------- pipes and bench
+def test_list_into_a_closed_pipe_is_quiet(tmp_path):
+    code = ("import sys; from privaudit.audit.cli import main; sys.exit(main(['list', 'presets', '--json']))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and "BrokenPipeError" not in err and "Traceback" not in err, err
+
+
+def test_bench_out_problems_are_exit_2_before_work(tmp_path, capsys, monkeypatch):
+    import privaudit.audit.bench as bench
+
+    ran = []
+    monkeypatch.setattr(bench, "run_attacker_benchmark", lambda **kw: ran.append(kw))
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    assert main(["bench", "attackers", "--out", str(a_file)]) == 2
+    assert "is a file" in capsys.readouterr().err and ran == []
+
+
+@pytest.mark.slow
+def test_bench_prints_its_leaderboard(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "privaudit.audit.cli", "bench", "attackers", "--samples", "200",
+                           "--repeats", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ})
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = (tmp_path / "attackers" / "leaderboard.md").read_text()
+    assert table.strip() in done.stdout and "|" in done.stdout
