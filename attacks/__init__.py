@@ -16,7 +16,7 @@ from .registry import AttackRegistryError, available_attacks, get_attack, regist
 
 #: Submodules that register built-in attackers; each is imported (and registers) below.
 #: A new built-in attack module adds its name here.
-BUILTIN_MODULES = ("reconstruction", "labels", "distinguishers")
+BUILTIN_MODULES = ("reconstruction", "bayesian_reconstruction", "autodiff_reconstruction", "labels", "distinguishers")
 #: Former name of :data:`BUILTIN_MODULES`.
 ATTACK_MODULES = BUILTIN_MODULES
 
@@ -33,14 +33,11 @@ from .distinguishers import (  # noqa: E402
 from .labels import DPSGDLabelInference, RRLabelPosterior, RROnBinsLabelAttack  # noqa: E402
 from .pairs import NeighbouringPair, label_canaries, random_pair, worst_case_pair  # noqa: E402
 from .priors import DiscretePrior, GaussianPrior  # noqa: E402
+from .autodiff_reconstruction import AutodiffMLE  # noqa: E402
+from .bayesian_reconstruction import DiscreteMAP, IWPDenoiser, MAPAttack, PosteriorMean  # noqa: E402
 from .reconstruction import (  # noqa: E402
-    AutodiffMLE,
-    DiscreteMAP,
     IdentityAttack,
-    IWPDenoiser,
-    MAPAttack,
     NaiveInverse,
-    PosteriorMean,
     ReconstructionAttacker,
     SplitMLE,
     SplitMLEMarginal,

@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass
 
 import dp_accounting as dpa
+from dp_accounting import dp_event as dp_event_lib
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
@@ -224,6 +225,9 @@ def _event_pld(event: dpa.DpEvent, vdi: float):
     if isinstance(event, dpa.LaplaceDpEvent):
         return pld_lib.from_laplace_mechanism(parameter=event.noise_multiplier, sensitivity=1.0,
                                               value_discretization_interval=vdi)
+    if isinstance(event, dp_event_lib.DiscreteLaplaceDpEvent):
+        return pld_lib.from_discrete_laplace_mechanism(parameter=event.noise_parameter, sensitivity=event.sensitivity,
+                                                       value_discretization_interval=vdi)
     if isinstance(event, dpa.RandomizedResponseDpEvent):
         return pld_lib.from_randomized_response(noise_parameter=event.noise_parameter,
                                                 num_buckets=event.num_buckets, value_discretization_interval=vdi)
@@ -242,8 +246,8 @@ def privacy_loss_distribution(mechanism, distance: float | None = None, *,
     Parameters
     ----------
     mechanism : mechanism with ``dp_event(distance)``, or a ``dp_accounting.DpEvent``
-        Gaussian, Laplace, randomized-response events and their (self-)compositions
-        are supported.
+        Gaussian, Laplace, discrete Laplace and randomized-response events and their
+        (self-)compositions are supported (zCDP events have no PLD: use the RDP accountant).
     distance : float, optional
         Distance between the two inputs (default: the mechanism's worst case).
     value_discretization_interval : float

@@ -111,6 +111,13 @@ def test_every_builtin_mechanism_has_a_pld_matching_its_exact_profile(mech):
     assert dp_event_of(mech) == mech.dp_event()
 
 
+def test_discrete_laplace_event_has_its_pure_epsilon():
+    from privaudit.mechanisms.discrete import DiscreteLaplaceMechanism
+
+    mech = DiscreteLaplaceMechanism(epsilon=0.8, sensitivity=2)
+    assert privacy_loss_distribution(mech).get_epsilon_for_delta(1e-12) == pytest.approx(0.8, abs=2e-3)
+
+
 def test_distance_scales_the_event_and_zero_distance_is_free():
     g = GaussianMechanism(sigma=2.0, sensitivity=1.5)
     assert dp_event_of(g, 3.0) == dpa.GaussianDpEvent(2.0 / 3.0)

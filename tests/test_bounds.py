@@ -79,7 +79,9 @@ def test_van_trees_closed_form_vs_monte_carlo():
 
 def test_hcr_linear_equals_crb_and_regular_case_above():
     g = GaussianMechanism(sigma=0.7)
-    assert hammersley_chapman_robbins(g, np.zeros(4)) == pytest.approx(4 * 0.49, rel=1e-9)
+    # The t → 0 limit is the CRB tr(I⁻¹) of what is released (4σ² up to the dithered release's O((γ/σ)²)).
+    assert hammersley_chapman_robbins(g, np.zeros(4)) == pytest.approx(crb(g.fisher_information(np.zeros(4))), rel=1e-9)
+    assert crb(g.fisher_information(np.zeros(4))) == pytest.approx(4 * 0.49, rel=1e-6)
     mech = ModulatedMechanism(alpha=0.3, lam=0.5, omega=0.5, dim=4, sigma=0.5)
     x = np.full(4, 0.5)
     for kw in ({"information": "known"}, {"information": "hidden"}, {"phase": [1.0]}):

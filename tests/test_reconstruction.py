@@ -13,7 +13,7 @@ import pytest
 
 from privaudit.attacks import AttackRegistryError, available_attacks, load_all
 from privaudit.attacks.priors import GaussianPrior
-from privaudit.attacks.reconstruction import PosteriorMean, SplitMLE
+from privaudit.attacks import PosteriorMean, SplitMLE
 from privaudit.audit.reconstruction import ReconstructionAudit, audit_reconstruction, composition_curve, mse_crb_curve
 from privaudit.mechanisms import (
     GaussianMechanism,
