@@ -32,6 +32,7 @@ from .randomness import draw_seed, resolve_seed, spawn_generators
 from .unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
 from .discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from .exponential import ExponentialMechanism
+from .snapping import SnappingLaplaceMechanism
 from .tradeoff import (
     discrete_tradeoff,
     gaussian_delta,
@@ -58,6 +59,6 @@ __all__ = [
     "classical_sigma", "discrete_tradeoff", "dpsgd_delta", "dpsgd_epsilon", "gaussian_delta", "gaussian_rho",
     "gaussian_steps_event", "gaussian_tradeoff", "laplace_tradeoff", "neighboring_relation",
     "random_orthonormal_basis", "UnsafeFloatGaussianMechanism", "UnsafeFloatLaplaceMechanism",
-    "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "ExponentialMechanism", "sigma_for_rho", "tradeoff_curve", "tradeoff_from_profile", "zcdp_compose",
+    "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "ExponentialMechanism", "SnappingLaplaceMechanism", "sigma_for_rho", "tradeoff_curve", "tradeoff_from_profile", "zcdp_compose",
     "zcdp_epsilon", "zcdp_rho",
 ]

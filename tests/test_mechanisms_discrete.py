@@ -248,3 +248,36 @@ def test_dp_events_describe_the_reference_mechanisms():
     # zCDP → (ε, δ) through RDP is valid but looser than the exact discrete profile.
     assert rdp.get_epsilon(1e-5) >= dg.claim.epsilon
     assert dg.dp_event(0).__class__.__name__ == "NoOpDpEvent"
+
+
+# -- Mironov's snapping mechanism ---------------------------------------------------------------
+
+def test_snapping_parameters_follow_mironovs_theorem():
+    from privaudit.mechanisms import SnappingLaplaceMechanism
+
+    mech = SnappingLaplaceMechanism(epsilon=0.5, sensitivity=3.0, bound=100.0)
+    assert mech.unit == 4.0  # smallest power of two >= 3
+    b = 100.0 / 4.0
+    assert 1 / mech.lam + 2.0**-49 * b / mech.lam == pytest.approx(0.5, rel=1e-15)  # Thm 1 gives exactly ε
+    assert mech.snap >= mech.lam > mech.snap / 2 and math.frexp(mech.snap)[0] == 0.5
+    with pytest.raises(InvalidParameterError, match="bound=1.0"):
+        SnappingLaplaceMechanism(epsilon=0.5, bound=1.0)  # B must exceed λ = 2
+
+
+def test_snapping_outputs_on_the_grid_and_pmf():
+    from privaudit.mechanisms import SnappingLaplaceMechanism
+
+    mech = SnappingLaplaceMechanism(epsilon=1.0, bound=6.0)
+    y = mech.sample(np.array([0.3]), 100_000, rng=9)[:, 0]
+    step = mech.output_step
+    assert np.all((y / step == np.rint(y / step)) | (np.abs(y) == 6.0)) and np.all(np.abs(y) <= 6.0)
+    assert not np.any(np.signbit(y) & (y == 0))  # no −0.0
+    support = np.unique(np.r_[np.arange(-6.0, 6.01, step), -6.0, 6.0])
+    pmf = np.exp(mech.log_density(support[:, None], np.array([0.3])))
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-12)
+    assert chi2_ok(y, support, pmf)
+    # Pure DP of the ideal release between neighbours 0.3 and 1.3: every log-ratio within the claim.
+    other = np.exp(mech.log_density(support[:, None], np.array([1.3])))
+    assert np.max(np.abs(np.log(pmf / other))) <= mech.claim.epsilon + 1e-12
+    # Clamping: an input far beyond B is released like B.
+    assert np.allclose(mech.log_density(support[:, None], np.array([50.0])), mech.log_density(support[:, None], np.array([6.0])))
