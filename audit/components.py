@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
+from privaudit.mechanisms.external import register_external_mechanisms
+
 from .fields import ConfigKeyError, ConfigTypeError, ConfigValueError, _is_number_array, check_keys, did_you_mean
 
 #: Parameters through which a component receives its randomness: set from the task's
@@ -373,6 +375,10 @@ MECHANISMS.register("modulated", "privaudit.mechanisms:ModulatedMechanism", cons
     "alpha": [Interval(Real, 0, 1, closed="both")], "lam": [_NONNEG], "omega": [_NONNEG], "n_vectors": [_COUNT],
     "dim": [Interval(Integral, 1, 10_000, closed="both")], "epsilon": [_POS, None], "delta": [_DELTA, None],
     "sigma": [_POS, None], "basis": ["array-like", None], "calibration": [_CALIBRATION]}, check=_modulated_check)
+
+# Third-party adapters (OpenDP, pydp, Opacus canaries) with their parameter specifications;
+# registering imports none of the libraries.
+register_external_mechanisms(MECHANISMS)
 
 PRIORS.register("gaussian", "privaudit.attacks.priors:GaussianPrior",
                 constraints={"mean": ["array-like"], "cov": ["array-like"]}, check=_requires("mean", "cov"))

@@ -191,47 +191,4 @@ def _tradeoff_view(view: OpacusCanaryRuns, n_runs: int, confidence: float, ss) -
             "epsilon_exact": res.epsilon_exact}
 
 
-def opacus_kind():
-    """The ``opacus`` audit kind, for :func:`privaudit.audit.kinds.register_kind` (built on call: the
-    kinds package is imported only when the lead wires it)."""
-    from .fields import Field
-    from .kinds.base import CONFIDENCE, AuditKind
-
-    fields = {
-        "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε handed to Opacus' calibration"),
-        "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither"),
-        "epochs": Field("int", 10, low=1, high=10_000),
-        "sample_rate": Field("float", 1.0, low=0.0, high=1.0, closed="right", doc="1 = full batch; else Poisson"),
-        "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES),
-        "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp")),
-        "m": Field("int", 1000, low=10, high=10**6, samples=True, doc="canaries of the one-run views"),
-        "n_runs": Field("int", 500, low=200, high=10**6, samples=True,
-                        doc="runs per hypothesis of the trade-off view (the trade-off audit needs >= 200)"),
-        "views": Field("str", "both", choices=("both", "one-run", "tradeoff"),
-                       doc="which views to run: one-run (m canaries, one run), tradeoff (n_runs runs), or both"),
-        "noise_multiplier": Field("float", None, low=0.0, closed="neither",
-                                  doc="train with this z instead (a deliberately misconfigured target)"),
-        "expect": Field("str", "private", choices=("private", "violation")),
-        "confidence": CONFIDENCE,
-    }
-
-    def run(params: dict, rng) -> dict:
-        from .results import apply_expectation
-
-        kw = {k: v for k, v in params.items() if k not in ("expect", "views")}
-        if params["views"] == "one-run":
-            kw["n_runs"] = 0
-        elif params["views"] == "tradeoff":
-            kw["m"] = 0
-        return apply_expectation(audit_opacus(**kw, rng=rng), params["expect"], caught="violation")
-
-    def headline(entry: dict) -> str:
-        return (f"Opacus ε = {entry.get('opacus_epsilon', float('nan')):.4g} vs certified ε_lb = "
-                f"{entry.get('epsilon_lb', float('nan')):.4g} (exact {entry.get('epsilon_exact', float('nan')):.4g})")
-
-    return AuditKind("opacus", run, fields, result=OpacusAudit, doc="Opacus DP-SGD: Opacus' ε beside privaudit's ε̲",
-                     target=lambda p: f"Opacus DP-SGD ({p['grad_sample_mode']}, q={p['sample_rate']:g})",
-                     headline=headline)
-
-
-__all__ = ["OpacusAudit", "audit_opacus", "opacus_kind"]
+__all__ = ["OpacusAudit", "audit_opacus"]

@@ -292,6 +292,8 @@ def _import_graph() -> dict[str, set[str]]:
                     if dep in modules and dep != name and not name.startswith(dep + "."):
                         deps.add(dep)
         graph[name] = deps
+    # the registry imports its built-in kind modules dynamically (importlib): add those edges too
+    graph["audit.kinds"] |= {f"audit.kinds.{m}" for m in kinds.BUILTIN_MODULES}
     return graph
 
 

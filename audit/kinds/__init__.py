@@ -40,7 +40,7 @@ from .base import AuditKind
 ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 #: Built-in kind modules of this package, registered on import (in this order).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
-                   "learner_reconstruction", "one_run_label", "utility")
+                   "learner_reconstruction", "one_run_label", "utility", "opacus")
 
 _KINDS: dict[str, AuditKind] = {}
 _ENTRY_POINTS_LOADED = False

@@ -1,0 +1,50 @@
+"""Kind ``opacus``: Opacus' own ε beside privaudit's certified ε̲ for the same DP-SGD configuration.
+
+Runs :func:`privaudit.audit.opacus_audit.audit_opacus`; Opacus itself is imported only
+when a task runs.
+"""
+
+from __future__ import annotations
+
+from ..fields import Field
+from ..formatting import fnum
+from ..opacus_audit import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
+from ..results import AuditEntry, apply_expectation
+from .base import CONFIDENCE, AuditKind
+
+FIELDS = {
+    "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε handed to Opacus' calibration"),
+    "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither"),
+    "epochs": Field("int", 10, low=1, high=10_000),
+    "sample_rate": Field("float", 1.0, low=0.0, high=1.0, closed="right", doc="1 = full batch; else Poisson"),
+    "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES),
+    "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp")),
+    "m": Field("int", 1000, low=10, high=10**6, samples=True, doc="canaries of the one-run views"),
+    "n_runs": Field("int", 500, low=200, high=10**6, samples=True,
+                    doc="runs per hypothesis of the trade-off view (the trade-off audit needs >= 200)"),
+    "views": Field("str", "both", choices=("both", "one-run", "tradeoff"),
+                   doc="which views to run: one-run (m canaries, one run), tradeoff (n_runs runs), or both"),
+    "noise_multiplier": Field("float", None, low=0.0, closed="neither",
+                              doc="train with this z instead (a deliberately misconfigured target)"),
+    "expect": Field("str", "private", choices=("private", "violation")),
+    "confidence": CONFIDENCE,
+}
+
+
+def run(params: dict, rng) -> AuditEntry:
+    """Opacus DP-SGD: Opacus' ε beside privaudit's ε̲ (one-run and/or trade-off views)."""
+    kw = {k: v for k, v in params.items() if k not in ("expect", "views")}
+    if params["views"] == "one-run":
+        kw["n_runs"] = 0
+    elif params["views"] == "tradeoff":
+        kw["m"] = 0
+    return apply_expectation(audit_opacus(**kw, rng=rng), params["expect"], caught="violation")
+
+
+def headline(entry: dict) -> str:
+    return (f"Opacus ε = {fnum(entry.get('opacus_epsilon'))} vs certified ε_lb = {fnum(entry.get('epsilon_lb'))} "
+            f"(exact {fnum(entry.get('epsilon_exact'))})")
+
+KIND = AuditKind("opacus", run, FIELDS, result=OpacusAudit, doc="Opacus DP-SGD: Opacus' ε beside privaudit's ε̲",
+                 target=lambda p: f"Opacus DP-SGD ({p['grad_sample_mode']}, q={p['sample_rate']:g})",
+                 headline=headline)
