@@ -1,4 +1,4 @@
-"""The Gaussian mechanism with exact (analytic) privacy accounting, released on a fixed lattice.
+"""The Gaussian mechanism with exact (analytic) privacy accounting, released on a dithered lattice.
 
 Release M(x) = γ·(round((x + N(0, σ² I))/γ − u) + u) with u ~ U[0, 1)^d drawn independently
 of x and γ = 2^(⌊log₂ σ⌋ − 10): the continuous Gaussian mechanism followed by rounding to
@@ -9,7 +9,8 @@ through its low-order bits and survives only as
 post-processing, so every claim below holds for the lattice release exactly as for the
 continuous one, with no sensitivity inflation; the exact profile and trade-off curve of
 the continuous mechanism are then a valid upper bound on δ (lower bound on the curve)
-of what is sampled, tight to a relative O((γ/σ)²) ≈ 10⁻⁷. For inputs with ‖x − x′‖₂ ≤ Δ the mechanism is
+of what is sampled, tight to a relative O((γ/σ)²) with γ/σ ≤ 2⁻¹⁰ (checked by numerical
+integration in tests/test_mechanisms_float_safe.py). For inputs with ‖x − x′‖₂ ≤ Δ the mechanism is
 μ-GDP with μ = Δ/σ, and its exact privacy profile is (Balle & Wang 2018)
 
     δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
