@@ -385,12 +385,21 @@ PRIORS.register("gaussian", "privaudit.attacks.priors:GaussianPrior",
 PRIORS.register("discrete", "privaudit.attacks.priors:DiscretePrior",
                 constraints={"support": ["array-like"], "probs": ["array-like", None]}, check=_requires("support"))
 
-for _name, _module in {
-    "ModulatedRegressor": "modulated", "OneShotModulatedRegressor": "modulated",
-    "IWPSGDClassifier": "iwp", "IWPSGDRegressor": "iwp", "NoisySGDClassifier": "iwp", "NoisySGDRegressor": "iwp",
-    "CondDPRegressor": "conddp", "DPSGDRegressor": "conddp",
-}.items():
-    LEARNERS.register(_name, f"privaudit.learners.{_module}:{_name}")
+def _register_builtin_learners() -> None:
+    """Every estimator ``privaudit.learners`` exports (``*Regressor``, ``*Classifier``), by reference.
+
+    Nothing is imported here; whether a learner can be audited (it defines
+    ``release_view``) is checked when a configuration names it. A learner added to
+    ``privaudit.learners`` is therefore configurable without an edit in ``audit/``.
+    """
+    from privaudit import learners
+
+    for name, module in learners._LAZY.items():
+        if name.endswith(("Regressor", "Classifier")):
+            LEARNERS.register(name, f"privaudit.learners.{module}:{name}")
+
+
+_register_builtin_learners()
 
 _SMALL = {"small": ["boolean"]}
 _EPSILONS = {"epsilons": ["array-like"], "n_runs": [_COUNT, None]}

@@ -430,6 +430,8 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
         from privaudit.audit.learner_audits import RecordRelease
         from privaudit.audit.release_views import fit_on_synthetic
 
+        if not self._private:
+            raise InvalidParameterError(f"{type(self).__name__} trains on clean data: it releases nothing private to audit")
         fitted = fit_on_synthetic(self, n_train=n_train, dim=dim, rng=np.random.default_rng(rng))
         return RecordRelease.from_release(fitted)
 
