@@ -39,6 +39,22 @@ from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
 
+def float_safe_laplace(values, scale: float, rng=None) -> np.ndarray:
+    """``values + Lap(0, scale)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ scale⌋ − 10).
+
+    The float-safe replacement for ``values + rng.laplace(0, scale, values.shape)``: same
+    pure ε-DP as the continuous Laplace (post-processing), law values + Lap(0, b) + γ·U[−½, ½).
+    """
+    scale = check_positive("scale", scale)
+    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+        raise InvalidParameterError(f"scale must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}], got scale={scale!r}")
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(rng)
+    e, sign = exponential(rng, values.size)
+    e *= sign
+    return lattice_release(values, e.reshape(values.shape), scale, grid_step(scale), rng)
+
+
 #: Noise scales the lattice release supports: the lattice step and the indices stay normal doubles.
 SCALE_RANGE = (1e-250, 1e250)
 

@@ -208,3 +208,15 @@ def test_float_safe_gaussian_is_elementwise_and_float_safe():
     se_var = math.sqrt(2 / (resid.size - 1)) * 0.25
     assert abs(resid.var() - 0.25) < Z * se_var
     assert np.allclose(float_safe_gaussian_logpdf(out - X, 0.5), GaussianMechanism(sigma=0.5).log_density(out - X, np.zeros(3)))
+
+
+def test_float_safe_laplace_matches_the_mechanism():
+    from privaudit.mechanisms.laplace import float_safe_laplace
+
+    X = np.linspace(-3, 3, 3000).reshape(1000, 3)
+    out = float_safe_laplace(X, 2.0, rng=8)
+    mech = LaplaceMechanism(epsilon=0.5)  # scale 2
+    assert np.all(_lattice_reachable(out, mech.lattice_step))
+    resid = (out - X).ravel()
+    assert stats.kstest(resid / 2.0, "laplace").pvalue > 1 - CONF
+    assert np.array_equal(mech.sample(np.zeros(3), 4, rng=9), float_safe_laplace(np.zeros((4, 3)), 2.0, rng=9))
