@@ -139,17 +139,20 @@ def test_audit_result_fields_and_json():
     g = GaussianMechanism(epsilon=1.0, delta=1e-5)
     res = audit_tradeoff(g, np.zeros(2), np.array([1.0, 0.0]), n=20000, rng=3)
     assert isinstance(res, TradeoffAudit) and res.kind == "tradeoff"
-    assert res.attacker == "likelihood-ratio" and res.verdict == "pass"
+    # Black-box first: the exact LR runs beside the generic suite, and the best on the selection split is certified.
+    assert {"likelihood-ratio", "atom", "lattice", "bit-pattern", "projection"} <= set(res.attackers_tried)
+    assert res.verdict == "pass"
     assert res.epsilon_exact == pytest.approx(1.0, rel=1e-6)
     assert res.n_select + res.n_eval + res.n_train == res.n
     assert res.band["lower"].shape == res.alpha.shape == res.claim_curve.shape == res.exact_curve.shape
     assert np.all(np.diff(res.fpr) >= 0)
     d = json.loads(json.dumps(res.to_dict()))
-    for key in ("epsilon_lb", "claim", "epsilon_exact", "verdict", "fpr", "fnr", "band", "n", "confidence", "seed"):
+    for key in ("epsilon_lb", "claim", "epsilon_exact", "verdict", "fpr", "fnr", "band", "n", "confidence", "seed",
+                "estimator", "assumptions", "min_detectable_ratio"):
         assert key in d
     # The seed reproduces the audit.
     again = audit_tradeoff(g, np.zeros(2), np.array([1.0, 0.0]), n=20000, rng=res.seed)
-    assert again.epsilon_lb == res.epsilon_lb
+    assert again.epsilon_lb == res.epsilon_lb and again.attacker == res.attacker
 
 
 def test_audit_rejects_bad_arguments():
@@ -166,6 +169,108 @@ def test_gdp_estimator_is_tight_on_gaussian():
     # μ̲ is a 95% lower bound whose slack shrinks like n^{-1/2}: about 3·SE ≈ 0.02 at this n.
     assert g.mu - 0.05 < res.mu_lb <= g.mu + 1e-9 or res.verdict == "violation"
     assert res.verdict == "pass"
+
+
+@pytest.mark.parametrize("make", [lambda: 12345, lambda: np.random.default_rng(5), lambda: np.random.SeedSequence(9),
+                                  lambda: None], ids=["int", "generator", "seedsequence", "none"])
+def test_every_rng_form_records_an_integer_seed_that_reproduces(make):
+    rr = RandomizedResponse(epsilon=1.0)
+    res = audit_tradeoff(rr, -1.0, 1.0, n=2000, rng=make(), attacker="atom")
+    assert isinstance(res.seed, int) and 0 <= res.seed < 2**63
+    again = audit_tradeoff(rr, -1.0, 1.0, n=2000, rng=res.seed, attacker="atom")
+    assert (again.epsilon_lb, again.operating_point) == (res.epsilon_lb, res.operating_point)
+
+
+def test_gdp_needs_a_gaussian_claim_or_the_users_assumption():
+    lap = LaplaceMechanism(epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="assume_gaussian"):
+        audit_tradeoff(lap, np.zeros(1), np.ones(1), n=1000, estimator="gdp")
+    rr = RandomizedResponse(epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="carries no mu"):
+        audit_tradeoff(rr, -1.0, 1.0, n=1000, estimator="gdp")
+    res = audit_tradeoff(GaussianMechanism(epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), n=5000,
+                         estimator="gdp", rng=0, attacker="likelihood-ratio")
+    assert res.estimator == "gdp" and any("Gaussian" in a for a in res.assumptions)
+    cp = audit_tradeoff(rr, -1.0, 1.0, n=2000, rng=0, attacker="atom")
+    assert cp.estimator == "clopper-pearson" and any("Clopper-Pearson" in a for a in cp.assumptions)
+
+
+def test_no_violation_at_a_delta_below_the_claims():
+    # ε̲ at δ = 0 of a correct (1, 1e-5) Gaussian can exceed 1 (its ε at δ = 1e-10 is larger):
+    # that is not a violation of the (1, 1e-5) claim. A GDP bound at δ = 1e-10 used to say "violation".
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    res = audit_tradeoff(g, np.zeros(1), np.ones(1), n=200_000, rng=0, delta=1e-10, estimator="gdp",
+                         attacker="likelihood-ratio")
+    assert g.exact_epsilon(1e-10) > 1.0
+    assert res.verdict in ("pass", "inconclusive")
+    if res.epsilon_lb > 1.0:
+        assert res.verdict == "inconclusive" and any("not a violation" in note for note in res.notes)
+
+
+def test_minimum_n_is_enforced_before_sampling():
+    class Exploding:
+        claim = PrivacyClaim(1.0, 0.0, "any")
+
+        def sample(self, x, n, rng=None):
+            raise AssertionError("sampled before validating n")
+
+    with pytest.raises(InvalidParameterError, match="n"):
+        audit_tradeoff(Exploding(), 0.0, 1.0, n=20)
+
+
+class _Degenerate:
+    """Correct RR except for a degenerate output under x′ = 1 only (NaN, inf or an empty release)."""
+
+    claim = PrivacyClaim(1.0, 0.0, "any")
+
+    def __init__(self, kind: str, p: float = 0.01) -> None:
+        self.kind, self.p, self.rr = kind, p, RandomizedResponse(epsilon=1.0)
+
+    def sample(self, x, n, rng=None):
+        rng = np.random.default_rng(rng)
+        out = self.rr.sample(x, n, rng)[:, None]
+        if x == 1.0:
+            if self.kind == "empty":
+                return np.empty((n, 0))
+            out[rng.random(n) < self.p, 0] = np.nan if self.kind == "nan" else np.inf
+        return out
+
+
+@pytest.mark.parametrize("kind", ["nan", "inf", "empty"])
+def test_degenerate_outputs_under_one_input_are_leaks_not_crashes(kind):
+    res = audit_tradeoff(_Degenerate(kind), -1.0, 1.0, n=20_000, rng=0)
+    # Exact ε = ∞: the degenerate output has probability p > 0 under x′ and 0 under x.
+    assert res.verdict == "violation"
+    assert res.leaks["shape_differs"] == (kind == "empty")
+    if kind != "empty":
+        assert res.leaks["nonfinite_fraction_x"] == 0.0 and res.leaks["nonfinite_fraction_x_prime"] > 0
+
+
+def test_stated_power_matches_its_definition():
+    from privaudit.audit.power import cp_ceiling, min_detectable_ratio
+
+    res = audit_tradeoff(RandomizedResponse(epsilon=1.0), -1.0, 1.0, n=5000, rng=0, attacker="atom")
+    r = res.min_detectable_ratio
+    assert r == min_detectable_ratio(1.0, 0.0, res.n_eval, res.confidence)
+    a = np.geomspace(1e-12, 0.5, 4000)
+    m = 2 * res.n_eval
+    # Independent check on a finer grid: just above r the claim is refutable at expected counts, below it is not.
+    assert cp_ceiling(tradeoff_curve(1.01 * r, 0.0, a), a, m, 0.0, 0.95) > 1.0
+    assert cp_ceiling(tradeoff_curve(0.97 * r, 0.0, a), a, m, 0.0, 0.95) <= 1.0
+    bigger = audit_tradeoff(RandomizedResponse(epsilon=1.0), -1.0, 1.0, n=50_000, rng=0, attacker="atom")
+    assert 1.0 < bigger.min_detectable_ratio < r
+
+
+def test_non_adjacent_pair_is_an_error_or_a_group_claim():
+    from privaudit.audit.pair_search import NonAdjacentPairError
+
+    lap = LaplaceMechanism(epsilon=1.0)
+    with pytest.raises(NonAdjacentPairError, match="3 steps apart"):
+        audit_tradeoff(lap, np.zeros(1), np.full(1, 3.0), n=1000)
+    res = audit_tradeoff(lap, np.zeros(1), np.full(1, 3.0), n=20_000, rng=0, adjacency="group")
+    # Group privacy: 3 steps of a 1-DP mechanism is 3-DP; a correct Laplace passes it.
+    assert res.claim.epsilon == pytest.approx(3.0) and res.verdict == "pass"
+    assert any("group-privacy" in note for note in res.notes)
 
 
 @pytest.mark.slow
