@@ -40,7 +40,7 @@ SUMMARY_TABLES = {
     ),
     "bias": (
         "Bias checks",
-        ["estimator", "expect", "‖bias‖", "relative bias", "min detectable rel. bias", "p-value", "n", "verdict"],
+        ["estimator", "expect", "‖bias‖", "relative bias", "min detectable rel. bias", "p-value", "n", "outcome"],
         "A claimed-unbiased estimator fails when the test rejects E[θ̂] = θ; a known-biased control passes "
         "when its bias is detected.",
         "bias-table.png",
@@ -129,7 +129,8 @@ def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:
 def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """Cross-audit tables (:data:`SUMMARY_TABLES`) with the rows the entries' kinds contribute.
 
-    Each is ``(title, header, rows, note)``; a table without rows is left out.
+    Each is ``(title, header, rows, note)``, columns ``#, target, outcome, ...``; a table without rows is
+    left out.
     """
     rows: dict[str, list[list[str]]] = {name: [] for name in SUMMARY_TABLES}
     for i, audit in enumerate(report.get("audits", [])):
@@ -139,9 +140,14 @@ def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], 
         for name, row_of in kind.table_rows.items():
             row = row_of(audit) if name in rows else None
             if row is not None:
-                rows[name].append([str(i), *row])
-    return [(title, ["#", *header], rows[name], note)
+                rows[name].append([str(i), *_outcome_first(row)])
+    return [(title, ["#", *_outcome_first(header)], rows[name], note)
             for name, (title, header, note, _) in SUMMARY_TABLES.items() if rows[name]]
+
+
+def _outcome_first(row: list[str]) -> list[str]:
+    """Kinds give ``[target, ..., outcome]``; tables show ``[target, outcome, ...]`` (read first, seen on phones)."""
+    return [row[0], row[-1], *row[1:-1]]
 
 
 __all__ = ["SUMMARY_TABLES", "headline", "render_figures", "render_table_figures", "summary_tables", "table_figure"]

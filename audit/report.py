@@ -30,6 +30,7 @@ import base64
 import html
 import json
 import platform
+import struct
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -248,17 +249,19 @@ code,pre{background:#f6f6f6;padding:.1em .3em}pre{padding:.6em;overflow:auto}
 .o-violation,.o-fail,.o-error,.o-expected-violation-missed{color:#a40000;font-weight:700}
 .o-inconclusive{color:#8a5a00;font-weight:600}.o-info{color:#555}
 .note{font-size:.85em;color:#444;max-width:75em}
-.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:.6em;margin:.4em 0}
-figure{margin:0}figcaption{font-size:.82em;color:#444}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));grid-auto-flow:dense;gap:.6em;
+margin:.4em 0}
+figure{margin:0}figure.wide{grid-column:span 2}figcaption{font-size:.82em;color:#444}
 label.zoom{cursor:zoom-in;display:block}
 label.zoom input{display:none}
 img{max-width:100%;height:auto;border:1px solid #eee;display:block;background:#fff}
 label.zoom input:checked+img{position:fixed;inset:0;width:100vw;height:100vh;max-width:none;object-fit:contain;
 z-index:10;cursor:zoom-out;padding:1em;background:rgba(255,255,255,.97);border:0}
-details{border-top:1px solid #ddd;padding:.3em 0}details>summary{cursor:pointer}
+details{border-top:1px solid #ddd;padding:.3em 0}details.note{border:0}details>summary{cursor:pointer}
 details.audit>summary{font-size:.95em}
+@media (max-width:820px){figure.wide{grid-column:auto}}
 @media (max-width:600px){body{font-size:14px;padding:.4em .5em}.figs{grid-template-columns:1fr}
-td,th{font-size:.8em;padding:.15em .3em}.verdict .word{font-size:1.25em}}
+td,th{font-size:.74em;padding:.15em .25em}.verdict .word{font-size:1.25em}}
 """
 
 
@@ -290,7 +293,9 @@ def _figure(name: str, png: bytes, caption: str) -> str:
     """A figure that enlarges to the window on click (a hidden checkbox: pure CSS, no script)."""
     e = html.escape
     b64 = base64.b64encode(png).decode("ascii")
-    return (f"<figure><label class='zoom' title='click to enlarge'><input type='checkbox'>"
+    width, height = struct.unpack(">II", png[16:24]) if png[:8] == b"\x89PNG\r\n\x1a\n" else (1, 1)
+    wide = " class='wide'" if width > 1.8 * height else ""  # multi-panel figures get two grid columns
+    return (f"<figure{wide}><label class='zoom' title='click to enlarge'><input type='checkbox'>"
             f"<img alt='{e(caption)}' src='data:image/png;base64,{b64}' data-name='{e(name)}'></label>"
             f"<figcaption>{e(caption)}</figcaption></figure>")
 
@@ -304,8 +309,8 @@ def _html_headline_figures(report: dict, figures: dict[int, list[tuple[str, byte
 
 
 def _row_outcomes(rows: list[list[str]]) -> str:
-    """``"25 pass, 8 bias expected — detected"`` from the last (outcome) column of summary-table rows."""
-    counts = Counter(r[-1] for r in rows)
+    """``"25 pass, 8 bias expected — detected"`` from the outcome column of summary-table rows."""
+    counts = Counter(r[2] for r in rows)  # columns: #, target, outcome, ...
     return ", ".join(f"{n} {label}" for label, n in counts.most_common())
 
 

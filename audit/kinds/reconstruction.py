@@ -132,10 +132,14 @@ def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
     ci = arr(audit.get("mse_ci"))
     if ci is not None and ci.size == 2:
         ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
-    ax.set_xticks(range(len(values)), labels, rotation=15, fontsize=LEGEND_PT)
+    ax.set_xticks(range(len(values)), labels, rotation=20, ha="right", rotation_mode="anchor", fontsize=LEGEND_PT)
     if all(v > 0 for v in values) and max(values) / min(values) > 50:
         ax.set_yscale("log")
-    ax.set(ylabel="mean squared error", title=f"Reconstruction: {audit.get('target', '')}"[:80])
+    ax.set(ylabel="mean squared error", title=f"Reconstruction: {audit.get('target', '')}"[:70])
+    ax.title.set_fontsize(10)
+    if not applied_bounds(audit):
+        ax.text(0.98, 0.98, "no bound applies to this attacker:\ninconclusive", transform=ax.transAxes,
+                ha="right", va="top", fontsize=LEGEND_PT, color="#8a5a00")
     out = []
     rero = audit.get("rero")
     if isinstance(rero, dict) and num(rero.get("success")) is not None and num(rero.get("bound")) is not None:
