@@ -345,7 +345,7 @@ class CalibrationCheck:
 
 
 def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float, *, method: str,
-                      owner: str, rtol: float = 0.05, warn: bool = True) -> CalibrationCheck:
+                      owner: str, rtol: float = 0.05, warn: bool = True, stacklevel: int = 2) -> CalibrationCheck:
     """Compare a claimed ε with the exact ε(δ) of the noise actually added; warn unless exact.
 
     Parameters
@@ -363,6 +363,8 @@ def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float
         Relative slack under which a valid calibration still counts as exact.
     warn : bool
         Emit a :class:`CalibrationWarning` for ``"false"`` and ``"loose"``.
+    stacklevel : int
+        As for :func:`warnings.warn`, counted from the caller (2: blame the caller's caller).
 
     Examples
     --------
@@ -373,7 +375,8 @@ def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float
     claimed = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_inf=True)
     delta = check_delta(delta)
     exact = check_positive("exact_epsilon", exact_epsilon, allow_zero=True, allow_inf=True)
-    if exact > claimed * (1 + 1e-9):
+    # 1e-6: the root-finding error of dp_accounting's ε(δ) (bisections), as in audit_calibration.
+    if exact > claimed * (1 + 1e-6):
         status = "false"
     elif exact < claimed * (1 - rtol):
         status = "loose"
@@ -383,18 +386,20 @@ def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float
         what = ("does NOT hold" if status == "false" else "holds but is loose")
         warnings.warn(
             f"{owner}: the claimed (epsilon={claimed:.6g}, delta={delta:.3g}) {what}: the {method} calibration "
-            f"gives exact epsilon={exact:.6g} at that delta", CalibrationWarning, stacklevel=3,
+            f"gives exact epsilon={exact:.6g} at that delta", CalibrationWarning, stacklevel=stacklevel + 1,
         )
     return CalibrationCheck(claimed, exact, delta, status, method)
 
 
-def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True) -> CalibrationCheck:
+def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True, stacklevel: int = 2) -> CalibrationCheck:
     """Check a mechanism's own (ε, δ) claim against its exact ε at the claimed δ.
 
     The exact ε is the mechanism's closed form ``exact_epsilon(δ)`` when it has one,
     otherwise dp_accounting's PLD of its ``dp_event`` (pessimistic, grid 1e-4). Use it
     where a mechanism or learner is built (it warns on a false or loose claim) and in
-    reports (``audit_calibration``: :meth:`CalibrationCheck.to_dict`).
+    reports (``audit_calibration``: :meth:`CalibrationCheck.to_dict`). ``stacklevel`` as
+    in :func:`check_calibration` (default: the warning names the caller's caller, e.g. the
+    line that built the mechanism when called from its constructor).
     """
     claim = mechanism.claim
     if not claim.is_private:
@@ -406,4 +411,4 @@ def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True) -> Calibrat
         exact = float(privacy_loss_distribution(mechanism, value_discretization_interval=1e-4).get_epsilon_for_delta(delta))
     method = str(getattr(mechanism, "calibration", "stated"))
     return check_calibration(claim.epsilon, delta, exact, method=method, owner=type(mechanism).__name__,
-                             rtol=rtol, warn=warn)
+                             rtol=rtol, warn=warn, stacklevel=stacklevel + 1)

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian
 
+from .accounting import check_claim
 from .arcsine_gaussian import ArcsineGaussian
 from .gaussian import resolve_gaussian
 from .tradeoff import gaussian_delta, gaussian_tradeoff
@@ -112,6 +113,9 @@ class ModulatedMechanism:
             epsilon=epsilon, delta=delta, sigma=sigma, sensitivity=self.lipschitz, calibration=calibration,
             adjacency="l2<=1", owner="ModulatedMechanism",
         )
+        if calibration == "classical" and sigma is None:
+            # The textbook σ is loose for ε < 1 and false for large ε: say so (CalibrationWarning).
+            self.calibration_check = check_claim(self)
 
     def __repr__(self) -> str:
         return (

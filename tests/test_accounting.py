@@ -158,3 +158,13 @@ def test_check_claim_reads_the_mechanisms_own_claim():
         assert check_claim(mech, warn=False).status == "exact", mech
     # A stated claim looser than the noise: valid, reported as loose.
     assert check_claim(GaussianMechanism(sigma=3.0, epsilon=2.0, delta=1e-5), warn=False).status == "loose"
+
+
+def test_classical_modulated_mechanism_warns_at_construction():
+    with pytest.warns(CalibrationWarning, match="ModulatedMechanism.*does NOT hold") as rec:
+        mech = ModulatedMechanism(alpha=0.4, lam=0.3, omega=0.5, dim=6, epsilon=10.0, delta=1e-5,
+                                  calibration="classical")
+    assert mech.calibration_check.status == "false"
+    assert rec[0].filename == __file__                    # the warning names the line that built it
+    with pytest.warns(CalibrationWarning, match="loose"):
+        ModulatedMechanism(alpha=0.4, lam=0.3, omega=0.5, dim=6, epsilon=0.5, delta=1e-5, calibration="classical")
