@@ -405,7 +405,7 @@ class DPSGDEngine:
                 Xb, yb = Xp, y
                 if mask is not None:
                     idx = torch.nonzero(mask[0] > 0).squeeze(1)
-                    Xb, yb = Xp[idx], y[idx]
+                    Xb, yb = Xp.index_select(0, idx), y.index_select(0, idx)
                 if Xb.shape[0] == 0:
                     return torch.zeros_like(theta)
                 grads, _ = mlp_clipped_grad_sum(unflat(theta), Xb, yb, clip, relu)
@@ -450,9 +450,11 @@ class DPSGDEngine:
 
             def fn(th, mask):
                 if mask is not None and n_runs == 1:
-                    # One run: gather the Poisson batch (O(|B| d) per step, not O(n d)).
+                    # One run: gather the Poisson batch (O(|B| d) per step, not O(n d)); index_select
+                    # is ~5x faster than advanced indexing for a 256 x 1001 gather (measured).
                     idx = torch.nonzero(mask[0] > 0).squeeze(1)
-                    return linear_clipped_grad_sum(th, Xp[idx], Y[:, idx], clip, None, xn[idx])[0]
+                    return linear_clipped_grad_sum(th, Xp.index_select(0, idx), Y.index_select(1, idx), clip, None,
+                                                   xn.index_select(0, idx))[0]
                 return linear_clipped_grad_sum(th, Xp, Y, clip, mask, xn)[0]
 
             return fn
@@ -502,7 +504,7 @@ class DPSGDEngine:
             def fn(theta, mask):
                 if mask is not None:
                     idx = torch.nonzero(mask[0] > 0).squeeze(1)
-                    Xb, yb = Xp[idx], y[idx]
+                    Xb, yb = Xp.index_select(0, idx), y.index_select(0, idx)
                 else:
                     Xb, yb = Xp, y
                 if Xb.shape[0] == 0:
