@@ -1,0 +1,198 @@
+"""Fuzzing the exit-code contract: generated configurations and API calls never end in a traceback.
+
+Configuration loader
+    Hypothesis generates TOML documents — plausible ones (known kinds, their keys,
+    registered component names and parameters) mixed with hostile values (NaN, ±inf,
+    5e-324, 1e308, integers of hundreds of digits, empty and nested arrays, NUL and
+    other control characters, ``module:attr`` references, deep tables) — and raw text.
+    ``privaudit run FILE --check`` must answer exit 2 with a one-line
+    ``privaudit: error:`` message, or exit 0 (a valid configuration); never a traceback,
+    never another code, and never the catch-all "unexpected error while validating",
+    which would mean a validator did not anticipate the input. The first few valid
+    configurations are then run for real (tiny samples, a budget): exit 0, 1 or 2.
+
+Public API
+    The mechanisms' constructors and ``audit_tradeoff`` get the same hostile values:
+    they must succeed or raise a ``TypeError``/``ValueError`` (privaudit's validation
+    errors subclass them), never ``OverflowError``, ``IndexError``, ``ZeroDivisionError``…
+
+Derandomised (a fixed sequence of examples), sized to stay well under a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from privaudit.audit.cli import UNEXPECTED, main  # noqa: E402
+
+KINDS = ["tradeoff", "calibration", "reconstruction", "bias", "bias-checks", "learner-tradeoff",
+         "learner-reconstruction", "one-run-label", "utility", "tradof", ""]
+KEYS = ["n", "x", "x_prime", "dim", "rounds", "confidence", "expect", "attacker", "estimator", "selection", "delta",
+        "phase", "prior", "beta", "sigma_y", "target_value", "sampler", "small", "n_scale", "m", "epsilon", "epochs",
+        "experiment", "params", "learner", "n_train", "mechanism", "prior_std", "target"]
+COMPONENT_NAMES = ["gaussian", "laplace", "randomized-response", "modulated", "IWPSGDClassifier", "ModulatedRegressor",
+                   "CondDPRegressor", "discrete", "builtins:int", ":", "os:system", "numpy:mean", "a\x00b", "gausian"]
+PARAMS = ["epsilon", "delta", "sigma", "sensitivity", "scale", "calibration", "categories", "alpha", "lam", "omega",
+          "dim", "n_vectors", "mean", "cov", "bounds", "keep_probability", "rounds", "clip", "command"]
+
+HOSTILE_FLOATS = [math.nan, math.inf, -math.inf, 5e-324, 1e308, -1.0, 0.0, 1e-5, 0.5, 1.0, 2.0, 700.5]
+HOSTILE_INTS = [0, -1, 1, 2, 10, 10**9, 2**63, -(2**63) - 1, 10**400]
+scalars = st.one_of(
+    st.sampled_from(HOSTILE_FLOATS), st.sampled_from(HOSTILE_INTS),
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**6, max_value=10**6),
+    st.booleans(), st.sampled_from(COMPONENT_NAMES + ["", "violation", "private", "known", "hidden"]),
+    st.text(max_size=8),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.sampled_from(PARAMS + ["name"]), inner, max_size=4)),
+    max_leaves=12,
+)
+components = st.fixed_dictionaries(
+    {"name": st.sampled_from(COMPONENT_NAMES)},
+    optional={p: values for p in PARAMS[:12]},
+)
+audit_entries = st.builds(
+    lambda kind, fields, comps: {**({"kind": kind} if kind else {}), **fields, **comps},
+    st.sampled_from(KINDS),
+    st.dictionaries(st.sampled_from(KEYS), values, max_size=5),
+    st.dictionaries(st.sampled_from(["mechanism", "learner", "prior"]), components, max_size=2),
+)
+documents = st.fixed_dictionaries(
+    {"audits": st.lists(audit_entries, max_size=3)},
+    optional={"name": st.one_of(st.sampled_from(["ok", "a/b", ".x", "", "a\x00b", "con"]), st.text(max_size=6)),
+              "seed": st.one_of(st.sampled_from(HOSTILE_INTS), values), "samples": values, "description": values,
+              "extra": values},
+)
+
+
+# --------------------------------------------------------------------------- TOML writer
+def _key(k: str) -> str:
+    return json.dumps(str(k), ensure_ascii=False)
+
+
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return "{" + ", ".join(f"{_key(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+
+
+def to_toml(doc: dict) -> str:
+    lines = [f"{_key(k)} = {toml_value(v)}" for k, v in doc.items() if k != "audits"]
+    for entry in doc["audits"]:
+        lines.append("[[audits]]")
+        lines += [f"{_key(k)} = {toml_value(v)}" for k, v in entry.items()]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- the contract
+COUNTS = {"exit 0": 0, "exit 2": 0, "ran": 0}
+#: Valid configurations run for real (tiny samples, a budget), at most this many.
+REAL_RUNS = 2
+
+
+def check_file(path, out, capsys, *extra) -> int:
+    code = main(["run", str(path), "--out", str(out), *extra])
+    captured = capsys.readouterr()
+    assert code in (0, 2), (code, captured.err[-2000:], path.read_text()[:2000])
+    assert "Traceback" not in captured.err and UNEXPECTED not in captured.err, (captured.err, path.read_text()[:2000])
+    if code == 2:
+        assert captured.err.startswith("privaudit: error: ") and captured.err.count("\n") == 1, captured.err
+    return code
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(doc=documents)
+def test_generated_configs_exit_2_or_validate(tmp_path, capsys, doc):
+    path = tmp_path / "fuzz.toml"
+    path.write_text(to_toml(doc), encoding="utf-8")
+    code = check_file(path, tmp_path / "out", capsys, "--check", "--overwrite")
+    COUNTS[f"exit {code}"] += 1
+    if code == 0 and COUNTS["ran"] < REAL_RUNS:
+        COUNTS["ran"] += 1
+        real = main(["run", str(path), "--out", str(tmp_path / "real"), "--samples", "0.01", "--budget", "10",
+                     "--overwrite", "--no-cache"])
+        captured = capsys.readouterr()
+        assert real in (0, 1, 2) and "Traceback" not in captured.err, captured.err[-2000:]
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.text(max_size=200),
+                      st.builds(lambda a, b: a + b, st.sampled_from(["[[audits]]\n", "x = ", "a.b.c = ", "[t]\n"]),
+                                st.text(alphabet="[]{}=,.\"'\n \\ux0a1-+einf", max_size=300))))
+def test_raw_text_exits_2_or_validates(tmp_path, capsys, text):
+    path = tmp_path / "raw.toml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    check_file(path, tmp_path / "out", capsys, "--check", "--overwrite")
+
+
+# --------------------------------------------------------------------------- public API
+api_values = st.one_of(scalars, st.lists(scalars, max_size=3), st.none())
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, database=None)
+@given(which=st.sampled_from(["gaussian", "laplace", "randomized-response", "modulated"]),
+       kwargs=st.dictionaries(st.sampled_from(["epsilon", "delta", "sigma", "sensitivity", "scale", "categories",
+                                               "keep_probability", "alpha", "lam", "omega", "n_vectors"]),
+                              api_values, max_size=4),
+       dim=st.integers(min_value=-2, max_value=20))
+def test_mechanism_constructors_raise_only_validation_errors(which, kwargs, dim):
+    from privaudit import mechanisms as m
+
+    cls = {"gaussian": m.GaussianMechanism, "laplace": m.LaplaceMechanism,
+           "randomized-response": m.RandomizedResponse, "modulated": m.ModulatedMechanism}[which]
+    if which == "modulated":
+        kwargs = {"alpha": 0.2, "lam": 0.1, "omega": 1.0, "dim": dim, **kwargs}
+    try:
+        cls(**kwargs)
+    except (TypeError, ValueError):
+        pass
+
+
+@settings(max_examples=120, derandomize=True, deadline=None, database=None)
+@given(n=st.one_of(st.sampled_from([-1, 0, 5, 300]), st.floats(allow_nan=True)),
+       confidence=st.sampled_from([math.nan, -0.1, 0.0, 0.95, 1.0, 2.0, True]),
+       attacker=st.sampled_from([None, [], "", "no-such-attacker", 3, {}]),
+       rng=st.sampled_from([None, 0, -1, True, 1.5, "seed", 2**70]),
+       x=st.sampled_from([[0.0], [], [math.nan], [[0.0]], "a", 0.0]))
+def test_audit_tradeoff_raises_only_validation_errors(n, confidence, attacker, rng, x):
+    from privaudit.audit.tradeoff import audit_tradeoff
+    from privaudit.mechanisms import GaussianMechanism
+
+    mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    try:
+        audit_tradeoff(mech, x, [1.0], n=n, confidence=confidence, attacker=attacker, rng=rng)
+    except (TypeError, ValueError):
+        pass
+
+
+@pytest.mark.xfail(strict=True, raises=OverflowError,
+                   reason="found by the fuzz test above: audit.pair_search converts an infinite input to an integer "
+                          "before validating it (reported to the lead; remove this mark when fixed)")
+def test_audit_tradeoff_refuses_an_infinite_input():
+    from privaudit.audit.tradeoff import audit_tradeoff
+    from privaudit.mechanisms import GaussianMechanism
+
+    with pytest.raises(ValueError, match="x"):
+        audit_tradeoff(GaussianMechanism(epsilon=1.0, delta=1e-5), [math.inf], [1.0], n=300, rng=0)
