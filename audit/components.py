@@ -44,7 +44,15 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 
 from privaudit.mechanisms.external import register_external_mechanisms
 
-from .fields import ConfigKeyError, ConfigTypeError, ConfigValueError, _is_number_array, check_keys, did_you_mean
+from .fields import (
+    ConfigKeyError,
+    ConfigTypeError,
+    ConfigValueError,
+    _is_number_array,
+    _rectangular,
+    check_keys,
+    did_you_mean,
+)
 
 #: Parameters through which a component receives its randomness: set from the task's
 #: generator at run time, never from a configuration (that would bypass the run's seed).
@@ -156,6 +164,8 @@ def check_parameters(path: str, table: Mapping[str, Any], constraints: Constrain
             raise ConfigValueError(f"{loc} must be finite, got {loc} = {value!r}")
         if isinstance(value, list) and not _finite_nested(value):
             raise ConfigValueError(f"{loc} must hold finite values only, got {loc} = {value!r}")
+        if isinstance(value, list) and not _rectangular(value):
+            raise ConfigValueError(f"{loc} must be a rectangular array (rows of equal length), got {loc} = {value!r}")
         allowed = constraints.get(key)
         if allowed is None or any(_satisfied(c, value) for c in allowed):
             continue
@@ -295,9 +305,9 @@ class ComponentRegistry:
     def build(self, table: Mapping[str, Any], path: str) -> Any:
         """Construct the component of a validated table (lists become float arrays); errors name ``path``."""
         obj, _ = self.resolve_validated(table["name"], f"{path}.name")
-        kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in table.items()
-                  if k != "name"}
         try:
+            kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in table.items()
+                      if k != "name"}
             return obj(**kwargs)
         except TypeError as exc:
             raise ConfigTypeError(f"{path}: {exc} (got {path} = {dict(table)!r})") from exc

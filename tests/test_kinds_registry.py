@@ -89,6 +89,9 @@ def test_parameters_are_checked_declaratively_naming_key_and_value():
     assert isinstance(e, TypeError) and "audits[0].learner.epochs = 'ten'" in str(e)
     e = err(mechanism={"name": "laplace", "epsilon": 1.0, "sensitivity": float("nan")})
     assert "audits[0].mechanism.sensitivity" in str(e) and "nan" in str(e)
+    e = err(mechanism={"name": "modulated", "alpha": 0.5, "lam": 0.5, "omega": 1.0, "dim": 2, "sigma": 1.0,
+                       "basis": [[1.0, 0.0], [0.0]]})  # ragged: used to crash in np.asarray on the worker
+    assert isinstance(e, ValueError) and "audits[0].mechanism.basis" in str(e) and "rectangular" in str(e)
     e = err(mechanism={"name": "gaussian", "epsilon": 1.0})  # δ missing: a rule spanning two keys
     assert "audits[0].mechanism needs sigma, or epsilon and delta" in str(e)
 
