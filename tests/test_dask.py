@@ -148,3 +148,38 @@ def test_dask_worker_processes_equal_local_run(tmp_path, capsys):
     local = json.loads((tmp_path / "local/dask-small/report.json").read_text())
     remote = json.loads((tmp_path / "dask/dask-small/report.json").read_text())
     assert remote == local
+
+
+def test_a_port_that_does_not_speak_dask_fails_fast_without_traceback(tmp_path):
+    """A TCP port that answers with something else (here HTTP) used to hang 20-60 s, then print Client.__del__ noise."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer_http():
+        for _ in range(4):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 64)
+            conn.close()
+
+    threading.Thread(target=answer_http, daemon=True).start()
+    conf = tmp_path / "small.toml"
+    conf.write_text(CONFIG)
+    try:
+        for address in (f"tcp://127.0.0.1:{port}", "tcp://127.0.0.1:9"):
+            done = subprocess.run([sys.executable, "-m", "privaudit.audit.cli", "run", str(conf), "--out",
+                                   str(tmp_path / "out"), "--scheduler", address],
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"privaudit: error: cannot connect to the Dask scheduler at --scheduler "
+                                          f"{address}") and "Traceback" not in done.stderr, done.stderr
+            assert not (tmp_path / "out" / "dask-small" / "report.json").exists()
+    finally:
+        server.close()

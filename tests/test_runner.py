@@ -213,3 +213,33 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeyp
     # default: a bar only when stdout and stderr are terminals (not here, under pytest's capture)
     run_config(make_config(k=2), out=tmp_path / "c", figures=False)
     assert capsys.readouterr().err == ""
+
+
+def sleepy(params, rng):
+    """Task 1 sleeps far beyond any budget (the budget's alarm interrupts it); the others are instant."""
+    CALLS.append(params["tag"])
+    if params["tag"] == 1:
+        time.sleep(60)
+    return {"kind": "stub", "verdict": "pass", "value": float(rng.standard_normal())}
+
+
+def test_budget_interrupts_the_run_and_keeps_finished_tasks(tmp_path):
+    from privaudit.audit.limits import ResourceLimitError
+
+    register_task_kind("stub-sleepy", fields={"tag": Field("int", low=0)}, force=True)(sleepy)
+    try:
+        cfg = parse_config({"name": "slow", "audits": [{"kind": "stub-sleepy", "tag": i} for i in range(3)]})
+        # "after 1 of 3": the sleeping task was interrupted (had it slept through, task 2 would have run)
+        with pytest.raises(ResourceLimitError, match=r"--budget 0\.5 s spent after 1 of 3 tasks"):
+            run_config(cfg, out=tmp_path, figures=False, budget=0.5)
+        assert CALLS == [0, 1] and len(list((tmp_path / "slow/cache").glob("*.json"))) == 1
+        assert not (tmp_path / "slow/report.json").exists()
+    finally:
+        unregister_task_kind("stub-sleepy")
+
+
+def test_budget_must_be_positive(tmp_path):
+    from privaudit.audit.limits import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="--budget"):
+        run_config(make_config(k=1), out=tmp_path, figures=False, budget=-1.0)
