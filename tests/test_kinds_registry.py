@@ -210,8 +210,21 @@ def test_a_toy_learner_and_a_toy_kind_run_end_to_end(toy_plugins, tmp_path):
 
 
 # --------------------------------------------------------------------------- typed results
-def test_report_entries_of_the_builtin_kinds_read_back_into_their_dataclasses(tmp_path):
+def _normal_draws(n, rng):
+    return rng.normal([1.0, -2.0], 1.0, size=(n, 2))
+
+
+@pytest.fixture()
+def registered_sampler():
+    components.SAMPLERS.register("toy-normal", _normal_draws)
+    yield
+    components.SAMPLERS.unregister("toy-normal")
+
+
+def test_report_entries_of_the_builtin_kinds_read_back_into_their_dataclasses(tmp_path, registered_sampler):
     cfg = parse_config({"name": "typed", "seed": 1, "audits": [
+        {"kind": "bias", "sampler": "toy-normal", "target_value": [1.0, -2.0], "n": 2000},
+        {"kind": "bias", "sampler": "toy-normal", "target_value": [1.5, -2.0], "n": 2000, "expect": "biased"},
         {"kind": "tradeoff", "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, "n": 2000},
         {"kind": "tradeoff", "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5,
                                            "calibration": "classical"}, "n": 2000, "expect": "violation"},
@@ -228,7 +241,8 @@ def test_report_entries_of_the_builtin_kinds_read_back_into_their_dataclasses(tm
         back = AuditEntry.from_dict(entry, cls)
         assert type(back.result) is cls
         assert back.to_dict() == {k: v for k, v in entry.items() if k != "task"}
-    ctrl = AuditEntry.from_dict(rep["audits"][2], result_type("calibration"))
+    assert [a["verdict"] for a in rep["audits"][:2]] == ["pass", "pass"]  # a registered sampler, no import
+    ctrl = AuditEntry.from_dict(rep["audits"][4], result_type("calibration"))
     assert ctrl.result.verdict == "violation" and ctrl.final_verdict == "pass" and ctrl.expect == "violation"
 
 
@@ -352,3 +366,15 @@ def test_no_import_cycle_through_the_audit_architecture():
     # the dependency directions of docs/architecture.md
     assert not {"audit.tasks", "audit.runner", "audit.report"} & graph["audit.config"]
     assert "audit.report" not in graph["audit.figures"]
+
+
+def test_experiment_results_round_trip_through_json():
+    from privaudit.audit.results import ExperimentResult
+
+    res = ExperimentResult(name="demo", target="demo", xlabel="ε", ylabel="R²", xscale="log",
+                           series={"a": {"x": [0.5, float("inf")], "y": [0.1, 0.2]}}, reference={"OLS": 0.7},
+                           notes=["n1"], seed=3)
+    entry = with_note(res, "from the kind").to_dict()
+    assert entry["series"]["a"]["x"] == [0.5, "inf"] and entry["notes"] == ["n1", "from the kind"]
+    back = AuditEntry.from_dict(json.loads(json.dumps(entry)), result_type("utility"))
+    assert isinstance(back.result, ExperimentResult) and back.to_dict() == entry
