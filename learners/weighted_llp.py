@@ -64,6 +64,7 @@ import math
 import numpy as np
 from scipy import integrate, optimize, special
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
@@ -285,16 +286,27 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     def predict(self, X):
         return check_predict_data(self, X) @ self.coef_ + self.intercept_
 
-    # --- the fitted release's exact privacy curve (ρ = 1; an upper bound on the noised part otherwise) ---
+    # --- the fitted release's exact privacy curve (certified fits only) --------------------------------
+    def _curve_args(self) -> tuple[float, int, float]:
+        check_is_fitted(self, "claim_")
+        if not (self.certified_ and self.claim_.is_private):
+            raise InvalidParameterError(
+                "no exact privacy curve: the fit is not certified (rho < 1 leaves labels protected only by the "
+                "random-weight aggregation) or not private (epsilon = inf)"
+            )
+        return self.noise_multiplier_, self.bag_size_, self.selection_probability_
+
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the fitted release when every label is noised (ρ = 1)."""
-        return wllp_exact_delta(self.noise_multiplier_, epsilon, self.bag_size_, self.selection_probability_)
+        """Exact δ(ε) of the fitted release (certified fits: ρ = 1)."""
+        z, k, q = self._curve_args()
+        return wllp_exact_delta(z, epsilon, k, q)
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the fitted release when every label is noised (ρ = 1)."""
-        return wllp_exact_epsilon(self.noise_multiplier_, delta, self.bag_size_, self.selection_probability_)
+        """Exact ε(δ) of the fitted release (certified fits: ρ = 1)."""
+        z, k, q = self._curve_args()
+        return wllp_exact_epsilon(z, delta, k, q)
 
     def privacy_loss_distribution(self, **kwargs):
-        """dp_accounting PLD of the fitted release (ρ = 1), see :func:`wllp_privacy_loss_distribution`."""
-        return wllp_privacy_loss_distribution(self.noise_multiplier_, self.bag_size_, self.selection_probability_,
-                                              **kwargs)
+        """dp_accounting PLD of the fitted release (certified fits), see :func:`wllp_privacy_loss_distribution`."""
+        z, k, q = self._curve_args()
+        return wllp_privacy_loss_distribution(z, k, q, **kwargs)

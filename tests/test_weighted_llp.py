@@ -95,6 +95,8 @@ def test_certified_claim_at_rho_one():
     assert m.selection_probability_ == 0.6 and m.sigma_ == pytest.approx(6 * m.noise_multiplier_)
     h = WeightedLLPRegressor(epsilon=1.0, delta=1e-5, rho=0.5, label_bounds=(-3, 3), random_state=0).fit(X, y)
     assert not h.certified_ and h.certified_epsilon_ == math.inf and h.claim.epsilon == 1.0
+    with pytest.raises(InvalidParameterError, match="not certified"):
+        h.exact_epsilon(1e-5)                                     # no curve is offered for an uncertified fit
 
 
 def test_one_label_change_moves_exactly_one_bag_sum():
