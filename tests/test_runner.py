@@ -129,7 +129,8 @@ def test_cache_is_keyed_by_content(tmp_path):
     res = run_config(cfg.replace(samples=2.0), out=tmp_path, figures=False)
     assert res.executed == [0, 1, 2, 3] and res.report["audits"][0]["n"] == 2000
     # a corrupted cache entry is ignored and rewritten
-    victim = next((tmp_path / "stub/cache").glob("000-*.json"))
+    # the entry of task 0 of the samples=2.0 run (the newest; the samples=1.0 entry stays beside it)
+    victim = max((tmp_path / "stub/cache").glob("000-*.json"), key=lambda p: p.stat().st_mtime_ns)
     victim.write_text("{truncated")
     CALLS.clear()
     with pytest.warns(CacheWarning, match="task 0 .* rejected and recomputed: not valid JSON"):
