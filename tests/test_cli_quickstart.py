@@ -58,3 +58,18 @@ def test_quickstart_covers_every_learner_and_audit_family(tmp_path):
     per_audit = [f for f in figures if f[0].isdigit()]  # the summary tables are HTML tables in the page
     assert (out / "report.html").read_text().count("data:image/png;base64,") == len(per_audit)
     assert "epsilon-table.png" in figures and "bias-table.png" in figures
+
+    # A rerun takes every result from the verified cache and leaves every report file byte-identical
+    # (the set on disk is already what it would write: nothing is rendered again).
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*")
+              if p.is_file() and "cache" not in p.parts and p.name != "run.log.json"}
+    again = subprocess.run([*cmd, "run", "quickstart", "--out", str(tmp_path), "--json"],
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rerun = json.loads(again.stdout)
+    assert rerun["executed"] == [] and rerun["cached"] == summary["executed"] and rerun["cache_warnings"] == []
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*")
+             if p.is_file() and "cache" not in p.parts and p.name != "run.log.json"}
+    assert after == before
+    log = json.loads((out / "run.log.json").read_text())
+    assert all(t["from_cache"] for t in log["tasks"]) and len(log["tasks"]) == rerun["tasks"]

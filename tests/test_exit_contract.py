@@ -72,6 +72,16 @@ def test_bad_input_exits_2_naming_key_and_value_before_any_work(tmp_path, capsys
     assert not (tmp_path / "out" / "bad").exists()  # nothing ran, nothing was written
 
 
+def test_a_config_that_would_run_code_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    conf = tmp_path / "pwn.toml"
+    conf.write_text(tradeoff(mechanism='mechanism = { name = "os:system", command = "touch pwned" }'))
+    assert main(["run", str(conf), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "audits[0].mechanism.name = 'os:system'" in err and "--allow-import os" in err
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "out" / "pwn").exists()
+
+
 def test_a_size_over_an_explicit_limit_names_the_limit(tmp_path, capsys):
     conf = tmp_path / "c.toml"
     conf.write_text(tradeoff().replace("n = 100", "n = 2000000"))
