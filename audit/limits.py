@@ -36,12 +36,14 @@ from typing import Any
 
 from privaudit.mechanisms.validation import InvalidParameterError
 
-from .config import ConfigError
+from .fields import ConfigError
 
 #: Float64 arrays of the sample size alive at once in a task (hypotheses, scores, sort buffers).
 WORKING_COPIES = 8
 #: Matrices of size dim × dim a component with a ``dim`` builds (basis, covariance, factor, work).
 MATRIX_COPIES = 4
+#: Entry keys holding a component table (built from its parameters, possibly with dim × dim matrices).
+COMPONENT_KEYS = ("mechanism", "prior", "learner")
 #: Keys whose (array) values set a task's input width.
 WIDTH_KEYS = ("x", "x_prime", "target_value", "beta", "mean")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -169,7 +171,7 @@ def check_components(data: Mapping[str, Any], *, limit: int | None = None, where
         if not isinstance(entry, dict):
             continue
         for key, table in entry.items():
-            dim = table.get("dim") if isinstance(table, dict) else None
+            dim = table.get("dim") if isinstance(table, dict) and key in COMPONENT_KEYS else None
             if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0:
                 size = float(dim) ** 2 * 8 * MATRIX_COPIES
                 if size > limit:
