@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 
 from .cache import CacheUnavailable, CacheWarning, cache_secret, load_entry, store_entry
 from .config import Config, ConfigError
-from .limits import Budget, BudgetExceeded, check_tasks
+from .limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
 from .provenance import code_fingerprint
 from .report import build_report, report_files, report_json
 from .report_store import check_destination, config_identity, write_set
@@ -327,10 +327,6 @@ def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = 
     return tasks
 
 
-#: Task parameters holding a component table, and the registry that builds it.
-_COMPONENT_KEYS = ("mechanism", "prior", "learner")
-
-
 def check_buildable(tasks: list[Task]) -> None:
     """Build every *registered* component of every task once, so a parameter its constructor refuses
     (an ε whose arithmetic overflows, a scale below the float-safe range) is exit 2 now, not an error
@@ -346,7 +342,7 @@ def check_buildable(tasks: list[Task]) -> None:
 
     registries = {"mechanism": components.MECHANISMS, "prior": components.PRIORS, "learner": components.LEARNERS}
     for task in tasks:
-        for key in _COMPONENT_KEYS:
+        for key in COMPONENT_KEYS:
             table = task.params.get(key)
             if not isinstance(table, dict) or table.get("name") not in registries[key]:
                 continue
