@@ -10,13 +10,23 @@ import numpy as np
 
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
 
-from .reconstruction import _CHUNK, NaiveInverse, ReconstructionAttacker, _modulated, _Round, _supported, as_rounds, torch_map
+from .reconstruction import (
+    _CHUNK,
+    NaiveInverse,
+    ReconstructionAttacker,
+    _modulated,
+    _Round,
+    _supported,
+    _UnbiasedOnLinearReleases,
+    as_rounds,
+    torch_map,
+)
 from .registry import register_attack
 
 
 # --- generic autodiff MLE -------------------------------------------------------------------------------
 @register_attack("autodiff-mle")
-class AutodiffMLE(ReconstructionAttacker):
+class AutodiffMLE(_UnbiasedOnLinearReleases, ReconstructionAttacker):
     """Multi-start Levenberg–Marquardt MLE for any torch map with Gaussian noise.
 
     Minimises Σ_t ‖g̃_t − f_t(x, φ_t)‖²/σ_t² (+ (y − xᵀβ)²/σ_y² when y is given) with
@@ -35,11 +45,6 @@ class AutodiffMLE(ReconstructionAttacker):
     unbiased = True
     needs_phase = True
     strength = 60
-
-    @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = as_rounds(mechanism)
-        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     def __init__(self, mechanism, *, prior=None, beta=None, sigma_y=None, random_state=None,
                  n_starts: int = 3, n_iter: int = 30) -> None:

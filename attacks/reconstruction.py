@@ -244,6 +244,15 @@ def _ph(phases, t):
 
 
 # --- naive inversion ---------------------------------------------------------------------------
+class _UnbiasedOnLinearReleases:
+    """Maximum-likelihood attackers: exactly unbiased when every round is linear-Gaussian (λ = 0)."""
+
+    @classmethod
+    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+        rounds = as_rounds(mechanism)
+        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
+
+
 class _UnbiasedOverFreshPhases:
     """Attackers that are unbiased on average over fresh uniform phases (or with λ = 0)."""
 
@@ -405,7 +414,7 @@ def _fisher_combine(ests: np.ndarray, rs: list[_Round], phases) -> np.ndarray:
 
 
 @register_attack("split-mle")
-class SplitMLE(ReconstructionAttacker):
+class SplitMLE(_UnbiasedOnLinearReleases, ReconstructionAttacker):
     """The efficient attacker with the phases known (seed 000, §6 setting).
 
     One round: x̂ = P_⊥ g̃/(1 − α) (exact least squares — efficient, since the map is
@@ -419,11 +428,6 @@ class SplitMLE(ReconstructionAttacker):
     unbiased = True
     needs_phase = True
     strength = 70
-
-    @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = as_rounds(mechanism)
-        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     def _reconstruct(self, out, rs, phases, y):
         ests = np.stack([_split_round(out[:, t], r, _ph(phases, t)) for t, r in enumerate(rs)], axis=1)
@@ -473,7 +477,7 @@ class SplitMLEMarginal(_UnbiasedOverFreshPhases, ReconstructionAttacker):
 
 
 @register_attack("y-aided")
-class YAidedMLE(ReconstructionAttacker):
+class YAidedMLE(_UnbiasedOnLinearReleases, ReconstructionAttacker):
     """MLE from the release(s) and the public response y = xᵀβ + N(0, σ_y²) (seed 000, §6).
 
     Maximises Σ_t log p(g̃_t | x, φ_t) + log p(y | x) by Gauss–Newton from the split
@@ -485,11 +489,6 @@ class YAidedMLE(ReconstructionAttacker):
     unbiased = True
     needs_phase = True
     strength = 80
-
-    @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
-        rounds = as_rounds(mechanism)
-        return all(_supported(m) for m in rounds) and not any(_modulated(m) for m in rounds)
 
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
