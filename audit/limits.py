@@ -193,11 +193,10 @@ class Budget:
     def remaining(self) -> float:
         return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.start)
 
-    def error(self, done: int, total: int) -> ResourceLimitError:
-        return ResourceLimitError(
-            f"--budget {self.seconds:g} s spent after {done} of {total} tasks; finished tasks are cached: "
-            f"rerun with a larger --budget to resume"
-        )
+    def error(self, done: int, total: int, *, cached: bool = True) -> ResourceLimitError:
+        then = ("finished tasks are cached: rerun with a larger --budget to resume" if cached else
+                "rerun with a larger --budget")
+        return ResourceLimitError(f"--budget {self.seconds:g} s spent after {done} of {total} tasks; {then}")
 
     @contextmanager
     def alarm(self) -> Iterator[None]:

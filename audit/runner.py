@@ -295,7 +295,7 @@ def run_tasks(
                 if budget.remaining() <= 0:
                     raise BudgetExceeded
         except BudgetExceeded:
-            raise budget.error(len(executed) + len(cached), len(tasks)) from None
+            raise budget.error(len(executed) + len(cached), len(tasks), cached=secret is not None) from None
     return outcomes, sorted(executed), cached
 
 
