@@ -98,9 +98,9 @@ def table_figure(title: str, header: list[str], rows: list[list[str]], note: str
     """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text)."""
     cells = [[c if len(c) <= 48 else c[:45] + "..." for c in r] for r in rows]
     note_lines = textwrap.wrap(note, 150) if note else []
-    row_h = 0.22
+    row_h = 0.24
     height = row_h * (len(rows) + 1) + 0.45 + 0.16 * len(note_lines)
-    fig, ax = new_figure(size=(11.0, height))
+    fig, ax = new_figure(size=(13.0, height))
     ax = ax[0, 0]
     ax.axis("off")
     # Axes coordinates: the table fills the top, the note sits below it.
@@ -109,7 +109,7 @@ def table_figure(title: str, header: list[str], rows: list[list[str]], note: str
     table = ax.table(cellText=cells, colLabels=header, cellLoc="left",
                      bbox=[0.0, top - table_h, 1.0, table_h])
     table.auto_set_font_size(False)
-    table.set_fontsize(7)
+    table.set_fontsize(8)
     table.auto_set_column_width(list(range(len(header))))
     ax.text(0.5, 1.0, title, fontsize=10, ha="center", va="top", transform=ax.transAxes)
     if note_lines:

@@ -9,7 +9,7 @@ JSON alone (:func:`write_report`). The document holds::
      "seed", "samples",
      "seeds": [{"task": i, "entropy": seed, "spawn_key": [i]}, ...],
      "versions": {"privaudit", "python", "numpy", "scipy", ...},
-     "summary": {"status", "counts", "n_audits"},
+     "summary": {"status", "counts" (per outcome, see privaudit.audit.verdicts), "n_audits"},
      "audits": [{"kind", "target", "verdict", <the kind's fields>, "task": i}, ...]}
 
 Each audit entry is its result's :meth:`~privaudit.audit.results.AuditResult.to_dict`;
@@ -21,7 +21,13 @@ rows each kind declares (:mod:`privaudit.audit.kinds`, rendered by
 two runs with the same seed and versions produce identical files.
 
 ``report.html`` is self-contained: CSS inline and figures embedded as base64 PNG
-``data:`` URIs, so it opens in any browser without the ``figures/`` folder.
+``data:`` URIs, so it opens in any browser without the ``figures/`` folder. Both
+renderings read at a glance: the verdict (with the outcome counts), the claimed /
+exact / certified ε table (estimator and n per row) and the headline figures come
+first; every audit's details follow (collapsed ``<details>`` in HTML, open when the
+audit went wrong); empty fields are not listed and each note appears once. In HTML
+a figure enlarges to the window on click (CSS only, no script); Markdown escapes any
+HTML in strings from the configuration.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from typing import Any
 from .figures import headline, render_figures, render_table_figures, summary_tables
 from .formatting import fmt, num
 from .report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
-from .verdicts import outcome, outcome_counts, outcome_label, overall_status, status_sentence
+from .verdicts import OUTCOME_LABELS, outcome, outcome_counts, outcome_label, overall_status, status_sentence
 
 SCHEMA = "privaudit.report/1"
 #: Distributions whose versions are recorded in every report.
@@ -270,7 +276,7 @@ def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, .
 
     def cell(j: int, c: Any) -> str:
         text = c if j in raw_cols else html.escape(str(c))
-        numeric = j not in raw_cols and (num(c) is not None or _looks_numeric(str(c)))
+        numeric = num(c) is not None or _looks_numeric(str(c))
         return f"<td class='num'>{text}</td>" if numeric else f"<td>{text}</td>"
 
     body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>" for r in rows)
@@ -298,6 +304,23 @@ def _figure(name: str, png: bytes, caption: str) -> str:
     return (f"<figure{wide}><label class='zoom' title='click to enlarge'><input type='checkbox'>"
             f"<img alt='{e(caption)}' src='data:image/png;base64,{b64}' data-name='{e(name)}'></label>"
             f"<figcaption>{e(caption)}</figcaption></figure>")
+
+
+#: Outcome of a summary-table cell's label (for its colour).
+_LABEL_OUTCOME = {**{label: key for key, label in OUTCOME_LABELS.items()},
+                  "bias expected — detected": "expected-violation-caught",
+                  "bias expected — MISSED": "expected-violation-missed"}
+
+
+def _summary_rows(rows: list[list[str]]) -> list[list[str]]:
+    """Summary-table rows as HTML cells, the outcome column (index 2) coloured by its outcome."""
+    out = []
+    for r in rows:
+        cells = [html.escape(str(c)) for c in r]
+        if len(r) > 2 and r[2] in _LABEL_OUTCOME:
+            cells[2] = f'<span class="o-{_LABEL_OUTCOME[r[2]]}">{cells[2]}</span>'
+        out.append(cells)
+    return out
 
 
 def _html_headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str]]]) -> list[str]:
@@ -338,7 +361,7 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
     for k, (title, header, rows, note) in enumerate(tables):
         if k == 1:
             parts += _html_headline_figures(report, figures)
-        table = [_html_table(header, rows)]
+        table = [_html_table(header, _summary_rows(rows), raw_cols=tuple(range(len(header))))]
         if note:
             table.append(f"<details class='note'><summary>How to read this table</summary>{e(note)}</details>")
         if k == 0:

@@ -72,6 +72,12 @@ def test_no_offset_axis_and_no_empty_slots():
     for ax in _axes(fig):
         assert ax.yaxis.get_offset_text().get_text() == ""
     assert [_grid(k) for k in (1, 2, 3, 4, 6)] == [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)]
+    # five panels on a 2×3 grid: the sixth slot holds the one shared legend
+    panels["panel 4"] = {"A": {"x": [1, 2], "y": [1.0, 2.0]}, "B": {"x": [1, 2], "y": [2.0, 1.0]}}
+    [(_, fig, _)] = utility_figures(_entry(panels=panels, ylabel="test risk", xscale="linear"))
+    visible = _axes(fig)
+    assert len(visible) == 6 and [ax.get_legend() is not None for ax in visible] == [False] * 5 + [True]
+    assert [t.get_text() for t in visible[5].get_legend().get_texts()] == ["A", "B"]
 
 
 def _tradeoff_entry(n=4000):

@@ -100,9 +100,9 @@ def _range_of(label: str, ys: np.ndarray) -> tuple[float, float]:
 
 
 def _auto_scale(values: np.ndarray) -> str:
-    """``"log"`` when positive values span more than two decades (one curve would flatten the others)."""
+    """``"log"`` when positive values span more than 1.5 decades (one curve would flatten the others)."""
     v = values[np.isfinite(values)]
-    if v.size >= 2 and np.all(v > 0) and v.max() / v.min() > 100:
+    if v.size >= 2 and np.all(v > 0) and v.max() / v.min() > 30:
         return "log"
     return "linear"
 
@@ -178,6 +178,20 @@ def _grid(k: int) -> tuple[int, int]:
     return math.ceil(k / 3), 3
 
 
+def _shared_legend(panels, slot) -> None:
+    """One legend of every curve in the first empty grid slot instead of one per panel (no empty slot left)."""
+    seen: dict[str, Any] = {}
+    for ax in panels:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if seen:
+        slot.set_visible(True)
+        slot.axis("off")
+        slot.legend(list(seen.values()), list(seen), loc="center", fontsize=LEGEND_PT + 1, frameon=False)
+
+
 def figure_title(audit: dict) -> str:
     """A human title: the configuration's label, else the experiment's description, never a bare internal id."""
     return str(audit.get("target") or audit.get("audited") or audit.get("name") or "")
@@ -198,8 +212,11 @@ def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
         cut |= _plot_series(ax, series, audit, _references(audit, str(title), panels), panel=str(title))
         if title:
             ax.set_title(str(title), fontsize=10)
-    for ax in axes.ravel()[k:]:
+    spare = axes.ravel()[k:]
+    for ax in spare:
         ax.set_visible(False)
+    if len(spare):
+        _shared_legend(axes.ravel()[:k], spare[0])
     fig.suptitle(figure_title(audit)[:110], fontsize=11)
     fig.tight_layout()
     caption = f"Utility curves: {figure_title(audit)}; error bars: ± one standard error"
