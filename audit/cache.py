@@ -36,6 +36,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -46,8 +47,8 @@ from .report_store import atomic_write
 
 SCHEMA = "privaudit.cache/2"
 KEY_ENV = "PRIVAUDIT_CACHE_KEY_FILE"
-#: Verdicts a successful (cacheable) result may carry.
-CACHEABLE_VERDICTS = ("pass", "violation", "fail", "info")
+#: A verdict is a short lower-case word ("pass", "violation", "inconclusive", ...); "error" is never cached.
+VERDICT_PATTERN = re.compile(r"[a-z][a-z-]{0,31}")
 #: Deepest nesting accepted in a cached result (results are tables of curves: depth ≤ 6 in practice).
 MAX_DEPTH = 32
 _ENVELOPE = {"schema": str, "task_key": str, "code": str, "index": int, "ok": bool, "results": list, "mac": str}
@@ -162,8 +163,8 @@ def result_problem(result: Any) -> str | None:
     for field in ("kind", "target", "verdict"):
         if not isinstance(result.get(field), str):
             return f"result field {field!r} is {result.get(field)!r}, not a string"
-    if result["verdict"] not in CACHEABLE_VERDICTS:
-        return f"result verdict {result['verdict']!r} is not one of {list(CACHEABLE_VERDICTS)}"
+    if not VERDICT_PATTERN.fullmatch(result["verdict"]) or result["verdict"] == "error":
+        return f"result verdict {result['verdict']!r} is not the verdict of a successful audit"
     notes = result.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         return "result field 'notes' is not a list of strings"

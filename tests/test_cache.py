@@ -125,10 +125,10 @@ def test_schema_check_catches_a_forged_entry_directly(tmp_path):
     run(tmp_path)
     secret = cache.cache_secret()
     path = entry(tmp_path, 2)
-    _forge(path, lambda d: d["results"][0].update(verdict="maybe"), secret)
+    _forge(path, lambda d: d["results"][0].update(verdict="maybe?"), secret)
     key = json.loads(path.read_text())["task_key"]
     outcome, problem = cache.load_entry(tmp_path / "c" / "cache", 2, key, secret)
-    assert outcome is None and "verdict 'maybe'" in problem
+    assert outcome is None and "verdict 'maybe?'" in problem
 
 
 def test_entries_are_keyed_by_the_code(tmp_path, monkeypatch):
