@@ -48,6 +48,7 @@ import torch
 
 from privaudit.mechanisms.accounting import calibrate_noise_multiplier, dpsgd_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
+from privaudit.mechanisms.clipping import linear_clipped_grad_sum
 from privaudit.mechanisms.randomness import draw_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -217,33 +218,6 @@ def _lr_tensor(lr: Any, n_runs: int, dtype) -> torch.Tensor:
     if arr.ndim != 1 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) or arr.size not in (1, n_runs):
         raise InvalidParameterError(f"lr must be > 0, scalar or one per run, got lr={lr!r}")
     return torch.as_tensor(arr if arr.size == n_runs else np.full(n_runs, arr[0]), dtype=dtype)
-
-
-def linear_clipped_grad_sum(
-    theta: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, clip: torch.Tensor | None,
-    mask: torch.Tensor | None = None, xnorm: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Closed-form Σ_i clip(∇ℓ_i) for squared loss of R linear models at once.
-
-    Parameters
-    ----------
-    theta : (R, P) parameters; X : (n, P) augmented inputs; Y : (R, n) labels;
-    clip : (R,) or (1,) clip norms, or None (no clipping); mask : (R, n) 0/1 batch membership;
-    xnorm : (n,) precomputed ‖x_i‖ (optional, saves one pass per step).
-
-    Returns
-    -------
-    sum : (R, P) the clipped gradient sum over the batch; norms : (R, n) unclipped norms
-    ‖g_i‖ = 2|r_i|‖x_i‖.
-    """
-    resid = theta @ X.T - Y  # (R, n)
-    coef = 2.0 * resid
-    norms = coef.abs() * (X.norm(dim=1) if xnorm is None else xnorm)
-    if clip is not None:
-        coef = coef * torch.clamp(clip.to(X.dtype)[:, None] / norms.clamp_min(1e-300), max=1.0)
-    if mask is not None:
-        coef = coef * mask
-    return coef @ X, norms
 
 
 @dataclass

@@ -20,6 +20,7 @@ from privaudit.learners.modulated import MAX_START_BIAS, UnreliableInferenceWarn
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError
 
 BETA = np.array([0.5, -0.3, 0.2])
+MODULATION = {"alpha": 0.3, "lam": 0.3, "omega": 0.5}
 
 
 def _data(K: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +37,7 @@ def coverage_and_warnings(cls, reps: int, *, K: int = 20000, eps: float = 8.0, s
         X, y = _data(K, np.random.default_rng([seed, r]))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("ignore")
-            est = cls(epsilon=eps, alpha=0.3, lam=0.3, omega=0.5, random_state=10**6 * (seed + 1) + r, **kw).fit(X, y)
+            est = cls(epsilon=eps, **MODULATION, random_state=10**6 * (seed + 1) + r, **kw).fit(X, y)
             warnings.simplefilter("always", UnreliableInferenceWarning)
             ci = est.conf_int(0.05)
         warned += any(issubclass(w.category, UnreliableInferenceWarning) for w in caught)
@@ -90,7 +91,7 @@ def test_start_bias_estimates_the_bias_of_an_unconverged_fit():
     err, bias = [], []
     for r in range(n):
         X, y = _data(K, np.random.default_rng([4, r]))
-        est = ModulatedRegressor(epsilon=8.0, alpha=0.3, lam=0.3, omega=0.5, rounds=2, step=0.3,
+        est = ModulatedRegressor(epsilon=8.0, **MODULATION, rounds=2, step=0.3,
                                  random_state=r).fit(X, y)
         err.append(est.coef_ - BETA)
         bias.append(est.start_bias_)
@@ -114,7 +115,7 @@ def test_max_start_bias_costs_at_most_one_point_of_coverage():
 def test_non_contracting_iteration_warns():
     """At ε = 1 with K = 2000 the noisy Σ_x,t make the linearised recursion expand."""
     X, y = _data(2000, np.random.default_rng(8))
-    est = ModulatedRegressor(epsilon=1.0, alpha=0.3, lam=0.3, omega=0.5, rounds=10, step=1.0, random_state=0).fit(X, y)
+    est = ModulatedRegressor(epsilon=1.0, **MODULATION, rounds=10, step=1.0, random_state=0).fit(X, y)
     assert est.contraction_ >= 1 and np.all(np.isnan(est.start_bias_))
     with pytest.warns(UnreliableInferenceWarning, match=r"not converged \(contraction_=.* >= 1"):
         est.conf_int()
@@ -124,7 +125,7 @@ def test_non_contracting_iteration_warns():
 
 def test_active_radius_warns():
     X, y = _data(4000, np.random.default_rng(9))
-    est = ModulatedRegressor(epsilon=8.0, alpha=0.3, lam=0.3, omega=0.5, radius=0.2, random_state=0).fit(X, y)
+    est = ModulatedRegressor(epsilon=8.0, **MODULATION, radius=0.2, random_state=0).fit(X, y)
     assert est.radius_active_
     with pytest.warns(UnreliableInferenceWarning, match="projection sphere"):
         est.conf_int()
@@ -137,7 +138,7 @@ def test_too_few_clients_for_intervals_is_refused(cls, kw, K):
     X, y = _data(K, np.random.default_rng(K))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = cls(epsilon=8.0, alpha=0.3, lam=0.3, omega=0.5, random_state=0, **kw).fit(X, y)
+        est = cls(epsilon=8.0, **MODULATION, random_state=0, **kw).fit(X, y)
     if K == 1:
         assert np.all(est.bse_ == 0)  # what conf_int used to return: zero-width intervals
     else:
