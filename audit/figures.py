@@ -95,25 +95,30 @@ def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
 
 
 def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = ""):
-    """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text)."""
+    """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text).
+
+    Column widths follow the longest text of each column (cells cut at 48 characters);
+    the figure is as wide as the text needs, at 8 pt.
+    """
     cells = [[c if len(c) <= 48 else c[:45] + "..." for c in r] for r in rows]
-    note_lines = textwrap.wrap(note, 150) if note else []
+    chars = [max([len(header[j])] + [len(r[j]) for r in cells]) + 2 for j in range(len(header))]
+    width = min(max(0.085 * sum(chars), 6.0), 24.0)  # ~0.085 in per character at 8 pt
+    note_lines = textwrap.wrap(note, int(width * 14)) if note else []
     row_h = 0.24
     height = row_h * (len(rows) + 1) + 0.45 + 0.16 * len(note_lines)
-    fig, ax = new_figure(size=(13.0, height))
+    fig, ax = new_figure(size=(width, height))
     ax = ax[0, 0]
     ax.axis("off")
     # Axes coordinates: the table fills the top, the note sits below it.
     table_h = row_h * (len(rows) + 1) / height
     top = 1 - 0.35 / height
-    table = ax.table(cellText=cells, colLabels=header, cellLoc="left",
+    table = ax.table(cellText=cells, colLabels=header, cellLoc="left", colWidths=[c / sum(chars) for c in chars],
                      bbox=[0.0, top - table_h, 1.0, table_h])
     table.auto_set_font_size(False)
     table.set_fontsize(8)
-    table.auto_set_column_width(list(range(len(header))))
     ax.text(0.5, 1.0, title, fontsize=10, ha="center", va="top", transform=ax.transAxes)
     if note_lines:
-        ax.text(0.0, top - table_h - 0.05 / height, "\n".join(note_lines), fontsize=6.5, va="top",
+        ax.text(0.0, top - table_h - 0.05 / height, "\n".join(note_lines), fontsize=7, va="top",
                 transform=ax.transAxes)
     return fig
 

@@ -180,3 +180,23 @@ def test_no_hard_coded_trend_claims_in_generated_notes():
                  for i, line in enumerate(p.read_text().splitlines())
                  if claims.search(line) and '"' in line and not line.lstrip().startswith("#")]
     assert offenders == []
+
+
+def test_tradeoff_that_could_not_refute_its_claim_is_inconclusive():
+    """ε = 12 with 120 evaluation releases: no Clopper–Pearson ε̲ can exceed 12, so a pass would be vacuous.
+    The same mechanism at ε = 1 with enough releases passes, and an under-noised one is caught."""
+    from privaudit.audit.kinds import get_kind
+
+    kind = get_kind("tradeoff")
+    full = {k: f.default for k, f in kind.fields.items()}
+
+    def run(mechanism, n, **extra):
+        return kind.run({**full, "mechanism": mechanism, "n": n, **extra}, np.random.default_rng(0)).to_dict()
+
+    vacuous = run({"name": "gaussian", "epsilon": 12.0, "delta": 1e-5}, 200)
+    assert vacuous["verdict"] == "inconclusive" and vacuous["min_detectable_ratio"] == "inf"
+    assert any("could not have refuted" in n for n in vacuous["notes"])
+    fine = run({"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, 2000)
+    assert fine["verdict"] == "pass" and outcome(fine) == "pass"
+    broken = run({"name": "gaussian", "sigma": 0.3, "epsilon": 1.0, "delta": 1e-5}, 2000, expect="violation")
+    assert outcome(broken) == "expected-violation-caught", broken["epsilon_lb"]

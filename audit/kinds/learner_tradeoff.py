@@ -35,7 +35,7 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
                                               rng=rng)
     res = audit_release_tradeoff(view, n=params["n"], confidence=params["confidence"], rng=rng,
                                  estimator=params["estimator"], phase=params["phase"])
-    entry = apply_expectation(res, params["expect"], caught="violation")
+    entry = apply_expectation(tradeoff.judge(res), params["expect"], caught="violation")
     note = getattr(view, "tradeoff_note", None)
     return with_note(entry, note) if note else entry
 

@@ -16,6 +16,7 @@ size could certify (:func:`~privaudit.audit.certifiable.max_certifiable_epsilon`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -75,7 +76,26 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
         mech, x, x_prime, n=params["n"], attacker=params["attacker"], confidence=params["confidence"],
         estimator=params["estimator"], selection=params["selection"], delta=params["delta"], rng=rng, **extra,
     )
-    return apply_expectation(res, params["expect"], caught="violation")
+    return apply_expectation(judge(res), params["expect"], caught="violation")
+
+
+def judge(result: TradeoffAudit) -> TradeoffAudit:
+    """``"inconclusive"`` instead of ``"pass"`` when the audit could not have refuted the claim at its size.
+
+    ``min_detectable_ratio`` is the smallest ε′/ε_claim for which the expected ε̲ exceeds
+    the claim (:func:`privaudit.audit.power.min_detectable_ratio`); ``inf`` means even a
+    perfect distinguisher could not lift ε̲ above the claim with this many releases,
+    so a pass would say nothing.
+    """
+    if not isinstance(result, TradeoffAudit) or result.verdict != "pass":
+        return result
+    ratio = num(getattr(result, "min_detectable_ratio", None))
+    if ratio is None or math.isfinite(ratio):
+        return result
+    note = (f"inconclusive: with n_eval = {result.n_eval} releases per hypothesis no ε̲ can exceed the claimed "
+            f"ε = {fnum(result.claim.epsilon)} at confidence {fnum(result.confidence)}; the audit could not have "
+            "refuted the claim (raise n)")
+    return dataclasses.replace(result, verdict="inconclusive", notes=(*result.notes, note))
 
 
 #: How each estimator's ε̲ is obtained, and what it assumes (the ε table's "estimator" column).
