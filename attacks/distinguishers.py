@@ -148,7 +148,11 @@ class ProjectionAttack(Distinguisher):
         return self
 
     def score(self, outputs) -> np.ndarray:
-        return _rows(outputs) @ self.direction_
+        rows = _rows(outputs)
+        if rows.shape[1] != self.direction_.size:
+            # Outputs do not live in the input space (e.g. a selected index): project on the all-ones direction.
+            return rows.sum(axis=1)
+        return rows @ self.direction_
 
 
 class _ClassifierAttack(Distinguisher):
@@ -268,20 +272,40 @@ class AtomAttack(Distinguisher):
     values like any other (their bit patterns), so a degenerate output under one input
     only is an atom.
 
+    Near-atoms: a row within ``ball``·max(1, ‖x‖∞) (sup norm, default 2⁻²⁰) of x or x′
+    counts as that input, so mass smeared into a tiny ball around an input (which no
+    correct mechanism puts there: a Gaussian or Laplace gives it probability ~10⁻⁶)
+    is an atom too.
+
     For a continuous mechanism no row repeats and every score is 0: the attacker
     has no power and the audit correctly reports ε̲ = 0.
     """
 
     handles_nonfinite = True
 
-    def __init__(self, min_count: int = 1) -> None:
+    def __init__(self, min_count: int = 1, ball: float = 2.0**-20) -> None:
         self.min_count = min_count
+        self.ball = ball
+
+    def _snap(self, outputs) -> np.ndarray:
+        """Rows within ``ball``·max(1, ‖p‖∞) of x or x′ (sup norm) are replaced by that input: near-atoms."""
+        o = _rows(outputs)
+        for p in self.points_:
+            if p.size != o.shape[1]:
+                continue
+            with np.errstate(invalid="ignore"):
+                near = np.max(np.abs(o - p), axis=1) <= self.ball * max(1.0, float(np.max(np.abs(p), initial=0.0)))
+            if near.any():
+                o = o.copy()
+                o[near] = p
+        return o
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "AtomAttack":
         check_int("min_count", self.min_count)
         if outputs0 is None or outputs1 is None:
             raise InvalidParameterError("atom needs training outputs under x and x_prime")
-        h0, h1 = row_hashes(outputs0), row_hashes(outputs1)
+        self.points_ = [np.asarray(p, dtype=float).ravel() for p in (x, x_prime) if p is not None]
+        h0, h1 = row_hashes(self._snap(outputs0)), row_hashes(self._snap(outputs1))
         keys, inverse, counts = np.unique(np.concatenate([h0, h1]), return_inverse=True, return_counts=True)
         c1 = np.bincount(inverse[h0.size:], minlength=keys.size).astype(float)
         c0 = counts - c1
@@ -306,7 +330,7 @@ class AtomAttack(Distinguisher):
         return self
 
     def score(self, outputs) -> np.ndarray:
-        h = row_hashes(outputs)
+        h = row_hashes(self._snap(outputs))
         if self.keys_.size == 0:
             return np.zeros(h.size)
         idx = np.clip(np.searchsorted(self.keys_, h), 0, self.keys_.size - 1)

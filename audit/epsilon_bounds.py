@@ -173,7 +173,7 @@ def empirical_curve(scores0, scores1, max_points: int = 512, *, presorted: bool 
 
 
 def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails") -> np.ndarray:
-    """K thresholds at pooled-score quantiles (all distinct values if there are fewer).
+    """About K thresholds at pooled-score quantiles, with their distinct neighbours (all values if fewer).
 
     ``spacing="tails"`` log-spaces the ranks towards both ends (ε at small δ is
     decided in the tails); ``"linear"`` spaces them evenly, for the GDP estimator,
@@ -190,7 +190,13 @@ def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails")
     else:
         half = np.geomspace(1, n / 2, k // 2)
         ranks = np.concatenate([half, n - half])
-    return np.unique(pooled[ranks.astype(int).clip(0, n - 1)])
+    picked = np.unique(pooled[ranks.astype(int).clip(0, n - 1)])
+    # Ties: the tests are "score > t" and "score < r", which exclude the value at the threshold. A
+    # block of tied scores (an atom's) is only isolated by its neighbouring distinct values, so the
+    # unique values just below and above each pick are candidates too.
+    i = np.searchsorted(uniq, picked)
+    return np.unique(np.concatenate([picked, uniq[np.clip(i - 1, 0, uniq.size - 1)],
+                                     uniq[np.clip(i + 1, 0, uniq.size - 1)]]))
 
 
 # --- bound containers --------------------------------------------------------------------------

@@ -250,7 +250,7 @@ MIN_N = 200
 #: At most this many releases per hypothesis are spent on training (the classifiers use ≤ 20 000).
 MAX_TRAIN = 100_000
 #: Attackers of a suite are ranked on at most this many selection releases per hypothesis.
-RANK_ROWS = 20_000
+RANK_ROWS = 100_000
 
 
 def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
