@@ -36,7 +36,7 @@ from .claim import PrivacyClaim
 from .lattice import (
     GAUSSIAN_ETA,
     GAUSSIAN_TAIL,
-    gaussian_cell_logprob,
+    gaussian_dither_logprob,
     gaussian_dither_fisher,
     grid_step,
     lattice_release,
@@ -169,7 +169,7 @@ def float_safe_gaussian_logpdf(residuals, sigma: float) -> np.ndarray:
     r = np.asarray(residuals, dtype=float)
     v = (r / sigma).reshape(r.shape[0], -1)
     step = grid_step(sigma)
-    return gaussian_cell_logprob(v, 0.5 * step / sigma).sum(axis=1) - v.shape[1] * math.log(step)
+    return gaussian_dither_logprob(v, 0.5 * step / sigma).sum(axis=1) - v.shape[1] * math.log(step)
 
 
 class GaussianMechanism:

@@ -34,7 +34,7 @@ import numpy as np
 from dp_accounting import LaplaceDpEvent, NoOpDpEvent
 
 from .claim import PrivacyClaim
-from .lattice import LAPLACE_ETA, grid_step, laplace_cell_logprob, lattice_release, noise_offsets
+from .lattice import LAPLACE_ETA, grid_step, laplace_dither_logprob, lattice_release, noise_offsets
 from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
@@ -138,7 +138,7 @@ class LaplaceMechanism:
         x = check_array("x", x)
         v = noise_offsets(outputs, x, self.scale)
         h = 0.5 * self.lattice_step / self.scale
-        return laplace_cell_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
+        return laplace_dither_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
 
     def dp_event(self, distance: float | None = None):
         """dp_accounting event of one release between inputs at ℓ₁ distance Δ (default: the sensitivity).

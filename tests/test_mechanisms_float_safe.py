@@ -220,3 +220,28 @@ def test_float_safe_laplace_matches_the_mechanism():
     resid = (out - X).ravel()
     assert stats.kstest(resid / 2.0, "laplace").pvalue > 1 - CONF
     assert np.array_equal(mech.sample(np.zeros(3), 4, rng=9), float_safe_laplace(np.zeros((4, 3)), 2.0, rng=9))
+
+
+def test_fast_dither_log_probabilities_against_high_precision():
+    """The series used by log_density vs 50-digit mpmath, and vs the exact log-CDF form in the far tails."""
+    import mpmath as mp
+
+    from privaudit.mechanisms.lattice import (
+        gaussian_cell_logprob,
+        gaussian_dither_logprob,
+        laplace_cell_logprob,
+        laplace_dither_logprob,
+    )
+
+    mp.mp.dps = 50
+    for h in (2.0**-11, 2.0**-9):
+        v = np.array([0.0, 1e-9, 0.3, -1.7, 5.0, 11.9])
+        exact = [float(mp.log(mp.ncdf(mp.mpf(t) + h) - mp.ncdf(mp.mpf(t) - h))) for t in v]
+        assert np.allclose(gaussian_dither_logprob(v, h), exact, rtol=0, atol=1e-14)
+        far = np.array([-150.0, 60.0, 200.0])
+        assert np.allclose(gaussian_dither_logprob(far, h), gaussian_cell_logprob(far, h), rtol=1e-12)
+        w = np.array([0.0, h / 3, -h, 2.5, -40.0])
+        lap = [float(mp.log(mp.quad(lambda s: mp.exp(-abs(s)) / 2, [t - h, 0, t + h] if abs(t) < h else [t - h, t + h])))
+               for t in w]
+        assert np.allclose(laplace_dither_logprob(w, h), lap, rtol=0, atol=1e-13)
+        assert np.allclose(laplace_dither_logprob(w, h), laplace_cell_logprob(w, h), rtol=1e-12)
