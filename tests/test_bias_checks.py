@@ -212,7 +212,7 @@ def test_null_false_alarm_rate_on_real_estimators(estimator):
 
 def test_rr_on_bins_conditional_bias_matches_monte_carlo(small_run):
     """The closed-form E[ỹ | y] of a fitted RR-on-Bins release against RR draws over its bins."""
-    from privaudit.audit.bias_checks import _rr_conditional_mean
+    from privaudit.audit.bias_checks_learners import _rr_conditional_mean
     from privaudit.learners.rr_on_bins import RROnBinsRegressor
     from privaudit.mechanisms import RandomizedResponse
 
