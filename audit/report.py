@@ -144,6 +144,8 @@ def headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str
                      *, limit: int = 12) -> list[tuple[int, tuple[str, bytes, str]]]:
     """Figures shown at the top: the first figure of each task, and every figure of an audit gone wrong.
 
+    Bias entries (catalogues of dozens) are summarised by the bias table instead, unless they failed.
+
     ``[(audit index, (name, png, caption)), ...]`` in audit order, at most ``limit``.
     """
     seen_tasks, out = set(), []
@@ -154,7 +156,7 @@ def headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str
         bad = outcome(audit) in ("violation", "fail", "expected-violation-missed")
         if bad:
             out += [(i, f) for f in figs]
-        elif audit.get("task", i) not in seen_tasks:
+        elif audit.get("task", i) not in seen_tasks and audit.get("kind") != "bias":
             out.append((i, figs[0]))
         seen_tasks.add(audit.get("task", i))
     return out[:limit]
