@@ -185,7 +185,8 @@ def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
     eps_lb = num(audit.get("epsilon_lb"))
     if eps_lb is not None and math.isfinite(eps_lb) and eps_lb > 0:
         ax.plot(grid, tradeoff_curve(eps_lb, delta, grid), color="tab:orange", ls=":", lw=1.2,
-                label=f"certified f(ε_lb={fnum(eps_lb)}, δ)")
+                label=f"certified f(ε̲={fnum(eps_lb)}, δ), "
+                      + ("GDP fit" if audit.get("estimator") == "gdp" else "Clopper–Pearson"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
         order = np.argsort(fpr, kind="stable")
         ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
