@@ -424,7 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench_attackers(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:  # while loading or listing (a run reports its own interruption)
+        print("privaudit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover
