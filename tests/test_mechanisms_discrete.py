@@ -224,9 +224,6 @@ def test_discrete_laplace_passes_the_default_audit():
     assert audit_tradeoff(DiscreteLaplaceMechanism(epsilon=1.0), np.zeros(1), np.ones(1), n=20_000, rng=7).verdict == "pass"
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="ProjectionAttack scores with w = x' − x even when the output width differs from the input's "
-                          "(reported by H5 for attacks/distinguishers.py); remove this marker once fixed")
 def test_exponential_mechanism_passes_the_default_audit():
     from privaudit.audit import audit_tradeoff
 
