@@ -167,3 +167,38 @@ def test_single_example_bags_without_selection_are_the_plain_gaussian():
     assert wllp_noise_multiplier(1.0, 1e-5, 1, 1.0) == pytest.approx(dpa.get_sigma_gaussian(1.0, 1e-5), rel=1e-8)
     with pytest.raises(InvalidParameterError, match="q"):
         wllp_exact_delta(1.0, 1.0, 2, 1.5)
+
+
+@pytest.mark.slow
+def test_exact_curve_matches_the_fitted_learner_end_to_end():
+    """Brute force on the real learner: an attacker who knows X and every other label recovers the bag and its
+    weights from the released S_x, computes the exact privacy loss of its S_y between y_t and y_t + R, and the
+    hockey-stick estimate E[(1 − e^{ε − L})₊] over 4000 fits matches the exact curve."""
+    import itertools
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 2))
+    y = np.array([0.5, -0.5, 0.2, -0.1])
+    lo, hi, t = -1.0, 1.0, 0
+    Xa = np.hstack([X, np.ones((4, 1))])
+    kw = dict(epsilon=3.0, delta=0.05, alpha=0.5, bag_size=2, label_bounds=(lo, hi))
+
+    def privacy_loss(seed):
+        m = WeightedLLPRegressor(random_state=seed, **kw).fit(X, y)
+        sx, sy = m.bags_[0][0], m.bags_[1][0]
+        for bag in itertools.permutations(range(4), 2):            # the bag whose features span S_x
+            w = np.linalg.lstsq(Xa[list(bag)].T, sx, rcond=None)[0]
+            if np.allclose(Xa[list(bag)].T @ w, sx, atol=1e-9):
+                break
+        if t not in bag:
+            return 0.0, m
+        wt, (other, wo) = w[bag.index(t)], [(i, wi) for i, wi in zip(bag, w) if i != t][0]
+        r = sy - wo * y[other] - wt * y[t]                           # the label noise under D
+        return ((r - wt * (hi - lo)) ** 2 - r**2) / (2 * m.sigma_**2 * (w @ w)), m
+
+    losses, fits = zip(*(privacy_loss(s) for s in range(4000)))
+    losses, m = np.array(losses), fits[-1]
+    eps = np.array([0.25, 0.5, 1.0])
+    hockey = np.maximum(0.0, 1 - np.exp(eps[None, :] - losses[:, None]))
+    exact = [wllp_exact_delta(m.noise_multiplier_, e, 2, m.selection_probability_) for e in eps]
+    mc_check(hockey, exact)
