@@ -249,13 +249,16 @@ def _exact_epsilon(mechanism, delta: float) -> float | None:
 MIN_N = 200
 #: At most this many releases per hypothesis are spent on training (the classifiers use ≤ 20 000).
 MAX_TRAIN = 100_000
+#: At most this many releases per hypothesis choose the threshold: beyond it the choice barely
+#: improves, while every release moved to the evaluation split tightens ε̲.
+MAX_SELECT = 250_000
 #: Attackers of a suite are ranked on at most this many selection releases per hypothesis.
 RANK_ROWS = 100_000
 
 
 def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
     n_train = min(int(round(train_fraction * n)), MAX_TRAIN) if needs_training else 0
-    n_select = max(1, int(round(selection_fraction * n)))
+    n_select = max(1, min(int(round(selection_fraction * n)), MAX_SELECT))
     n_eval = n - n_train - n_select
     if n_eval < 1:
         raise InvalidParameterError(f"n={n} is too small for the train/select/eval splits")
@@ -375,8 +378,9 @@ def audit_tradeoff(
         Name shown in reports; default ``repr(mechanism)``.
     selection_fraction, train_fraction : float
         Shares of the n releases per hypothesis used to choose the attacker and
-        threshold (default 0.2) and, only when an attacker must be fitted, to fit it
-        (default 0.2, at most :data:`MAX_TRAIN` releases); the rest is the evaluation
+        threshold (default 0.2, at most :data:`MAX_SELECT` releases) and, only when an
+        attacker must be fitted, to fit it (default 0.2, at most :data:`MAX_TRAIN`
+        releases); the rest is the evaluation
         split. Attackers that need no training never cost a training split.
     n_thresholds : int
         Candidate thresholds (pooled-score quantiles of the selection split).
