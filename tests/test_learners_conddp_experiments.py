@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 def test_small_experiment_runs(name):
     from privaudit.audit.experiments import conddp
 
-    res = getattr(conddp, name)(small=True, seed=3)
+    res = getattr(conddp, name)(small=True, rng=3)
     assert isinstance(res, ExperimentResult) and res.panels and res.table
     json.dumps(res.to_dict())  # strict-JSON serialisable
     methods = {row["method"] for row in res.table if "method" in row}
