@@ -36,6 +36,7 @@ import base64
 import html
 import json
 import platform
+import re
 import struct
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
@@ -297,13 +298,17 @@ def _outcome(entry: dict) -> str:
     return f'<span class="o-{outcome(entry)}">{html.escape(outcome_label(entry))}</span>'
 
 
+def _figure_id(name: str) -> str:
+    return "fig-" + re.sub(r"[^A-Za-z0-9-]", "-", name.rsplit(".", 1)[0])
+
+
 def _figure(name: str, png: bytes, caption: str) -> str:
     """A figure that enlarges to the window on click (a hidden checkbox: pure CSS, no script)."""
     e = html.escape
     b64 = base64.b64encode(png).decode("ascii")
     width, height = struct.unpack(">II", png[16:24]) if png[:8] == b"\x89PNG\r\n\x1a\n" else (1, 1)
     wide = " class='wide'" if width > 1.8 * height else ""  # multi-panel figures get two grid columns
-    return (f"<figure{wide}><label class='zoom' title='click to enlarge'><input type='checkbox'>"
+    return (f"<figure{wide} id='{_figure_id(name)}'><label class='zoom' title='click to enlarge'><input type='checkbox'>"
             f"<img alt='{e(caption)}' src='data:image/png;base64,{b64}' data-name='{e(name)}'></label>"
             f"<figcaption>{e(caption)}</figcaption></figure>")
 
@@ -380,6 +385,7 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
                      for i, a in enumerate(report["audits"])], raw_cols=(0, 1, 2, 3, 4)),
         "</details>", "<h2>Details</h2>",
     ]
+    on_top = {name for _, (name, _, _) in headline_figures(report, figures)}
     for i, a in enumerate(report["audits"]):
         bad = outcome(a) in ("violation", "fail", "error", "expected-violation-missed")
         parts.append(f"<details class='audit' id='audit-{i}'{' open' if bad else ''}><summary>{i}. "
@@ -387,7 +393,12 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
         parts.append(f"<p>{e(headline(a))}</p>")
         if a.get("error"):
             parts.append(f"<pre>{e(a.get('traceback') or a['error'])}</pre>")
-        figs = figures.get(i, [])
+        # Each PNG is embedded once: a headline figure is linked from its audit, not repeated.
+        figs = [f for f in figures.get(i, []) if f[0] not in on_top]
+        links = [f for f in figures.get(i, []) if f[0] in on_top]
+        if links:
+            parts.append("<p>" + " ".join(f"<a href='#{_figure_id(n)}'>↑ {e(cap)} (in the headline figures)</a>"
+                                          for n, _, cap in links) + "</p>")
         if figs:
             parts.append("<div class='figs'>" + "".join(_figure(*f) for f in figs) + "</div>")
         rows = scalar_rows(a)
