@@ -9,9 +9,17 @@ import pytest
 
 from privaudit.attacks.pairs import modulated_pair
 from privaudit.attacks.priors import GaussianPrior
-from privaudit.audit.testing import assert_private, assert_reconstruction_bounded, assert_unbiased
+from privaudit.audit.testing import (
+    PrivacyAssertionError,
+    assert_private,
+    assert_reconstruction_bounded,
+    assert_unbiased,
+)
 from privaudit.learners.modulated import server_gradient, server_statistics
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, ModulatedMechanism, RandomizedResponse
+from privaudit.mechanisms.discrete import DiscreteLaplaceMechanism
+from privaudit.mechanisms.exponential import ExponentialMechanism
+from privaudit.mechanisms.unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
 
 
 @pytest.mark.parametrize(
@@ -20,11 +28,23 @@ from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, ModulatedM
         (GaussianMechanism(epsilon=1.0, delta=1e-5), [0.0], [1.0]),
         (LaplaceMechanism(epsilon=0.5), [0.0], [1.0]),
         (RandomizedResponse(epsilon=2.0, categories=(0, 1, 2)), 0, 2),
+        (DiscreteLaplaceMechanism(epsilon=1.0), 0, 1),
+        (ExponentialMechanism(epsilon=1.0), [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
     ],
-    ids=["gaussian", "laplace", "rr"],
+    ids=["gaussian", "laplace", "rr", "discrete-laplace", "exponential"],
 )
 def test_shipped_mechanisms_are_private(mechanism, x, x_prime):
-    assert_private(mechanism, x, x_prime, n=30_000)
+    # The plugin's default n (200 000 per hypothesis) with the default black-box-first suite,
+    # floating-point attackers included: the float-safe mechanisms must survive them.
+    res = assert_private(mechanism, x, x_prime)
+    assert res.min_detectable_ratio < 2.0  # informative: the power warning does not fire
+
+
+@pytest.mark.parametrize("unsafe", [UnsafeFloatLaplaceMechanism(epsilon=1.0),
+                                    UnsafeFloatGaussianMechanism(epsilon=1.0, delta=1e-5)], ids=["laplace", "gaussian"])
+def test_textbook_float_variants_are_caught(unsafe):
+    with pytest.raises(PrivacyAssertionError, match="privacy violation"):
+        assert_private(unsafe, [0.0], [1.0], n=50_000)
 
 
 def test_modulated_release_is_private_with_the_phase_known():
