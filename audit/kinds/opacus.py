@@ -7,9 +7,10 @@ when a task runs.
 from __future__ import annotations
 
 from ..fields import Field
-from ..formatting import fnum
+from ..formatting import claim_of, fnum
 from ..opacus_audit import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
 from ..results import AuditEntry, apply_expectation
+from ..verdicts import outcome_label
 from .base import CONFIDENCE, AuditKind
 
 FIELDS = {
@@ -45,6 +46,17 @@ def headline(entry: dict) -> str:
     return (f"Opacus ε = {fnum(entry.get('opacus_epsilon'))} vs certified ε_lb = {fnum(entry.get('epsilon_lb'))} "
             f"(exact {fnum(entry.get('epsilon_exact'))})")
 
+def epsilon_row(entry: dict) -> list[str]:
+    """Row of the ε table: Opacus' claimed ε, the exact ε, and the best ε̲ over the audited views."""
+    c = claim_of(entry)
+    views = [v for v in entry.get("views") or [] if isinstance(v, dict)]
+    methods = ", ".join(dict.fromkeys(str(v.get("method", "?")) for v in views)) or "?"
+    return [str(entry.get("target", "")), fnum(c.get("epsilon", entry.get("opacus_epsilon"))), fnum(c.get("delta")),
+            fnum(entry.get("epsilon_exact")), fnum(entry.get("epsilon_lb")),
+            f"best of {len(views)} view{'s' if len(views) != 1 else ''} ({methods}); accountant "
+            f"{entry.get('accountant', '?')}", "—", "—", outcome_label(entry)]
+
+
 KIND = AuditKind("opacus", run, FIELDS, result=OpacusAudit, doc="Opacus DP-SGD: Opacus' ε beside privaudit's ε̲",
                  target=lambda p: f"Opacus DP-SGD ({p['grad_sample_mode']}, q={p['sample_rate']:g})",
-                 headline=headline)
+                 headline=headline, table_rows={"epsilon": epsilon_row})
