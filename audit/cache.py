@@ -115,6 +115,7 @@ def entry_key(task_key: str) -> str:
 
 
 def entry_path(cache_dir: Path, index: int, task_key: str) -> Path:
+    """``<cache_dir>/<index>-<entry key>.json``: the index first, so a listing reads in task order."""
     return Path(cache_dir) / f"{index:03d}-{entry_key(task_key)}.json"
 
 

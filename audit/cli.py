@@ -83,6 +83,7 @@ _EXIT_EPILOG = ("Exit codes: 0 all audits passed, 1 a violation / failed check /
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``privaudit`` parser: ``run``, ``list`` and ``bench`` (whose options its own parser owns)."""
     parser = argparse.ArgumentParser(
         prog="privaudit",
         description="Audit private machine learning: run a configuration's attacks and audits, get a report.",
@@ -242,6 +243,7 @@ def _prepare(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``privaudit run``: load and preflight (every problem exit 2), then run and summarise."""
     usage = _usage_errors()
     try:
         config, tasks = _prepare(args)
@@ -372,6 +374,7 @@ def _listing(what: str) -> dict[str, dict[str, str]]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``)."""
     sections = _listing(args.what)
     if args.json:
         _emit(json.dumps(sections, indent=2))
@@ -389,6 +392,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- bench
 def cmd_bench_attackers(args: argparse.Namespace) -> int:
+    """``privaudit bench attackers`` through argparse (``main`` usually short-cuts to :func:`bench_attackers`)."""
     return bench_attackers(args.args)
 
 

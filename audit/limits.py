@@ -84,6 +84,7 @@ def parse_size(text: str) -> int:
 
 
 def fmt_bytes(n: float) -> str:
+    """``1536`` -> ``'1.5 KiB'`` (powers of 1024)."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
@@ -191,9 +192,11 @@ class Budget:
         self.start = time.monotonic()
 
     def remaining(self) -> float:
+        """Seconds left (``inf`` without a budget)."""
         return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.start)
 
     def error(self, done: int, total: int, *, cached: bool = True) -> ResourceLimitError:
+        """The exit-2 error of a spent budget, naming ``--budget`` and how far the run got."""
         then = ("finished tasks are cached: rerun with a larger --budget to resume" if cached else
                 "rerun with a larger --budget")
         return ResourceLimitError(f"--budget {self.seconds:g} s spent after {done} of {total} tasks; {then}")

@@ -95,6 +95,7 @@ class RunResult:
 
     @property
     def status(self) -> str:
+        """The report's overall status (``pass``, ``violation``, ``fail``, ``error``, ...)."""
         return self.report["summary"]["status"]
 
     @property
