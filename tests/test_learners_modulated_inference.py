@@ -123,6 +123,24 @@ def test_non_contracting_iteration_warns():
         est.wald_test(np.eye(3))
 
 
+def test_step_above_one_warns():
+    X, y = _data(4000, np.random.default_rng(10))
+    est = ModulatedRegressor(epsilon=8.0, **MODULATION, rounds=10, step=1.5, random_state=0).fit(X, y)
+    assert est.contraction_ < 1e-3  # converged: only the step gives the warning
+    with pytest.warns(UnreliableInferenceWarning, match="step=1.5 > 1 overshoots"):
+        est.conf_int()
+
+
+@pytest.mark.slow
+def test_step_above_one_undercovers():
+    """Why step > 1 warns: at c = 1.5 some coefficient covers below the 99.9 % band of 0.95."""
+    n = 1000
+    cov, warned = coverage_and_warnings(ModulatedRegressor, n, K=8000, seed=22, rounds=10, step=1.5)
+    lo, _ = _band(n)
+    print(f"step 1.5: coverage {cov}, {warned}/{n} warned (band lower edge {lo:.3f})")
+    assert warned == n and cov.min() < lo
+
+
 def test_active_radius_warns():
     X, y = _data(4000, np.random.default_rng(9))
     est = ModulatedRegressor(epsilon=8.0, **MODULATION, radius=0.2, random_state=0).fit(X, y)
