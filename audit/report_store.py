@@ -53,7 +53,7 @@ from pathlib import Path
 
 from privaudit.mechanisms.validation import InvalidInputError
 
-from .config import ConfigError
+from .fields import ConfigError
 from .provenance import code_fingerprint
 
 #: What a report set owns; anything else in the folder is carried over to the next set.
@@ -250,6 +250,15 @@ def clean_stale(out_dir: str | Path) -> None:
             with contextlib.suppress(OSError):
                 if tmp.is_file() and now - tmp.stat().st_mtime >= min_age:
                     tmp.unlink()
+
+
+def recover_set(out_dir: str | Path) -> None:
+    """:func:`clean_stale` under the lock: run before a run's tasks, so a cache that a killed
+    writer left in its temporary folder is back in place before it is read."""
+    out_dir = Path(out_dir)
+    if out_dir.parent.is_dir():
+        with _locked(out_dir.parent):
+            clean_stale(out_dir)
 
 
 def _sha(data: bytes) -> str:

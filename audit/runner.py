@@ -50,7 +50,7 @@ from .config import Config, ConfigError
 from .limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
 from .provenance import code_fingerprint
 from .report import build_report, report_files, report_json
-from .report_store import check_destination, config_identity, write_set
+from .report_store import check_destination, config_identity, recover_set, write_set
 from .tasks import Task, execute_task, get_task_kind, plan_tasks
 
 CACHE_DIR = "cache"
@@ -398,6 +398,7 @@ def run_config(
         progress = sys.stdout.isatty() and sys.stderr.isatty()
     tasks = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
     out_dir = Path(out) / config.name
+    recover_set(out_dir)  # a killed writer may have left the cache in its temporary folder
     warned: list[str] = []
     seconds: dict[int, float] = {}
     outcomes, executed, cached = run_tasks(

@@ -116,6 +116,28 @@ def test_stale_atomic_write_temporaries_are_cleaned(tmp_path):
     assert not old.exists() and fresh.exists()
 
 
+def test_a_run_after_a_kill_finds_its_cache_first(tmp_path):
+    """Killed between moving the cache into the new set and the swap: the next run recovers it before reading it."""
+    from privaudit.audit.report_store import recover_set
+
+    out_dir = tmp_path / "r"
+    report, rest = files_of(0, 0)
+    write_set(out_dir, report, lambda: rest)
+    ready = tmp_path / ".r.0123abcd.ready"
+    ready.mkdir()
+    (ready / "report.json").write_bytes(b"{}")  # the complete new set, not swapped in yet ...
+    (ready / "cache").mkdir()
+    (ready / "cache" / "000-k.json").write_text("entry")  # ... with the live set's cache already moved in
+    recover_set(out_dir)
+    assert (out_dir / "cache" / "000-k.json").read_text() == "entry" and not ready.exists()
+    assert check_complete_files(out_dir, version=0)
+
+
+def check_complete_files(out_dir, *, version: int) -> bool:
+    _, expected = files_of(version, 0)
+    return all((out_dir / rel).read_bytes() == data for rel, data in expected.items())
+
+
 def test_identical_set_is_not_rewritten(tmp_path):
     out_dir = tmp_path / "r"
     report, rest = files_of(0, 0)
@@ -134,3 +156,66 @@ def test_identical_set_is_not_rewritten(tmp_path):
     (out_dir / "report.html").write_bytes(b"edited")
     assert write_set(out_dir, report, render) is True and calls == [1, 1]
     assert (out_dir / "report.html").read_bytes() == rest["report.html"]
+
+
+SMALL = """
+name = "small"
+[[audits]]
+kind = "tradeoff"
+target = "Gaussian"
+mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }
+n = 2000
+[[audits]]
+kind = "tradeoff"
+target = "Laplace"
+mechanism = { name = "laplace", epsilon = 1.0 }
+n = 2000
+"""
+
+
+def check_manifest(out_dir) -> None:
+    """Every file of the set is the one its run log's manifest names (the run log is part of the set)."""
+    import hashlib
+
+    log = json.loads((out_dir / "run.log.json").read_text())
+    files = log["set"]["files"]
+    found = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*")
+             if p.is_file() and "cache" not in p.parts and p.name != "run.log.json"}
+    assert found == set(files), sorted(found ^ set(files))
+    for rel, digest in files.items():
+        assert hashlib.sha256((out_dir / rel).read_bytes()).hexdigest() == digest, rel
+    seed = json.loads((out_dir / "report.json").read_text())["seed"]
+    assert f"Seed {seed}" in (out_dir / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_killed_cli_runs_leave_a_consistent_report_set(tmp_path):
+    """25 `privaudit run` processes killed while they write their report (seeds alternate, so sets differ)."""
+    import subprocess
+    import sys
+
+    conf = tmp_path / "small.toml"
+    conf.write_text(SMALL)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "privaudit.audit.cli", "run", str(conf), "--out", str(out)]
+    for seed in (1, 2):  # fill the cache, so that the killed runs spend their time writing
+        assert subprocess.run([*cmd, "--seed", str(seed)], capture_output=True, timeout=600).returncode == 0
+    rng = np.random.default_rng(7)
+    killed_while_writing = 0
+    for k in range(KILLS):
+        proc = subprocess.Popen([*cmd, "--seed", str(1 + k % 2)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and not list(out.glob(".small.*")) and time.monotonic() < deadline:
+            time.sleep(0.002)  # wait until the set is being written
+        time.sleep(float(rng.uniform(0.0, 0.05)))
+        if proc.poll() is None:
+            killed_while_writing += bool(list(out.glob(".small.*")))
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        check_manifest(out / "small")  # right after the kill, before any repair
+    assert killed_while_writing >= KILLS // 2, killed_while_writing
+    done = subprocess.run([*cmd, "--seed", "1"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    check_manifest(out / "small")
+    assert [p.name for p in out.iterdir()] == ["small"]  # the killed runs' temporaries are gone
