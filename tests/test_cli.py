@@ -240,3 +240,25 @@ def test_presets_ship_in_the_wheel(tmp_path):
                           str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert ran.returncode in (0, 1), ran.stderr[-2000:]
     assert (tmp_path / "out/reconstruction/report.html").is_file()
+
+
+def two_results(params, rng):
+    """A catalogue-like kind: one task, two audits."""
+    return [{"kind": "stub", "target": f"r{i}", "verdict": "pass", "value": float(rng.standard_normal())}
+            for i in range(2)]
+
+
+def test_summary_counts_audits_and_tasks_separately(tmp_path, capsys):
+    register_task_kind("stub-two", fields={"tag": Field("int", 0)}, force=True)(two_results)
+    try:
+        p = tmp_path / "two.toml"
+        p.write_text("".join(f'[[audits]]\nkind = "stub-two"\ntag = {i}\n' for i in range(3)))
+        code, out, _ = run(capsys, "run", p, "--out", tmp_path / "r")
+        assert code == 0 and "(6 audits from 3 tasks," in out and "cache" not in out.splitlines()[-1]
+        code, out, _ = run(capsys, "run", p, "--out", tmp_path / "r")
+        assert "(6 audits from 3 tasks; 3 of the tasks (6 audits) from the cache," in out
+        code, out, _ = run(capsys, "run", p, "--out", tmp_path / "r", "--json")
+        summary = json.loads(out)
+        assert summary["tasks"] == 3 and len(summary["audits"]) == 6 and all(a["from_cache"] for a in summary["audits"])
+    finally:
+        unregister_task_kind("stub-two")
