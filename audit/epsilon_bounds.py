@@ -67,7 +67,10 @@ from privaudit.mechanisms.validation import (
 )
 
 SELECTIONS = ("split", "bonferroni")
-_SELECT_LEVEL = 0.977  # Φ(2): selection rates are replaced by 2-sigma upper bounds (winner's curse)
+#: Selection rates are replaced by upper bounds at this level (≈ 1.3 sigma) against the winner's curse.
+_SELECT_LEVEL = 0.9
+#: The same penalty ranks the attackers of a suite.
+RANK_LEVEL = _SELECT_LEVEL
 _POOL_TOP = 24  # forward × reverse candidates examined for pooling
 
 
@@ -176,7 +179,8 @@ def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails")
     """About K thresholds at pooled-score quantiles, with their distinct neighbours (all values if fewer).
 
     ``spacing="tails"`` log-spaces the ranks towards both ends (ε at small δ is
-    decided in the tails); ``"linear"`` spaces them evenly, for the GDP estimator,
+    decided in the tails) and adds K/2 evenly spaced ranks (small ε is decided near the
+    median); ``"linear"`` spaces them evenly, for the GDP estimator,
     whose information is in the centre of the curve and whose tail candidates
     would only add selection noise.
     """
@@ -188,8 +192,10 @@ def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails")
     if spacing == "linear":
         ranks = np.linspace(0, n - 1, k + 2)[1:-1]
     else:
+        # Log-spaced towards both ends (small δ), plus an even grid: near the median the log
+        # grid's steps are ~10 % of the ranks, too coarse for small ε, decided at α ≈ ½.
         half = np.geomspace(1, n / 2, k // 2)
-        ranks = np.concatenate([half, n - half])
+        ranks = np.concatenate([half, n - half, np.linspace(0, n - 1, k // 2 + 2)[1:-1]])
     picked = np.unique(pooled[ranks.astype(int).clip(0, n - 1)])
     # Ties: the tests are "score > t" and "score < r", which exclude the value at the threshold. A
     # block of tied scores (an atom's) is only isolated by its neighbouring distinct values, so the
@@ -271,13 +277,14 @@ class Selection:
 
 def select_threshold(
     select0, select1, n0_eval: int, n1_eval: int, *, delta: float, confidence: float, estimator: str,
-    n_thresholds: int = 256,
+    n_thresholds: int = 256, select_level: float = _SELECT_LEVEL,
 ) -> Selection:
     """Choose the test on the selection split.
 
     The criterion of a test is the bound (ε̲ for Clopper–Pearson, μ̲ for GDP) it
     would give if its selection-split rates held, as expected counts, on an
-    evaluation split of sizes ``(n0_eval, n1_eval)``. The best forward threshold,
+    evaluation split of sizes ``(n0_eval, n1_eval)``, after replacing the selection
+    rates by upper bounds at ``select_level`` (the winner's-curse penalty). The best forward threshold,
     the best reverse threshold and their pooled test are compared and the best is
     returned. Also used to pick the best attacker of a suite; the evaluation split
     is never looked at.
@@ -289,12 +296,13 @@ def select_threshold(
     level = 1 - (1 - confidence) / 2
     fp, fn = error_counts(s0, s1, cands, presorted=True)
     rfp, rfn = _reverse_counts(s0, s1, cands)
-    # Against the winner's curse, selection rates are replaced by two-sigma (97.7%) upper
-    # bounds before rescaling: a tail threshold seen with few errors is not trusted. (One
-    # sigma let noise pick tail thresholds of small-ε mechanisms: Laplace ε = 0.1 at n = 2e5
-    # gave ε̲ = 0 on one seed in four; two sigmas cost ~4% of ε̲ on a Gaussian at ε = 2, n = 1e6.)
-    fp, fn = (clopper_pearson_upper(fp, n0, _SELECT_LEVEL) * n0, clopper_pearson_upper(fn, n1, _SELECT_LEVEL) * n1)
-    rfp, rfn = (clopper_pearson_upper(rfp, n1, _SELECT_LEVEL) * n1, clopper_pearson_upper(rfn, n0, _SELECT_LEVEL) * n0)
+    # Against the winner's curse, selection rates are replaced by 90% upper bounds before
+    # rescaling: a tail threshold seen with few errors is not trusted. (At 84% noise picked tail
+    # thresholds of small-ε mechanisms: Laplace ε = 0.1 at n = 2e5 gave ε̲ = 0 on one seed in
+    # four; at 97.7% a NaN leak of probability 1e-3 lost to a bulk threshold at n = 2e5.)
+    lv = select_level
+    fp, fn = (clopper_pearson_upper(fp, n0, lv) * n0, clopper_pearson_upper(fn, n1, lv) * n1)
+    rfp, rfn = (clopper_pearson_upper(rfp, n1, lv) * n1, clopper_pearson_upper(rfn, n0, lv) * n0)
     crit_f = _value(fp / n0 * n0_eval, fn / n1 * n1_eval, n0_eval, n1_eval, level, delta, estimator)[0]
     crit_r = _value(rfp / n1 * n1_eval, rfn / n0 * n0_eval, n1_eval, n0_eval, level, delta, estimator)[0]
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))

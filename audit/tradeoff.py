@@ -452,7 +452,8 @@ def audit_tradeoff(
         for a in fitted:
             s0, s1 = _safe_scores(a, out0[rk], shape), _safe_scores(a, out1[rk], shape)
             crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
-                                             estimator=estimator, n_thresholds=n_thresholds).criterion)
+                                             estimator=estimator, n_thresholds=n_thresholds,
+                                             select_level=eb.RANK_LEVEL).criterion)
         best = int(np.argmax(crits))
     else:
         best = 0
