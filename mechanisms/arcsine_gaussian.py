@@ -132,6 +132,15 @@ class ArcsineGaussian:
         _, m1, m2 = self._posterior_moments(u.ravel())
         return ((m2 - 1) / self.sigma**2 - (m1 / self.sigma) ** 2).reshape(u.shape)
 
+    def logpdf_and_curvature(self, u) -> tuple[np.ndarray, np.ndarray]:
+        """(log p(u), p″(u)/p(u)) in one pass of the quadrature; p″/p = (E_post[dev²] − 1)/σ².
+
+        p″/p is what a small uniform dither of width γ adds to the density: p + (γ²/24)p″ + O(γ⁴).
+        """
+        u = np.asarray(u, dtype=float)
+        logp, _, m2 = self._posterior_moments(u.ravel())
+        return logp.reshape(u.shape), ((m2 - 1) / self.sigma**2).reshape(u.shape)
+
     # --- summaries -----------------------------------------------------------------------------
     @property
     def variance(self) -> float:

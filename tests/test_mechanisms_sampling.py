@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import z_tolerance
+
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, ModulatedMechanism, RandomizedResponse
 
 Z = 5.0
@@ -137,3 +139,79 @@ def test_seeded_sampling_is_reproducible():
     b = mech.sample(np.ones(3), 10, rng=np.random.default_rng(123))
     assert np.array_equal(a, b)
     assert not np.array_equal(a, mech.sample(np.ones(3), 10, rng=124))
+
+
+# --- float safety of the modulated release (issue 14) --------------------------------------------------------
+def _modulated_pair():
+    basis = np.linalg.qr(np.random.default_rng(10).standard_normal((3, 1)))[0]
+    mech = ModulatedMechanism(alpha=0.6, lam=0.5, omega=0.6, dim=3, sigma=0.9, basis=basis)
+    x = np.array([0.1, 0.4, -0.2])
+    return mech, x, x + basis[:, 0], np.array([0.7])
+
+
+def _textbook(monkeypatch):
+    """Replace the lattice release by the textbook float one, fl(mean + σ·z) (same draws of z)."""
+    import privaudit.mechanisms.modulated as modulated
+
+    monkeypatch.setattr(modulated, "lattice_release", lambda mean, noise, scale, step, rng: mean + scale * noise)
+
+
+def test_modulated_release_is_float_safe_and_the_textbook_one_is_not(monkeypatch):
+    from float_safety import assert_float_safe, one_sided_counts
+
+    mech, x, xp, ph = _modulated_pair()
+    g, gp = mech.map(x, ph)[0], mech.map(xp, ph)[0]
+    n = 4000
+    new = mech.sample(xp, n, rng=3, phase=ph)
+    for out in (new, mech.sample(x, n, rng=4, phase=ph), mech.release(np.tile(x, (n, 1)), rng=5)):
+        assert_float_safe(out, [g, gp], mech.lattice_step, mech.sigma, 13.0)
+    # numpy's normal sampler inverted: on ours, outputs reachable under one input only are as frequent
+    # either way (chance coincidences, no evidence) ...
+    only_xp, only_x = one_sided_counts(new, g, gp, mech.sigma)
+    assert abs(only_xp - only_x) <= z_tolerance() * math.sqrt(only_xp + only_x)
+    # ... on the textbook release every output of x′ is reachable under x′ and many prove x′ (impossible under x).
+    _textbook(monkeypatch)
+    old = mech.sample(xp, n, rng=3, phase=ph)
+    only_xp, only_x = one_sided_counts(old, g, gp, mech.sigma)
+    assert only_x == 0 and only_xp > 0.1 * n
+    # Same draws: at a given seed the float-safe output is within one lattice step of the textbook one.
+    assert np.max(np.abs(new - old)) <= mech.lattice_step
+
+
+def test_modulated_log_density_is_the_dithered_law():
+    """Against the dithered law computed independently: given each quadrature node of the phase, a product over
+    the axes of exact Gaussian cell probabilities (log-CDF differences), mixed over the nodes."""
+    from scipy.special import logsumexp
+
+    from privaudit.mechanisms.lattice import gaussian_cell_logprob
+
+    mech, x, _, ph = _modulated_pair()
+    s, step = mech.sigma, mech.lattice_step
+    y = mech.sample(x, 400, rng=6)
+    y[:3] = (1 - mech.alpha) * x + np.array([[0.0, 0.0, 0.0], [3.0, -4.0, 2.0], [-6.0, 5.0, 1.0]])  # tails too
+    means = (1 - mech.alpha) * x + mech.hidden_phase_law.centres()[:, None] * mech.basis[:, 0]  # (q, d)
+    cells = gaussian_cell_logprob((y[:, None, :] - means[None]) / s, step / (2 * s)).sum(axis=2)
+    exact = logsumexp(cells, axis=1) - math.log(len(means)) - 3 * math.log(step)
+    got = mech.log_density(y, x)
+    assert np.max(np.abs(got - exact)) < 1e-9
+    # The dither's correction is resolved: the continuous density alone is off by more than that.
+    r = y - (1 - mech.alpha) * x
+    along = r @ mech.basis
+    perp = r - along @ mech.basis.T
+    continuous = (mech.hidden_phase_law.logpdf(along)[:, 0] + stats.norm.logpdf(perp / s).sum(1)
+                  + math.log(s) - 3 * math.log(s))
+    assert np.max(np.abs(continuous - exact)) > 1e-8
+    # Phase given: the exact dithered Gaussian around g(x; φ).
+    yk = mech.sample(x, 50, rng=7, phase=ph)
+    want = gaussian_cell_logprob((yk - mech.map(x, ph)) / s, step / (2 * s)).sum(1) - 3 * math.log(step)
+    assert np.allclose(mech.log_density(yk, x, ph), want, rtol=0, atol=1e-10)  # log-CDF differences: ~1e-13 each
+
+
+def test_modulated_fisher_bounds_the_dithered_information():
+    mech, x, _, ph = _modulated_pair()
+    c = mech.dither_fisher_factor
+    assert 1 - mech.lattice_step**2 / (12 * mech.sigma**2) * 1.01 < c < 1
+    jac = mech.jacobian(x, ph)
+    assert np.allclose(mech.fisher_information(x, ph), jac.T @ jac / mech.sigma**2, rtol=1e-12)
+    eps_slack, delta_slack = mech.float_error()
+    assert eps_slack < 1e-8 and delta_slack < 1e-12
