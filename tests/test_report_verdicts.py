@@ -200,3 +200,29 @@ def test_tradeoff_that_could_not_refute_its_claim_is_inconclusive():
     assert fine["verdict"] == "pass" and outcome(fine) == "pass"
     broken = run({"name": "gaussian", "sigma": 0.3, "epsilon": 1.0, "delta": 1e-5}, 2000, expect="violation")
     assert outcome(broken) == "expected-violation-caught", broken["epsilon_lb"]
+
+
+def test_exit_code_with_inconclusive_audits(tmp_path):
+    """Documented CLI contract: inconclusive audits are counted but do not turn a pass into exit 1, unless
+    nothing at all was tested; a missed negative control is exit 1."""
+    from privaudit.audit.runner import run_config
+
+    vacuous = {"kind": "tradeoff", "target": "vacuous", "n": 200,
+               "mechanism": {"name": "gaussian", "epsilon": 12.0, "delta": 1e-5}}
+    tested = {"kind": "tradeoff", "target": "tested", "n": 2000,
+              "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}}
+    missed = {**tested, "target": "missed control", "expect": "violation"}  # a correct mechanism: nothing to catch
+
+    def run(name, audits):
+        return run_config(parse_config({"name": name, "seed": 2, "audits": audits}), out=tmp_path,
+                          use_cache=False, figures=False)
+
+    mixed = run("mixed", [vacuous, tested])
+    assert mixed.report["summary"]["counts"] == {"inconclusive": 1, "pass": 1} and mixed.exit_code == 0
+    assert "1 inconclusive (no bound or test applied)" in (tmp_path / "mixed" / "report.md").read_text()
+    nothing = run("nothing", [vacuous])
+    assert nothing.status == "inconclusive" and nothing.exit_code == 1
+    control = run("control", [missed])
+    assert control.report["summary"]["counts"] == {"expected-violation-missed": 1}
+    assert control.status == "fail" and control.exit_code == 1
+    assert "violation expected — MISSED" in (tmp_path / "control" / "report.md").read_text()
