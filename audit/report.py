@@ -253,6 +253,7 @@ h1{font-size:1.35em;margin:.3em 0}h2{font-size:1.15em;margin:1em 0 .4em}h3{font-
 table{border-collapse:collapse;margin:.3em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;
 font-size:.88em;vertical-align:top}th{background:#f3f3f3}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.fields td{max-width:60em}table.fields td.num{text-align:left}
 code,pre{background:#f6f6f6;padding:.1em .3em}pre{padding:.6em;overflow:auto}
 .o-pass,.o-expected-violation-caught{color:#176117;font-weight:600}
 .o-violation,.o-fail,.o-error,.o-expected-violation-missed{color:#a40000;font-weight:700}
@@ -274,7 +275,7 @@ td,th{font-size:.74em;padding:.15em .25em}.verdict .word{font-size:1.25em}}
 """
 
 
-def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, ...] = ()) -> str:
+def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, ...] = (), cls: str = "") -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
 
     def cell(j: int, c: Any) -> str:
@@ -283,7 +284,7 @@ def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, .
         return f"<td class='num'>{text}</td>" if numeric else f"<td>{text}</td>"
 
     body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    return f"<div class='scroll'><table{f' class={cls!r}' if cls else ''}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _looks_numeric(text: str) -> bool:
@@ -403,7 +404,7 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
             parts.append("<div class='figs'>" + "".join(_figure(*f) for f in figs) + "</div>")
         rows = scalar_rows(a)
         if rows:
-            parts.append(_html_table(["field", "value"], [list(r) for r in rows]))
+            parts.append(_html_table(["field", "value"], [list(r) for r in rows], cls="fields"))
         notes = entry_notes(a)
         if notes:
             parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
