@@ -69,6 +69,8 @@ from privaudit.mechanisms.validation import (
 SELECTIONS = ("split", "bonferroni")
 #: Selection rates are replaced by upper bounds at this level (≈ 1.3 sigma) against the winner's curse.
 _SELECT_LEVEL = 0.9
+#: Penalty of tests with false positives at selection (≈ 2.6 sigma): see select_threshold.
+_NOISY_LEVEL = 0.995
 #: The same penalty ranks the attackers of a suite.
 RANK_LEVEL = _SELECT_LEVEL
 _POOL_TOP = 24  # forward × reverse candidates examined for pooling
@@ -300,9 +302,13 @@ def select_threshold(
     # rescaling: a tail threshold seen with few errors is not trusted. (At 84% noise picked tail
     # thresholds of small-ε mechanisms: Laplace ε = 0.1 at n = 2e5 gave ε̲ = 0 on one seed in
     # four; at 97.7% a NaN leak of probability 1e-3 lost to a bulk threshold at n = 2e5.)
-    lv = select_level
-    fp, fn = (clopper_pearson_upper(fp, n0, lv) * n0, clopper_pearson_upper(fn, n1, lv) * n1)
-    rfp, rfn = (clopper_pearson_upper(rfp, n1, lv) * n1, clopper_pearson_upper(rfn, n0, lv) * n0)
+    # A test with false positives can look better than it is by luck on both counts; one with
+    # none (a perfect but rare separation: an atom, a NaN) only on its hits. The first gets the
+    # stricter penalty, so that the maximum over hundreds of tail thresholds is not noise.
+    lv_f = np.where(fp == 0, select_level, _NOISY_LEVEL)
+    lv_r = np.where(rfp == 0, select_level, _NOISY_LEVEL)
+    fp, fn = (clopper_pearson_upper(fp, n0, lv_f) * n0, clopper_pearson_upper(fn, n1, lv_f) * n1)
+    rfp, rfn = (clopper_pearson_upper(rfp, n1, lv_r) * n1, clopper_pearson_upper(rfn, n0, lv_r) * n0)
     crit_f = _value(fp / n0 * n0_eval, fn / n1 * n1_eval, n0_eval, n1_eval, level, delta, estimator)[0]
     crit_r = _value(rfp / n1 * n1_eval, rfn / n0 * n0_eval, n1_eval, n0_eval, level, delta, estimator)[0]
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))
