@@ -23,7 +23,7 @@ from typing import Any
 
 from privaudit.mechanisms.validation import InvalidParameterError, ParameterTypeError
 
-from .config import ConfigError
+from .fields import ConfigError
 
 MAX_DEPTH = 12
 MAX_VALUES = 5_000_000
