@@ -7,7 +7,9 @@ Mechanism, for labels in a declared range [low, high]:
 2. **Private prior** Φ with ε_Φ = ``prior_fraction``·ε (0.25ε, as seed 002 G.1): the
    histogram over the k points plus Laplace noise of scale 2/ε_Φ (one label change
    moves two counts by one: L1 sensitivity 2 under replace-one), clipped at 0 and
-   normalised (post-processing).
+   normalised (post-processing). The noisy counts are released on the dithered lattice
+   of :func:`~privaudit.mechanisms.laplace.float_safe_laplace` (post-processing of the
+   continuous Laplace, same ε), so the doubles they can take do not depend on the labels.
 3. **Optimal monotone binning** for Φ: a partition of the support into m contiguous
    bins S_1..S_m with representatives ŷ_j minimising the expected squared error of the
    release,
@@ -47,6 +49,7 @@ from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
 from privaudit.mechanisms.accounting import event_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.laplace import float_safe_laplace
 from privaudit.mechanisms.randomized_response import RandomizedResponse
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
@@ -236,7 +239,8 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         idx = np.rint((y - lo) / (hi - lo) * (k - 1)).astype(np.int64)
         counts = np.bincount(idx, minlength=k).astype(float)
         scale = 2.0 / eps_prior  # histogram L1 sensitivity 2 under replace-one
-        noisy = np.maximum(counts + rng.laplace(0.0, scale, size=k), 0.0)
+        # Float-safe Laplace (dithered lattice, same ε): the textbook fl(counts + rng.laplace) leaks (Mironov 2012).
+        noisy = np.maximum(float_safe_laplace(counts, scale, rng), 0.0)
         self.prior_ = noisy / noisy.sum() if noisy.sum() > 0 else np.full(k, 1.0 / k)
         self.binning_ = optimal_binning(self.support_, self.prior_, eps_rr)
         m = self.binning_.m

@@ -54,6 +54,11 @@ Privacy accounting (``.claim``), derived here because the features are public:
   ``certified_epsilon_`` = ∞: this is exactly the kind of claim privaudit's audits
   should test, not trust.
 * ε = ∞: no noise, all labels used, claim ε = ∞.
+
+Floating point: the noisy labels are released on the dithered lattice of
+:mod:`privaudit.mechanisms.lattice` (:func:`noisy_labels`), not as ``fl(y + σz)``, whose
+low-order bits depend on y (Mironov 2012); the bag sums are computed from them
+(post-processing).
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ from privaudit.mechanisms.accounting import (
     gdp_sigma,
 )
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.lattice import grid_step, lattice_release
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.tradeoff import gaussian_delta
 from privaudit.mechanisms.validation import (
@@ -180,6 +186,22 @@ def wllp_privacy_loss_distribution(z: float, k: int, q: float, *, n_bins: int = 
     return gaussian_mixture_pld(mus, weights, value_discretization_interval=value_discretization_interval)
 
 
+def noisy_labels(y: np.ndarray, noised: np.ndarray, z: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """ỹ = y + σz on the ``noised`` labels, released on the dithered lattice of step 2^(⌊log₂ σ⌋ − 10).
+
+    The float-safe form of ``y + noised·σz`` (:mod:`privaudit.mechanisms.lattice`): the same
+    Gaussian release rounded onto γ(ℤ + u), u ~ U[0, 1) independent of y (post-processing:
+    the claim is unchanged). The normals z are the learner's own draws; the offsets u come
+    from a child stream spawned from ``rng`` (:meth:`numpy.random.Generator.spawn` does not
+    advance ``rng``), so the selection, bags and weights drawn afterwards are those of the
+    textbook release at the same seed and ỹ moves by at most γ ≤ σ·2⁻¹⁰.
+    """
+    out = np.array(y, dtype=float)  # labels may arrive as integers
+    if sigma > 0 and np.any(noised):
+        out[noised] = lattice_release(y[noised], z[noised], sigma, grid_step(sigma), rng.spawn(1)[0])
+    return out
+
+
 class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Linear regression on noisy, randomly weighted bag aggregates (Brahmbhatt et al. 2023).
 
@@ -267,7 +289,7 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
             self.certified_, self.certified_epsilon_ = True, math.inf
             self.claim_ = PrivacyClaim(math.inf, delta, "label")
         noised = rng.random(n) < rho
-        y_noisy = y + noised * rng.normal(0.0, 1.0, n) * self.sigma_
+        y_noisy = noisy_labels(y, noised, rng.normal(0.0, 1.0, n), self.sigma_, rng)
         chosen = rng.permutation(n)[:m]
         n_bags = m // k
         chosen = chosen[: n_bags * k].reshape(n_bags, k)

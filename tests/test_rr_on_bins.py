@@ -123,3 +123,49 @@ def test_check_estimator(cls):
     assert [r["check_name"] for r in exact if r["status"] == "failed"] == []
     # check_regressors_train asks for R² > 0.5; labels randomised over a declared range of ±1e3 at ε = 1 cannot give it.
     assert {r["check_name"] for r in private if r["status"] == "failed"} <= {"check_regressors_train"}
+
+
+# --- float safety of the private prior (issue 14) -------------------------------------------------------------
+def _prior_noise_outputs(monkeypatch, y, seeds):
+    """The noisy counts (before clipping) of privatize(y) at each seed, captured at the Laplace release."""
+    import privaudit.learners.rr_on_bins as rob
+
+    seen, real = [], rob.float_safe_laplace
+    monkeypatch.setattr(rob, "float_safe_laplace", lambda v, b, rng: seen.append(real(v, b, rng)) or seen[-1])
+    r = RROnBinsRegressor(epsilon=1.0, label_bounds=(0, 1), n_support=4)
+    for s in seeds:
+        r.privatize(y, rng=s)
+    monkeypatch.setattr(rob, "float_safe_laplace", real)
+    return np.array(seen)
+
+
+def test_prior_counts_are_float_safe_and_the_textbook_ones_are_not(monkeypatch):
+    from float_safety import assert_float_safe, one_sided_counts
+
+    import privaudit.learners.rr_on_bins as rob
+    from privaudit.mechanisms.lattice import grid_step
+
+    y = np.array([0.0, 0.0, 1 / 3, 1.0, 1.0])
+    y_prime = y.copy()
+    y_prime[0] = 2 / 3                                # replace-one: counts (2,1,0,2) → (1,1,1,2)
+    c, c_prime = np.array([2.0, 1, 0, 2]), np.array([1.0, 1, 1, 2])
+    scale = 2 / 0.25                                  # prior budget 0.25ε, L1 sensitivity 2
+    seeds = range(1500)
+    for lab in (y, y_prime):
+        assert_float_safe(_prior_noise_outputs(monkeypatch, lab, seeds), [c, c_prime], grid_step(scale), scale, 40.0)
+    # The previous code released fl(counts + rng.laplace(0, b)): numpy's Laplace inverted finds outputs of D′
+    # impossible under D (ε = ∞).
+    monkeypatch.setattr(rob, "float_safe_laplace", lambda v, b, rng: v + rng.laplace(0.0, b, v.shape))
+    old = _prior_noise_outputs(monkeypatch, y_prime, seeds)
+    only_p, only = one_sided_counts(old, c, c_prime, scale, "laplace")
+    assert only == 0 and only_p > 0.1 * len(seeds)
+
+
+def test_prior_noise_is_laplace(monkeypatch):
+    """The captured noisy counts minus the counts: KS against Lap(0, 2/ε_Φ) (ε_Φ = 0.25), level 1e−6."""
+    from scipy import stats
+
+    y = np.array([0.0, 0.0, 1 / 3, 1.0, 1.0])
+    out = _prior_noise_outputs(monkeypatch, y, range(2000))
+    resid = (out - np.array([2.0, 1, 0, 2])).ravel()
+    assert stats.kstest(resid, "laplace", args=(0, 8.0)).pvalue > 1e-6

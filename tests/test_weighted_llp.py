@@ -202,3 +202,41 @@ def test_exact_curve_matches_the_fitted_learner_end_to_end():
     hockey = np.maximum(0.0, 1 - np.exp(eps[None, :] - losses[:, None]))
     exact = [wllp_exact_delta(m.noise_multiplier_, e, 2, m.selection_probability_) for e in eps]
     mc_check(hockey, exact)
+
+
+# --- float safety of the label noise (issue 14) ---------------------------------------------------------------
+def test_noisy_labels_are_float_safe_and_the_textbook_ones_are_not():
+    from float_safety import assert_float_safe, one_sided_counts
+
+    from privaudit.learners.weighted_llp import noisy_labels
+    from privaudit.mechanisms.lattice import grid_step
+
+    n, sigma, y_t, y_t_prime = 4000, 2.7, 0.3, -1.1      # one label, released n times, under D and D′
+    z = np.random.default_rng(0).standard_normal(n)
+    new = noisy_labels(np.full(n, y_t_prime), np.ones(n, bool), z, sigma, np.random.default_rng(1))
+    for out in (new, noisy_labels(np.full(n, y_t), np.ones(n, bool), z, sigma, np.random.default_rng(2))):
+        assert_float_safe(out, [y_t, y_t_prime], grid_step(sigma), sigma, 13.0)
+    old = y_t_prime + sigma * z                              # the previous release, same draws
+    only_p, only = one_sided_counts(old, y_t, y_t_prime, sigma)
+    assert only == 0 and only_p > 0.1 * n                    # outputs impossible under D: ε = ∞
+    assert np.max(np.abs(new - old)) <= grid_step(sigma)
+    # Moments of the float-safe noise: mean 0, variance σ² + γ²/12.
+    resid = new - y_t_prime
+    assert_within_se(resid.mean(), 0.0, resid.std(ddof=1) / math.sqrt(n), n_tests=2)
+    assert_within_se(resid.var(ddof=1), sigma**2 + grid_step(sigma) ** 2 / 12, math.sqrt(2 / (n - 1)) * sigma**2,
+                     n_tests=2)
+
+
+def test_float_safe_noise_keeps_the_seeded_fit_within_a_lattice_step(monkeypatch):
+    """The offsets come from a spawned stream: bags and weights are those of the textbook release at the seed."""
+    import privaudit.learners.weighted_llp as wllp
+
+    X, y = _data(n=200)
+    kw = dict(epsilon=1.0, delta=1e-5, label_bounds=(-3, 3), random_state=4)
+    new = WeightedLLPRegressor(**kw).fit(X, y)
+    monkeypatch.setattr(wllp, "noisy_labels", lambda y, noised, z, sigma, rng: y + noised * z * sigma)
+    old = WeightedLLPRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(new.bags_[0], old.bags_[0])
+    gamma = wllp.grid_step(new.sigma_)
+    # |ΔS_y| ≤ γ·Σ_{i∈B}|w_i| ≤ 10kγ: every weight is N(0, 1), P(|w| > 10) ≈ 1.5e−23.
+    assert 0 < np.max(np.abs(new.bags_[1] - old.bags_[1])) <= 10 * new.bag_size_ * gamma
