@@ -16,6 +16,13 @@ total (ε, δ) is converted to ρ by ``conversion`` (see
 Unlike the modulated learners this protects y as well, but assumes a trusted
 aggregator that adds the noise.
 
+Floating point: the noisy sum is released on the dithered lattice of
+:func:`~privaudit.mechanisms.gaussian.float_safe_gaussian` (Σ_i ḡ_i + N(0, σ_t² I) rounded
+onto γ(ℤ + u)^D, u independent of the data: post-processing, same claim), not as
+``fl(Σ ḡ + σz)``, whose low-order bits depend on the data (Mironov 2012). The round's
+normals are the same draws as before, then the offsets: at a given seed the release
+moves by at most γ/K, γ ≤ σ_t·2⁻¹⁰.
+
 Streaming as in the modulated learners: per-block sums in block order, noise from
 a generator keyed by the round, so results do not depend on ``chunk_size``.
 """
@@ -30,6 +37,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.gaussian import float_safe_gaussian
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidParameterError,
@@ -119,7 +127,7 @@ class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
             total = np.zeros(D)
             for _, Xb, yb in iter_blocks(X, y, self.chunk_size, self.fit_intercept):
                 total += clipped_gradient_sum(Xb, yb, beta, C)
-            noisy = (total + sigma * keyed_rng(root, t, 0).standard_normal(D)) / K
+            noisy = float_safe_gaussian(total, sigma, keyed_rng(root, t, 0)) / K
             released.append(noisy)
             beta = project_ball(beta - lr * noisy, radius)
             path.append(beta.copy())

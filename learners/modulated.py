@@ -33,6 +33,17 @@ rounds are Gaussian, the composition is exactly sqrt(2ρ)-GDP, so
 round with basic composition (ε_t, δ_t) = (ε/T, δ/T); that claim is only proven for
 ε_t < 1 and is stated, not exact.
 
+Floating point. On the client path (``simulation="clients"``, and always with
+``store_transcript``) every simulated client release is
+:meth:`ModulatedMechanism.release <privaudit.mechanisms.ModulatedMechanism.release>`, which
+is float-safe: g_i + ξ_i rounded onto a dithered lattice γ(ℤ + u)^d fixed before x_i is
+seen (post-processing, same claim; law g_i + ξ_i + γW, W ~ U[−½, ½)^d, γ ≤ σ_t·2⁻¹⁰). The
+sufficient path below simulates the *server's aggregates* of the continuous releases, not
+any client's release: it is a simulation device for utility and inference, not a
+mechanism one would deploy, and is left as it is. The two paths' laws differ by the dither
+only: E[g̃g̃ᵀ] gains γ²/12·I on the client path (a relative 8e−8 of σ_t², which the
+correction C omits), far below any Monte Carlo resolution.
+
 Exact simulation from sufficient statistics (``simulation="sufficient"``). The server
 only uses Σ_i g̃_i g̃_iᵀ and Σ_i y_i g̃_i. Write one round as g̃_i = g_i + ξ_i with g_i
 the noise-free modulated row (it needs only the K × m phases) and stack

@@ -44,3 +44,23 @@ def one_sided_counts(outputs, mean, mean_prime, scale: float, sampler: str = "no
     o = np.asarray(outputs, dtype=float).reshape(len(outputs), -1)
     r, rp = att.reachable(o, np.ravel(mean)), att.reachable(o, np.ravel(mean_prime))
     return int(np.sum(rp & ~r)), int(np.sum(r & ~rp))
+
+
+def capture(monkeypatch, module, name: str, replacement=None) -> list:
+    """Record every output of ``module.name`` (optionally replaced by ``replacement``) into the returned list."""
+    real = replacement or getattr(module, name)
+    seen: list = []
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(np.array(out, copy=True))
+        return out
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
+def textbook_gaussian(values, sigma, rng=None):
+    """The previous, leaky release fl(values + σ·z), with the same normals as float_safe_gaussian."""
+    values = np.asarray(values, dtype=float)
+    return values + sigma * np.random.default_rng(rng).standard_normal(values.shape)

@@ -419,3 +419,26 @@ def test_zcdp_calibration_needs_no_check():
         warnings.simplefilter("error", CalibrationWarning)
         est = ModulatedRegressor(epsilon=0.5, rounds=5, inference=False, random_state=0).fit(X, y)
     assert not hasattr(est, "calibration_check_")
+
+
+def test_client_releases_are_the_float_safe_mechanism_release(monkeypatch):
+    """Every transcript row is a dithered-lattice release of the round's mechanism (whose float safety, and the
+    textbook release's leak, tests/test_mechanisms_sampling.py checks), at the textbook draws to within γ."""
+    from float_safety import capture, lattice_reachable
+
+    import privaudit.mechanisms.modulated as modulated
+
+    X, y = _regression(k=300)
+    kw = dict(epsilon=2.0, rounds=2, random_state=5, store_transcript=True)
+    seen = capture(monkeypatch, modulated, "lattice_release")
+    est = ModulatedRegressor(**kw).fit(X, y)
+    rows, flat = np.concatenate(seen), est.transcript_.reshape(-1, est.transcript_.shape[2])
+    assert len(rows) % len(flat) == 0                                  # inference regenerates the releases
+    for k in range(len(rows) // len(flat)):
+        np.testing.assert_array_equal(rows[k * len(flat):(k + 1) * len(flat)], flat)
+    for t, mech in enumerate(est.round_mechanisms_):
+        assert np.all(lattice_reachable(est.transcript_[t], mech.lattice_step))
+    monkeypatch.setattr(modulated, "lattice_release", lambda mean, noise, scale, step, rng: mean + scale * noise)
+    old = ModulatedRegressor(**kw).fit(X, y)
+    steps = np.array([m.lattice_step for m in est.round_mechanisms_])[:, None, None]
+    assert 0 < np.max(np.abs(est.transcript_ - old.transcript_) / steps) <= 1

@@ -124,3 +124,32 @@ def test_transcript_replays_iterates():
                       for t in range(5)])
     q = float(np.sum(resid**2) / (est.round_sigma_[0] / 400) ** 2)
     assert stats.chi2.ppf(5e-4, resid.size) < q < stats.chi2.isf(5e-4, resid.size)
+
+
+def test_noisy_sum_is_float_safe_and_the_textbook_one_is_not(monkeypatch):
+    """The round's noisy clipped sum, captured at its release, for one round from β = 0 over 800 seeds."""
+    from float_safety import assert_float_safe, capture, one_sided_counts, textbook_gaussian
+
+    import privaudit.learners.fedavg as fedavg
+    from privaudit.mechanisms.lattice import grid_step
+
+    X, y = _regression(k=5, d=2)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = [0.3, -0.2], 4.0                                  # replace one client
+    total, total2 = (clipped_gradient_sum(a, b, np.zeros(2), 1.0) for a, b in ((X, y), (X2, y2)))
+    assert np.linalg.norm(total - total2) > 0.5
+
+    def releases(Xd, yd, replacement=None):
+        seen = capture(monkeypatch, fedavg, "float_safe_gaussian", replacement)
+        for s in range(800):
+            est = FedAvgDPSGDRegressor(epsilon=1.0, rounds=1, clip=1.0, radius=np.inf, random_state=s).fit(Xd, yd)
+        monkeypatch.undo()
+        return np.array(seen), est.round_sigma_[0]
+
+    new, sigma = releases(X2, y2)
+    assert_float_safe(new, [total, total2], grid_step(sigma), sigma, 13.0)
+    assert_float_safe(releases(X, y)[0], [total, total2], grid_step(sigma), sigma, 13.0)
+    old, _ = releases(X2, y2, textbook_gaussian)
+    only2, only = one_sided_counts(old, total, total2, sigma)
+    assert only == 0 and only2 > 0.1 * len(old)                      # outputs impossible under the other data
+    assert np.max(np.abs(new - old)) <= grid_step(sigma)             # same normals: within one lattice step
