@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import z_tolerance
-
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, ModulatedMechanism, RandomizedResponse
 
 Z = 5.0
@@ -165,11 +163,9 @@ def test_modulated_release_is_float_safe_and_the_textbook_one_is_not(monkeypatch
     new = mech.sample(xp, n, rng=3, phase=ph)
     for out in (new, mech.sample(x, n, rng=4, phase=ph), mech.release(np.tile(x, (n, 1)), rng=5)):
         assert_float_safe(out, [g, gp], mech.lattice_step, mech.sigma, 13.0)
-    # numpy's normal sampler inverted: on ours, outputs reachable under one input only are as frequent
-    # either way (chance coincidences, no evidence) ...
-    only_xp, only_x = one_sided_counts(new, g, gp, mech.sigma)
-    assert abs(only_xp - only_x) <= z_tolerance() * math.sqrt(only_xp + only_x)
-    # ... on the textbook release every output of x′ is reachable under x′ and many prove x′ (impossible under x).
+    # numpy's normal sampler inverted: on the textbook release every output of x′ is reachable under x′ and
+    # many prove x′ (impossible under x). (This predicate describes the textbook sampler only: on ours its
+    # hits are chance coincidences with the ziggurat grid, whose rate depends on |y − mean|.)
     _textbook(monkeypatch)
     old = mech.sample(xp, n, rng=3, phase=ph)
     only_xp, only_x = one_sided_counts(old, g, gp, mech.sigma)
