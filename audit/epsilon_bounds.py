@@ -69,10 +69,9 @@ from privaudit.mechanisms.validation import (
 SELECTIONS = ("split", "bonferroni")
 #: Selection rates are replaced by upper bounds at this level (≈ 1.3 sigma) against the winner's curse.
 _SELECT_LEVEL = 0.9
-#: Penalty of tests with false positives at selection (≈ 2.6 sigma): see select_threshold.
-_NOISY_LEVEL = 0.995
-#: The same penalty ranks the attackers of a suite.
-RANK_LEVEL = _SELECT_LEVEL
+#: Attackers of a suite are ranked on the whole selection split at this milder level (Φ(1)), so
+#: that a rare but perfect leak (tens of hits, no false positive) is not lost to a bulk attacker.
+RANK_LEVEL = 0.8413
 _POOL_TOP = 24  # forward × reverse candidates examined for pooling
 
 
@@ -245,7 +244,7 @@ def _check_confidence(confidence: float) -> float:
     return check_interval("confidence", confidence, 0.0, 1.0)
 
 
-def _value(fp, fn, n_fp, n_fn, level, delta, estimator):
+def _value(fp, fn, n_fp, n_fn, level, delta, estimator, clip: bool = True):
     """The bound (ε̲ or μ̲) given error counts out of ``n_fp`` and ``n_fn`` trials.
 
     For Clopper–Pearson only the first line of (1), ln((1 − δ − β̄)/ᾱ), is used:
@@ -258,7 +257,9 @@ def _value(fp, fn, n_fp, n_fn, level, delta, estimator):
     if estimator == "gdp":
         return mu_from_rates(a_ub, b_ub), a_ub, b_ub
     with np.errstate(divide="ignore"):
-        eps = np.log(np.maximum(1 - delta - b_ub, 0.0)) - np.log(a_ub)
+        eps = np.log(np.maximum(1 - delta - b_ub, 1e-300)) - np.log(a_ub)
+    if not clip:
+        return np.nan_to_num(eps, nan=-np.inf), a_ub, b_ub
     return np.maximum(np.nan_to_num(eps, nan=0.0, neginf=0.0), 0.0), a_ub, b_ub
 
 
@@ -279,52 +280,71 @@ class Selection:
 
 def select_threshold(
     select0, select1, n0_eval: int, n1_eval: int, *, delta: float, confidence: float, estimator: str,
-    n_thresholds: int = 256, select_level: float = _SELECT_LEVEL,
+    n_thresholds: int = 256, select_level: float = _SELECT_LEVEL, cross_validate: bool = True,
 ) -> Selection:
     """Choose the test on the selection split.
 
     The criterion of a test is the bound (ε̲ for Clopper–Pearson, μ̲ for GDP) it
     would give if its selection-split rates held, as expected counts, on an
     evaluation split of sizes ``(n0_eval, n1_eval)``, after replacing the selection
-    rates by upper bounds at ``select_level`` (the winner's-curse penalty). The best forward threshold,
+    rates by upper bounds at ``select_level``; it is computed on both halves of the
+    selection split and the smaller value is kept (cross-validated against the
+    winner's curse). The best forward threshold,
     the best reverse threshold and their pooled test are compared and the best is
     returned. Also used to pick the best attacker of a suite; the evaluation split
     is never looked at.
     """
-    s0, s1 = np.sort(_scores("select0", select0)), np.sort(_scores("select1", select1))
-    n0, n1 = s0.size, s1.size
+    raw0, raw1 = _scores("select0", select0), _scores("select1", select1)
     spacing = "linear" if estimator == "gdp" else "tails"
-    cands = candidate_thresholds(s0, s1, n_thresholds, spacing)
+    cands = candidate_thresholds(raw0, raw1, n_thresholds, spacing)
     level = 1 - (1 - confidence) / 2
-    fp, fn = error_counts(s0, s1, cands, presorted=True)
-    rfp, rfn = _reverse_counts(s0, s1, cands)
-    # Against the winner's curse, selection rates are replaced by 90% upper bounds before
-    # rescaling: a tail threshold seen with few errors is not trusted. (At 84% noise picked tail
-    # thresholds of small-ε mechanisms: Laplace ε = 0.1 at n = 2e5 gave ε̲ = 0 on one seed in
-    # four; at 97.7% a NaN leak of probability 1e-3 lost to a bulk threshold at n = 2e5.)
-    # A test with false positives can look better than it is by luck on both counts; one with
-    # none (a perfect but rare separation: an atom, a NaN) only on its hits. The first gets the
-    # stricter penalty, so that the maximum over hundreds of tail thresholds is not noise.
-    lv_f = np.where(fp == 0, select_level, _NOISY_LEVEL)
-    lv_r = np.where(rfp == 0, select_level, _NOISY_LEVEL)
-    fp, fn = (clopper_pearson_upper(fp, n0, lv_f) * n0, clopper_pearson_upper(fn, n1, lv_f) * n1)
-    rfp, rfn = (clopper_pearson_upper(rfp, n1, lv_r) * n1, clopper_pearson_upper(rfn, n0, lv_r) * n0)
-    crit_f = _value(fp / n0 * n0_eval, fn / n1 * n1_eval, n0_eval, n1_eval, level, delta, estimator)[0]
-    crit_r = _value(rfp / n1 * n1_eval, rfn / n0 * n0_eval, n1_eval, n0_eval, level, delta, estimator)[0]
+    # Against the winner's curse the criterion is cross-validated: the selection split is cut in two
+    # halves, each half's rates are replaced by upper bounds at ``select_level`` and rescaled, and a
+    # test's criterion is the *smaller* of its two values. A tail threshold that looks good by luck
+    # on one half rarely does on the other, while a real effect (a bulk shift, or a rare but perfect
+    # separation such as an atom or a NaN) shows on both. (A single penalised criterion had to choose
+    # between letting noise pick tail thresholds of small-ε mechanisms, e.g. Laplace ε = 0.1, and
+    # losing rare leaks of probability 1e-3 to bulk thresholds.)
+    halves = []
+    parts = ((raw0[0::2], raw1[0::2]), (raw0[1::2], raw1[1::2])) if cross_validate else ((raw0, raw1),) * 2
+    for h0, h1 in parts:
+        h0, h1 = np.sort(h0), np.sort(h1)
+        m0, m1 = h0.size, h1.size
+        fp, fn = error_counts(h0, h1, cands, presorted=True)
+        rfp, rfn = _reverse_counts(h0, h1, cands)
+        lv = select_level
+        halves.append((clopper_pearson_upper(fp, m0, lv) * n0_eval, clopper_pearson_upper(fn, m1, lv) * n1_eval,
+                       clopper_pearson_upper(rfp, m1, lv) * n1_eval, clopper_pearson_upper(rfn, m0, lv) * n0_eval))
+
+    def crit(kind, idx_f=None, idx_r=None):
+        vals = []
+        for fp, fn, rfp, rfn in halves:
+            if kind == "forward":
+                vals.append(_value(fp, fn, n0_eval, n1_eval, level, delta, estimator, clip=False)[0])
+            elif kind == "reverse":
+                vals.append(_value(rfp, rfn, n1_eval, n0_eval, level, delta, estimator, clip=False)[0])
+            else:
+                pfp = fp[idx_f][:, None] + rfp[idx_r][None, :]
+                pfn = fn[idx_f][:, None] + rfn[idx_r][None, :]
+                vals.append(_value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator,
+                                   clip=False)[0])
+        return np.minimum(vals[0], vals[1])
+
+    crit_f, crit_r = crit("forward"), crit("reverse")
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))
     # Pooled tests: every pair of the _POOL_TOP best forward and reverse candidates.
     top_f = np.argsort(crit_f)[-_POOL_TOP:]
     top_r = np.argsort(crit_r)[-_POOL_TOP:]
-    pfp = (fp[top_f] / n0 * n0_eval)[:, None] + (rfp[top_r] / n1 * n1_eval)[None, :]
-    pfn = (fn[top_f] / n1 * n1_eval)[:, None] + (rfn[top_r] / n0 * n0_eval)[None, :]
-    crit_p = _value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator)[0]
+    crit_p = crit("pooled", top_f, top_r)
     ki, kj = np.unravel_index(int(np.argmax(crit_p)), crit_p.shape)
     pi, pj = top_f[ki], top_r[kj]
     options = {"forward": (float(crit_f[i]), i, j), "reverse": (float(crit_r[j]), i, j),
                "pooled": (float(crit_p[ki, kj]), pi, pj)}
     best = max(options, key=lambda k: options[k][0])
     value, bi, bj = options[best]
-    return Selection(value, best, float(cands[bi]), float(cands[bj]))
+    # Unclipped for the choice (when no test reaches ε̲ > 0 the least bad is still preferred to a
+    # degenerate one); reported clipped at 0 like every bound.
+    return Selection(max(value, 0.0), best, float(cands[bi]), float(cands[bj]))
 
 
 def _finish(value, *, delta, estimator):
