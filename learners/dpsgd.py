@@ -31,8 +31,16 @@ anywhere in the ball of radius c, i.e. the clipped sum by up to 2c; dp_accountin
 accounts replace-one with exactly this doubled sensitivity. ε = ∞ is handled
 explicitly: z = 0, no noise is drawn and clipping is optional.
 
-Randomness: a seeded :class:`torch.Generator` drives batches, noise and
-initialisation; global numpy/torch RNG state is never touched.
+Floating point. The noisy sum is not ``fl(Σ ḡ_i + zc·N)``, whose low-order bits depend
+on the data (Mironov 2012): the clipped sum goes to float64 and is released on the
+dithered lattice of :func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`
+(:func:`float_safe_noisy_sum`), then cast back to the model's dtype, both
+post-processing of the Gaussian mechanism, so the accounting is unchanged. (Opacus'
+own noise, in :mod:`privaudit.audit.opacus_audit`, is textbook float and not ours to change.)
+
+Randomness: a seeded :class:`torch.Generator` drives batches and initialisation, and
+draws once per training the seed of the numpy Generator of the noise
+(:func:`noise_generator`); global numpy/torch RNG state is never touched.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ import torch
 from privaudit.mechanisms.accounting import calibrate_noise_multiplier, dpsgd_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
 from privaudit.mechanisms.clipping import linear_clipped_grad_sum
+from privaudit.mechanisms.gaussian import float_safe_gaussian
 from privaudit.mechanisms.randomness import draw_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -61,6 +70,37 @@ from privaudit.mechanisms.validation import (
 )
 
 OPTIMIZERS = ("sgd", "adam")
+
+
+def noise_generator(gen: torch.Generator) -> np.random.Generator:
+    """The numpy Generator of the Gaussian noise of one training, seeded by one draw from ``gen``.
+
+    Drawing the seed (rather than reusing ``gen.initial_seed()``) keeps two trainings that share
+    a torch Generator independent.
+    """
+    seed = int(torch.randint(0, 2**62, (1,), generator=gen, dtype=torch.int64))
+    return np.random.default_rng(seed)
+
+
+def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
+    """Σ clip(g_i) + N(0, std²) per run, released on the dithered lattice, in ``clipped``'s dtype.
+
+    The sum goes to float64, gets :func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`
+    noise (rounded onto γ(ℤ + u), γ = 2^(⌊log₂ std⌋ − 10), u independent of the data:
+    post-processing of the Gaussian mechanism, same accounting) and is cast back; the cast
+    is post-processing too. ``clipped`` is (P,) with a scalar/1-element ``std``, or (R, P) with
+    ``std`` of shape (1,) or (R,); runs that share a noise scale share a lattice step.
+    """
+    values = clipped.detach().to(torch.float64).cpu().numpy()
+    s = std.detach().to(torch.float64).cpu().numpy().reshape(-1)
+    if values.ndim == 1 or np.all(s == s[0]):
+        out = float_safe_gaussian(values, float(s[0]), rng)
+    else:
+        out = np.empty_like(values)
+        for sigma in np.unique(s):
+            rows = s == sigma
+            out[rows] = float_safe_gaussian(values[rows], float(sigma), rng)
+    return torch.from_numpy(out).to(clipped.dtype)
 
 
 def torch_generator(random_state: Any) -> torch.Generator:
@@ -298,6 +338,7 @@ class DPSGDEngine:
         opt = _Optimizer(self.optimizer, lr if theta.ndim == 2 else lr[0], self.betas)
         denom = q * n
         std = None if clip is None else (z * clip.to(theta.dtype))
+        noise_rng = noise_generator(gen) if z > 0 else None
         step = 0
         epoch0 = 0
         for name, n_epochs, fn, on_enter in phases:
@@ -312,8 +353,7 @@ class DPSGDEngine:
                         mask = None
                     clipped = fn(theta, mask)
                     if z > 0:
-                        noise = torch.randn(clipped.shape, generator=gen, dtype=theta.dtype)
-                        noisy_sum = clipped + (std.reshape(-1, 1) if theta.ndim == 2 else std[0]) * noise
+                        noisy_sum = float_safe_noisy_sum(clipped, std, noise_rng)
                     else:
                         noisy_sum = clipped
                     grad = noisy_sum / denom

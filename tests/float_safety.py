@@ -11,6 +11,10 @@ Each predicate below is exact for the sampler it describes:
   Laplace sampler, inverted by :mod:`privaudit.attacks.reachability`: the number of outputs
   reachable under one mean and not the other. For a textbook release of x′ every output is
   reachable under x′ and some are not under x: each of those proves the input was x′ (ε = ∞).
+  numpy's normal is inverted on its ziggurat fast path only: an output whose draw took the
+  slow path (0.7 % per coordinate) is judged unreachable under both means, so the tests ask
+  for a one-sided fraction far above that rate (> 10 %) rather than for zero the other way.
+  numpy's Laplace inversion is complete: there the other count must be 0.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import assert_within_se
 
 from privaudit.learners.dpsgd import (
     DPSGDEngine,
@@ -280,3 +281,63 @@ def test_ghost_norm_respects_relu_flags():
     p = dict(zip(names, [layers[0][0], layers[1][0], layers[1][1], layers[2][0], layers[2][1]], strict=True))
     ref = clipped_sum(per_sample_grad_fn(loss)(p, X, y), names, None)
     torch.testing.assert_close(torch.cat([t.reshape(-1) for t in grads]), ref, rtol=1e-4, atol=1e-5)
+
+
+# --- float safety of the noisy gradient sum (issue 14) ----------------------------------------------------------
+def test_noisy_sum_is_float_safe_and_the_textbook_one_is_not(monkeypatch):
+    """float_safe_noisy_sum on 3000 runs of one clipped sum, under D and D′ (a sum moved by 2c).
+
+    The previous code released fl(Σ ḡ + zc·torch.randn): torch's Box–Muller leaks like any textbook float
+    sampler, but privaudit inverts numpy's samplers, so the textbook release shown leaking here is the same
+    expression with numpy's normal (``float_safe_gaussian`` replaced by ``textbook_gaussian``).
+    """
+    from float_safety import assert_float_safe, one_sided_counts, textbook_gaussian
+
+    import privaudit.learners.dpsgd as dpsgd
+    from privaudit.mechanisms.lattice import grid_step
+
+    R, std = 3000, torch.tensor([1.7])
+    c = torch.tensor([0.3, -1.2, 0.05], dtype=torch.float64)
+    c2 = c + torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)            # one clipped gradient moved: ‖Δ‖ ≤ 2c
+    new = dpsgd.float_safe_noisy_sum(c2.repeat(R, 1), std, np.random.default_rng(0)).numpy()
+    for out in (new, dpsgd.float_safe_noisy_sum(c.repeat(R, 1), std, np.random.default_rng(1)).numpy()):
+        assert_float_safe(out, [c.numpy(), c2.numpy()], grid_step(1.7), 1.7, 13.0)
+    resid = new - c2.numpy()
+    assert_within_se(resid.var(axis=0, ddof=1), 1.7**2 + grid_step(1.7) ** 2 / 12, math.sqrt(2 / (R - 1)) * 1.7**2)
+    monkeypatch.setattr(dpsgd, "float_safe_gaussian", textbook_gaussian)
+    old = dpsgd.float_safe_noisy_sum(c2.repeat(R, 1), std, np.random.default_rng(0)).numpy()
+    only2, only = one_sided_counts(old, c.numpy(), c2.numpy(), 1.7)
+    assert only2 > 0.05 * R  # 7× the 0.7 % slow-path draws, the only ones the inversion can misjudge
+    assert np.max(np.abs(new - old)) <= grid_step(1.7)
+
+
+def test_noisy_sum_per_run_scales_and_dtype():
+    from float_safety import lattice_reachable
+
+    from privaudit.learners.dpsgd import float_safe_noisy_sum
+    from privaudit.mechanisms.lattice import grid_step
+
+    clipped = torch.zeros((4, 2000), dtype=torch.float32)
+    std = torch.tensor([0.5, 3.0, 0.5, 3.0], dtype=torch.float32)
+    out = float_safe_noisy_sum(clipped, std, np.random.default_rng(2))
+    assert out.dtype == torch.float32 and out.shape == clipped.shape
+    out64 = float_safe_noisy_sum(clipped.double(), std, np.random.default_rng(2)).numpy()
+    np.testing.assert_array_equal(out.numpy(), out64.astype(np.float32))   # the cast back is the only change
+    for r, s in enumerate([0.5, 3.0, 0.5, 3.0]):
+        assert np.all(lattice_reachable(out64[r], grid_step(s)))
+        assert_within_se(out64[r].std(ddof=1), s, s / math.sqrt(2 * 1999), n_tests=4)
+
+
+def test_engine_releases_the_float_safe_sum():
+    """Every noisy_sum the engine exposes is on the lattice of its noise scale zc = 1.5 (the noise law: see
+    test_noise_has_calibrated_std_and_infinite_epsilon_has_none)."""
+    from float_safety import lattice_reachable
+
+    from privaudit.mechanisms.lattice import grid_step
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    seen = []
+    train_linear_dpsgd_runs(X, y, epsilon=1.0, clip=0.5, epochs=30, lr=0.01, n_runs=4, noise_multiplier=3.0,
+                            callback=lambda s: seen.append(s.noisy_sum.numpy()), rng=4)
+    assert len(seen) == 30 and np.all(lattice_reachable(np.array(seen), grid_step(1.5)))

