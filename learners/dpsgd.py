@@ -82,17 +82,18 @@ def noise_generator(gen: torch.Generator) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
+def float_safe_noisy_sum(clipped: torch.Tensor, std, rng: np.random.Generator) -> torch.Tensor:
     """Σ clip(g_i) + N(0, std²) per run, released on the dithered lattice, in ``clipped``'s dtype.
 
     The sum goes to float64, gets :func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`
     noise (rounded onto γ(ℤ + u), γ = 2^(⌊log₂ std⌋ − 10), u independent of the data:
     post-processing of the Gaussian mechanism, same accounting) and is cast back; the cast
     is post-processing too. ``clipped`` is (P,) with a scalar/1-element ``std``, or (R, P) with
-    ``std`` of shape (1,) or (R,); runs that share a noise scale share a lattice step.
+    ``std`` (a tensor or array) of shape (1,) or (R,); runs that share a noise scale share a
+    lattice step.
     """
     values = clipped.detach().to(torch.float64).cpu().numpy()
-    s = std.detach().to(torch.float64).cpu().numpy().reshape(-1)
+    s = np.asarray(std.detach().cpu() if torch.is_tensor(std) else std, dtype=float).reshape(-1)
     if values.ndim == 1 or np.all(s == s[0]):
         out = float_safe_gaussian(values, float(s[0]), rng)
     else:
@@ -339,6 +340,7 @@ class DPSGDEngine:
         denom = q * n
         std = None if clip is None else (z * clip.to(theta.dtype))
         noise_rng = noise_generator(gen) if z > 0 else None
+        std_np = None if std is None else std.detach().to(torch.float64).cpu().numpy()  # once, not per step
         step = 0
         epoch0 = 0
         for name, n_epochs, fn, on_enter in phases:
@@ -353,7 +355,7 @@ class DPSGDEngine:
                         mask = None
                     clipped = fn(theta, mask)
                     if z > 0:
-                        noisy_sum = float_safe_noisy_sum(clipped, std, noise_rng)
+                        noisy_sum = float_safe_noisy_sum(clipped, std_np, noise_rng)
                     else:
                         noisy_sum = clipped
                     grad = noisy_sum / denom
