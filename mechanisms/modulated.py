@@ -235,7 +235,11 @@ class ModulatedMechanism:
 
     # --- moments ---------------------------------------------------------------------------
     def second_moment_correction(self) -> np.ndarray:
-        """E[g̃g̃ᵀ|x] − (1 − α)² x xᵀ = (λ²/(2m²)) P_V + σ² I (derived above)."""
+        """E[g̃g̃ᵀ|x] − (1 − α)² x xᵀ = (λ²/(2m²)) P_V + σ² I (derived above).
+
+        For the continuous release; the dithered lattice release adds (γ²/12)·I (a relative
+        ≤ 8e−8 of σ²), kept out so the client and sufficient-statistics simulations share one C.
+        """
         return (self.lam**2 / (2 * self.n_vectors**2)) * (self.basis @ self.basis.T) + self.sigma**2 * np.eye(self.dim)
 
     def seed_correction(self) -> np.ndarray:
