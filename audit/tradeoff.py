@@ -19,6 +19,11 @@ grid with :func:`privaudit.mechanisms.tradeoff.tradeoff_from_profile`.
 :func:`composed_tradeoff` does so for T (Poisson-subsampled) Gaussian steps,
 e.g. DP-SGD or T rounds of a Gaussian release; for T full Gaussian rounds it
 reproduces G_{μ√T}.
+
+The module is ~540 lines: the audit itself (splits, degenerate outputs, ranking and
+Bonferroni certification of attackers) and its result type belong together; the
+pieces that stand alone live in :mod:`.power`, :mod:`.pair_search` and
+:mod:`.epsilon_bounds`.
 """
 
 from __future__ import annotations
