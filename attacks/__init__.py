@@ -16,7 +16,10 @@ from .registry import AttackRegistryError, available_attacks, get_attack, regist
 
 #: Submodules that register built-in attackers; each is imported (and registers) below.
 #: A new built-in attack module adds its name here.
-BUILTIN_MODULES = ("reconstruction", "bayesian_reconstruction", "autodiff_reconstruction", "labels", "distinguishers")
+BUILTIN_MODULES = (
+    "reconstruction", "bayesian_reconstruction", "autodiff_reconstruction", "labels", "distinguishers",
+    "floating_point", "reachability",
+)
 #: Former name of :data:`BUILTIN_MODULES`.
 ATTACK_MODULES = BUILTIN_MODULES
 

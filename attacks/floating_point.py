@@ -32,6 +32,7 @@ from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
 from .distinguishers import Distinguisher, _rows, row_hashes
 from .registry import register_attack
+from .threshold_selection import select_threshold
 
 
 #: Bits kept per double: sign, the 11 exponent bits and the 20 lowest mantissa bits. The high
@@ -161,8 +162,6 @@ def _separation(s0: np.ndarray, s1: np.ndarray) -> float:
     Unlike max |TPR − FPR| it rewards a rare but perfect separation (a leak of
     probability 10⁻³ is worth more than a 1 % shift of the bulk).
     """
-    from privaudit.audit.epsilon_bounds import select_threshold  # the audit's statistics; no import cycle at load
-
     return select_threshold(s0, s1, s0.size, s1.size, delta=0.0, confidence=0.95, estimator="clopper-pearson",
                             n_thresholds=64).criterion
 

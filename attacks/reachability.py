@@ -43,6 +43,8 @@ numpy's samplers call; rows found unreachable are therefore re-checked with
 
 from __future__ import annotations
 
+import abc
+
 import functools
 import math
 
@@ -138,8 +140,9 @@ class _Reachability(Distinguisher):
             reach[bad] = self._reach(o[bad], x, log=_libm_log)
         return reach.all(axis=1)
 
-    def _reach(self, o, x, log):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _reach(self, o, x, log) -> np.ndarray:
+        """Boolean (n, d): whether each coordinate of each row is reachable from ``x`` (``log`` is the log used)."""
 
 
 def _hits(o, x, values):

@@ -36,9 +36,8 @@ from typing import ClassVar
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-from privaudit.attacks import floating_point as _fp  # noqa: F401  (registers "lattice", "bit-pattern")
-from privaudit.attacks import reachability as _reach  # noqa: F401  (registers the "reach-*" attackers)
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
+from privaudit.mechanisms.adjacency import adjacent_claim
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
 from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
 from privaudit.mechanisms.randomness import draw_seed
@@ -405,8 +404,6 @@ def audit_tradeoff(
     -------
     TradeoffAudit
     """
-    from .pair_search import adjacent_claim  # sibling module, no cycle: it imports only mechanisms
-
     claim = getattr(mechanism, "claim", None) if claim is None else claim
     if not isinstance(claim, PrivacyClaim):
         raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
