@@ -188,6 +188,12 @@ def check_manifest(out_dir) -> None:
     assert f"Seed {seed}" in (out_dir / "report.md").read_text()
 
 
+def _temporaries(out) -> bool:
+    """Whether a report set is being written under ``out`` (its temporary folder exists)."""
+    with os.scandir(out) as entries:
+        return any(e.name.startswith(".small.") for e in entries)
+
+
 @pytest.mark.slow
 def test_killed_cli_runs_leave_a_consistent_report_set(tmp_path):
     """25 `privaudit run` processes killed while they write their report (seeds alternate, so sets differ)."""
@@ -206,11 +212,15 @@ def test_killed_cli_runs_leave_a_consistent_report_set(tmp_path):
         proc = subprocess.Popen([*cmd, "--seed", str(1 + k % 2)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
-        while proc.poll() is None and not list(out.glob(".small.*")) and time.monotonic() < deadline:
-            time.sleep(0.002)  # wait until the set is being written
-        time.sleep(float(rng.uniform(0.0, 0.05)))
+        # The set is rendered in memory first and written in a few milliseconds: spin (no sleep) until
+        # its temporary folder appears, then kill after a random fraction of that window.
+        while proc.poll() is None and not _temporaries(out) and time.monotonic() < deadline:
+            pass
+        wake = time.perf_counter() + float(rng.uniform(0.0, 0.004))
+        while time.perf_counter() < wake:
+            pass
         if proc.poll() is None:
-            killed_while_writing += bool(list(out.glob(".small.*")))
+            killed_while_writing += bool(_temporaries(out))
             proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         check_manifest(out / "small")  # right after the kill, before any repair
