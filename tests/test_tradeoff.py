@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from joblib import Parallel, delayed
 from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
@@ -284,11 +285,16 @@ def _null_options():
             yield pytest.param(c, est, sel, id=f"{c.name}-{est}-{sel}")
 
 
-def _violation_rate(control, estimator, selection, audits, n):
-    mech = control.make()
+def _is_violation(control, estimator, selection, n, ss) -> bool:
+    return audit_tradeoff(control.make(), control.x, control.x_prime, n=n, estimator=estimator,
+                          selection=selection, rng=ss).verdict == "violation"
+
+
+def _violation_rate(control, estimator, selection, audits, n, jobs=1):
+    """Share of ``audits`` seeded audits that say "violation"; each seed is a spawned child, so the
+    result does not depend on ``jobs``."""
     seeds = np.random.SeedSequence(20261130).spawn(audits)
-    v = [audit_tradeoff(mech, control.x, control.x_prime, n=n, estimator=estimator, selection=selection,
-                        rng=ss).verdict == "violation" for ss in seeds]
+    v = Parallel(n_jobs=jobs)(delayed(_is_violation)(control, estimator, selection, n, ss) for ss in seeds)
     return float(np.mean(v))
 
 
@@ -307,6 +313,6 @@ def test_null_calibration_small(control, estimator, selection):
 @pytest.mark.parametrize("control,estimator,selection", list(_null_options()))
 def test_null_calibration_rate(control, estimator, selection):
     """1000 seeded default audits per (correct mechanism, estimator option): violation rate ≤ 1 − confidence."""
-    rate = _violation_rate(control, estimator, selection, 1000, 1000)
+    rate = _violation_rate(control, estimator, selection, 1000, 1000, jobs=2)
     print(f"null violation rate {control.name} {estimator} {selection}: {rate:.4f} over 1000 audits")
     assert rate <= 1 - 0.95
