@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, PrivacyClaim, RandomizedResponse
+from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
 from privaudit.mechanisms.discrete import DiscreteLaplaceMechanism
 from privaudit.mechanisms.exponential import ExponentialMechanism
 from privaudit.mechanisms.unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
@@ -50,15 +50,23 @@ class _Wrapped:
         return f"{type(self).__name__}({self.inner!r})"
 
 
-class ReturnsInput(_Wrapped):
+class _RareBug(_Wrapped):
+    """A wrapped mechanism whose bug fires with probability ``p`` per release (default inner: Gaussian (1, 1e-5))."""
+
+    def __init__(self, inner=None, p: float = 1e-3) -> None:
+        super().__init__(inner or self.default_inner())
+        self.p = p
+
+    @staticmethod
+    def default_inner():
+        return GaussianMechanism(epsilon=1.0, delta=1e-5)
+
+
+class ReturnsInput(_RareBug):
     """A Gaussian (declaring its density) that returns the raw input with probability ``p``.
 
     Exact ε = ∞ at any δ < p: the atom {x} has probability ≥ p under x and 0 under x′.
     """
-
-    def __init__(self, inner=None, p: float = 1e-3) -> None:
-        super().__init__(inner or GaussianMechanism(epsilon=1.0, delta=1e-5))
-        self.p = p
 
     def sample(self, x, n, rng=None):
         rng = np.random.default_rng(rng)
@@ -67,16 +75,12 @@ class ReturnsInput(_Wrapped):
         return out
 
 
-class SentinelAtom(_Wrapped):
+class SentinelAtom(_RareBug):
     """Emits 0.5 with probability ``p`` for inputs other than 0 only: an atom at neither x nor x′.
 
     Exact ε = ∞ at δ < p (the float 0.5 is off the inner lattice release of x = 0... and has
     probability 0 under x = 0 in any case: the event {0.5 emitted by the bug} has mass p only under x′).
     """
-
-    def __init__(self, inner=None, p: float = 1e-3) -> None:
-        super().__init__(inner or GaussianMechanism(epsilon=1.0, delta=1e-5))
-        self.p = p
 
     def sample(self, x, n, rng=None):
         rng = np.random.default_rng(rng)
@@ -86,16 +90,12 @@ class SentinelAtom(_Wrapped):
         return out
 
 
-class NearAtom(_Wrapped):
+class NearAtom(_RareBug):
     """With probability ``p`` releases x + U·2⁻³⁰ (a tiny ball around the input), declaring the inner density.
 
     Exact ε = ∞ at δ < p/2: the inner release lives on a fixed lattice of step ≫ 2⁻³⁰, so
     ball points off that lattice (all but a null set of U) are impossible under x′.
     """
-
-    def __init__(self, inner=None, p: float = 1e-3) -> None:
-        super().__init__(inner or GaussianMechanism(epsilon=1.0, delta=1e-5))
-        self.p = p
 
     def sample(self, x, n, rng=None):
         rng = np.random.default_rng(rng)
@@ -123,12 +123,12 @@ class InputGrid:
         return self.gauss.log_density(outputs, x)
 
 
-class NaNUnderOneInput(_Wrapped):
+class NaNUnderOneInput(_RareBug):
     """Returns NaN with probability ``p`` when x ≠ 0. Exact ε = ∞ at δ < p."""
 
-    def __init__(self, inner=None, p: float = 1e-3) -> None:
-        super().__init__(inner or LaplaceMechanism(epsilon=1.0))
-        self.p = p
+    @staticmethod
+    def default_inner():
+        return LaplaceMechanism(epsilon=1.0)
 
     def sample(self, x, n, rng=None):
         rng = np.random.default_rng(rng)

@@ -13,7 +13,9 @@ from typing import Any
 
 from ..components import LEARNERS, MECHANISMS
 from ..fields import ConfigValueError, Field
+from ..formatting import claim_of, fnum
 from ..results import AuditResult
+from ..verdicts import outcome_label
 
 
 #: A figure: (file-name suffix, matplotlib figure, caption).
@@ -121,3 +123,12 @@ def check_learner(path: str, params: dict) -> None:
 def build_learner(params: dict):
     """The configured (unfitted) learner of a validated entry."""
     return LEARNERS.build(params["learner"], "learner")
+
+
+def epsilon_table_row(entry: dict, *, estimator: str, exact: str = "—", certified: str = "—", n: str = "—",
+                      ceiling: str = "—") -> list[str]:
+    """One row of the report's ε table, in its column order: target, claimed ε and δ, exact ε,
+    certified ε̲, estimator (assumption), n, max certifiable ε, outcome (formatted strings)."""
+    c = claim_of(entry)
+    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")), exact, certified, estimator,
+            n, ceiling, outcome_label(entry)]

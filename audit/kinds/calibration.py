@@ -14,8 +14,7 @@ from ..components import MECHANISMS
 from ..fields import Field
 from ..formatting import claim_of, fnum
 from ..results import AuditEntry, apply_expectation
-from ..verdicts import outcome_label
-from .base import MECHANISM, AuditKind, mechanism_target
+from .base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -38,10 +37,8 @@ def headline(entry: dict) -> str:
 
 def epsilon_row(entry: dict) -> list[str]:
     """Analytic: the exact ε of the noise in use; nothing sampled, nothing to certify."""
-    c = claim_of(entry)
-    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")),
-            fnum(entry.get("epsilon_exact")), "—", "analytic: exact ε of the noise in use (no sampling)", "—", "—",
-            outcome_label(entry)]
+    return epsilon_table_row(entry, exact=fnum(entry.get("epsilon_exact")),
+                             estimator="analytic: exact ε of the noise in use (no sampling)")
 
 
 KIND = AuditKind("calibration", run, FIELDS, result=CalibrationAudit, doc=run.__doc__.split("\n")[0],

@@ -16,8 +16,7 @@ from ..fields import Field
 from ..formatting import claim_of, fnum
 from ..learner_audits import one_run_label_audit
 from ..results import AuditResult
-from ..verdicts import outcome_label
-from .base import CONFIDENCE, AuditKind
+from .base import CONFIDENCE, AuditKind, epsilon_table_row
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,10 +84,9 @@ def headline(entry: dict) -> str:
 
 
 def epsilon_row(entry: dict) -> list[str]:
-    c = claim_of(entry)
-    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")), "—",
-            fnum(entry.get("epsilon_lb")), "one run (Steinke, Nasr & Jagielski 2023; no assumption)",
-            f"{entry.get('m')} canaries, 1 run", "—", outcome_label(entry)]
+    return epsilon_table_row(entry, certified=fnum(entry.get("epsilon_lb")),
+                             estimator="one run (Steinke, Nasr & Jagielski 2023; no assumption)",
+                             n=f"{entry.get('m')} canaries, 1 run")
 
 
 KIND = AuditKind(

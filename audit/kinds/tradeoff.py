@@ -33,8 +33,7 @@ from ..formatting import claim_of, fnum, num
 from ..plotting import arr, new_figure
 from ..results import AuditEntry, apply_expectation
 from ..tradeoff import TradeoffAudit, audit_tradeoff
-from ..verdicts import outcome_label
-from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
+from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -132,9 +131,9 @@ def epsilon_row(entry: dict) -> list[str]:
     # The ceiling is that of Clopper–Pearson bounds; the GDP estimator has none of this form.
     cp = entry.get("estimator", "clopper-pearson") == "clopper-pearson"
     eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
-    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(delta), fnum(entry.get("epsilon_exact")),
-            fnum(entry.get("epsilon_lb")), estimator_label(entry), fnum(entry.get("n_eval") or entry.get("n")),
-            fnum(eps_max), outcome_label(entry)]
+    return epsilon_table_row(entry, exact=fnum(entry.get("epsilon_exact")), certified=fnum(entry.get("epsilon_lb")),
+                             estimator=estimator_label(entry), n=fnum(entry.get("n_eval") or entry.get("n")),
+                             ceiling=fnum(eps_max))
 
 
 def band_of(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
