@@ -28,6 +28,7 @@ import numpy as np
 
 from .config import Config
 from .kinds import AuditKind, get_kind, register_task_kind, unregister_task_kind
+from .provenance import privaudit_version
 from .results import AuditEntry, AuditResult, to_jsonable
 
 #: Version of the task encoding: part of every cache key.
@@ -85,16 +86,6 @@ def task_key(kind: str, target: str, params: dict, seed: int, index: int) -> str
                "index": index, "version": privaudit_version()}
     blob = json.dumps(to_jsonable(payload), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def privaudit_version() -> str:
-    """The installed privaudit version (``"0+unknown"`` in a bare checkout)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("privaudit")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 def plan_tasks(config: Config) -> list[Task]:

@@ -49,6 +49,9 @@ def pair_distance(adjacency: str, x, x_prime) -> tuple[float, float] | None:
     a, b = np.asarray(x, dtype=float).ravel(), np.asarray(x_prime, dtype=float).ravel()
     if a.shape != b.shape:
         raise InvalidInputError(f"x and x_prime must have the same shape, got {np.shape(x)} and {np.shape(x_prime)}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise InvalidInputError(f"x and x_prime must be finite to measure their {adjacency!r} distance, "
+                                f"got x={a.tolist()!r:.80}, x_prime={b.tolist()!r:.80}")
     norm, radius = metric
     return (float(np.abs(a - b).sum()) if norm == "l1" else float(np.linalg.norm(a - b))), radius
 

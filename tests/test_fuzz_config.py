@@ -187,9 +187,6 @@ def test_audit_tradeoff_raises_only_validation_errors(n, confidence, attacker, r
         pass
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="found by the fuzz test above: audit.pair_search converts an infinite input to an integer "
-                          "before validating it (reported to the lead; remove this mark when fixed)")
 def test_audit_tradeoff_refuses_an_infinite_input():
     from privaudit.audit.tradeoff import audit_tradeoff
     from privaudit.mechanisms import GaussianMechanism
