@@ -22,7 +22,7 @@ GAUSS = 'mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }'
 
 
 def tradeoff(*lines: str, mechanism: str = GAUSS) -> str:
-    return "\n".join(["[[audits]]", 'kind = "tradeoff"', mechanism, "n = 100", *lines]) + "\n"
+    return "\n".join(["[[audits]]", 'kind = "tradeoff"', mechanism, "n = 200", *lines]) + "\n"
 
 
 CASES = [
@@ -53,8 +53,9 @@ CASES = [
                              'learner = { name = "IWPSGDClassifier", epsilon = -1 }\n',
      ["audits[0].learner.epsilon", "-1"]),
     ("x = []", tradeoff("x = []", "x_prime = []"), ["audits[0].x", "[]"]),
-    ("n = 10**9", tradeoff().replace("n = 100", "n = 1000000000"),
+    ("n = 10**9", tradeoff().replace("n = 200", "n = 1000000000"),
      ["audits[0].n = 1000000000", "GiB", "memory limit"]),
+    ("n below the audit's minimum", tradeoff().replace("n = 200", "n = 100"), ["audits[0].n = 100", "200"]),
     ("seed beyond 64 bits", "seed = " + "9" * 30 + "\n" + tradeoff(), ["seed", "999999"]),
 ]
 
@@ -84,7 +85,7 @@ def test_a_config_that_would_run_code_writes_nothing(tmp_path, capsys, monkeypat
 
 def test_a_size_over_an_explicit_limit_names_the_limit(tmp_path, capsys):
     conf = tmp_path / "c.toml"
-    conf.write_text(tradeoff().replace("n = 100", "n = 2000000"))
+    conf.write_text(tradeoff().replace("n = 200", "n = 2000000"))
     assert main(["run", str(conf), "--out", str(tmp_path), "--max-memory", "64M", "--check"]) == 2
     err = capsys.readouterr().err
     assert "audits[0].n = 2000000" in err and "64.0 MiB (--max-memory)" in err
@@ -110,8 +111,8 @@ def test_out_problems_are_exit_2_before_work(tmp_path, capsys):
 
 def test_same_name_from_another_config_is_refused_unless_overwrite(tmp_path, capsys):
     one, two = tmp_path / "one.toml", tmp_path / "two.toml"
-    one.write_text('name = "shared"\n' + tradeoff().replace("n = 100", "n = 400"))
-    two.write_text('name = "shared"\n' + tradeoff().replace("n = 100", "n = 500"))
+    one.write_text('name = "shared"\n' + tradeoff().replace("n = 200", "n = 400"))
+    two.write_text('name = "shared"\n' + tradeoff().replace("n = 200", "n = 500"))
     out = tmp_path / "r"
     assert main(["run", str(one), "--out", str(out)]) == 0
     before = (out / "shared" / "report.json").read_bytes()

@@ -13,13 +13,13 @@ import numpy as np
 from ..fields import Field
 from ..release_views import audit_release_tradeoff
 from ..results import AuditEntry, apply_expectation, with_note
-from ..tradeoff import TradeoffAudit
+from ..tradeoff import MIN_N, TradeoffAudit
 from . import tradeoff
 from .base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,
-    "n": Field("int", 20000, low=10, samples=True, doc="releases (or training runs) per hypothesis"),
+    "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases (or training runs) per hypothesis"),
     "phase": Field("str", "known", choices=("known", "hidden"), doc="modulated learners: phases revealed or not"),
     "mode": Field("str", "white-box", choices=("white-box", "black-box"),
                   doc="DP-SGD learners: attacker sees every noisy step, or the final model"),

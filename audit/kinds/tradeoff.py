@@ -32,7 +32,7 @@ from ..fields import ConfigKeyError, Field
 from ..formatting import claim_of, fnum, num
 from ..plotting import arr, new_figure
 from ..results import AuditEntry, apply_expectation
-from ..tradeoff import TradeoffAudit, audit_tradeoff
+from ..tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
 from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
@@ -40,7 +40,7 @@ FIELDS = {
     "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
     "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
     "dim": Field("int", 1, low=1, high=10_000, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
-    "n": Field("int", 20000, low=10, samples=True, doc="releases per hypothesis"),
+    "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases per hypothesis"),
     "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
     "confidence": CONFIDENCE,
     "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
