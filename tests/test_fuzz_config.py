@@ -25,10 +25,8 @@ import json
 import math
 
 import pytest
-
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from privaudit.audit.cli import UNEXPECTED, main  # noqa: E402
 

@@ -89,7 +89,6 @@ def test_learner_tables_are_validated(tmp_path):
 
 
 def test_utility_params_are_checked_against_the_experiment(tmp_path):
-    pytest.importorskip("privaudit.audit.experiments.iwp_figure1")
     with pytest.raises(ConfigError, match="audits\\[0\\].params.smal = True; did you mean 'small'"):
         parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure1", "params": {"smal": True}}]})
     with pytest.raises(ConfigTypeError, match="audits\\[0\\].params.small"):
