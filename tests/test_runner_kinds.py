@@ -51,6 +51,16 @@ def test_tradeoff_worst_case_pair_and_explicit_pair(tmp_path):
     assert rep["audits"][1]["fpr"] != a["fpr"]
 
 
+def test_gdp_on_a_claim_without_mu_needs_assume_gaussian(tmp_path):
+    """The classical σ at ε = 10 (exact ε 10.39) states (10, 1e-5) without μ: GDP is refused unless
+    the config asserts the Gaussian curve, and then the false claim is caught."""
+    classical10 = {"name": "gaussian", "epsilon": 10.0, "delta": 1e-5, "calibration": "classical"}
+    entry = {"kind": "tradeoff", "mechanism": classical10, "estimator": "gdp", "n": 200_000}
+    refused, caught = run([entry, {**entry, "assume_gaussian": True}], tmp_path)["audits"]
+    assert refused["verdict"] == "error" and "assume_gaussian" in refused["error"]
+    assert caught["verdict"] == "violation" and caught["epsilon_lb"] > 10
+
+
 def test_bias_kind_with_a_user_sampler(tmp_path, monkeypatch):
     (tmp_path / "my_estimators.py").write_text(textwrap.dedent("""
         import numpy as np

@@ -44,6 +44,8 @@ FIELDS = {
     "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
     "confidence": CONFIDENCE,
     "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
+    "assume_gaussian": Field("bool", False, doc="assert the release's trade-off curve is Gaussian, allowing "
+                                                "estimator = 'gdp' on a claim without μ"),
     "selection": Field("str", "split", choices=("split", "bonferroni")),
     "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
     "expect": Field("str", "private", choices=("private", "violation"),
@@ -73,7 +75,8 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
         x, x_prime = np.asarray(params["x"]), np.asarray(params["x_prime"])
     res = audit_tradeoff(
         mech, x, x_prime, n=params["n"], attacker=params["attacker"], confidence=params["confidence"],
-        estimator=params["estimator"], selection=params["selection"], delta=params["delta"], rng=rng, **extra,
+        estimator=params["estimator"], assume_gaussian=params["assume_gaussian"], selection=params["selection"],
+        delta=params["delta"], rng=rng, **extra,
     )
     return apply_expectation(judge(res), params["expect"], caught="violation")
 
