@@ -377,15 +377,20 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
         else:
             parts += [f"<details id='table-{k}'><summary><b>{e(title)}</b> ({len(rows)} rows: "
                       f"{e(_row_outcomes(rows))})</summary>", *table, "</details>"]
-    if len(tables) < 2:
-        parts += _html_headline_figures(report, figures)
-    parts += [
+    all_audits = [
         f"<details open><summary><b>All audits ({len(report['audits'])})</b></summary>",
         _html_table(["#", "kind", "target", "outcome", "result"],
                     [[f"<a href='#audit-{i}'>{i}</a>", e(a["kind"]), e(a["target"]), _outcome(a), e(headline(a))]
                      for i, a in enumerate(report["audits"])], raw_cols=(0, 1, 2, 3, 4)),
-        "</details>", "<h2>Details</h2>",
+        "</details>",
     ]
+    if not tables:  # no privacy audit (e.g. reconstruction only): the audits' one-line results open the report
+        parts += all_audits
+    if len(tables) < 2:
+        parts += _html_headline_figures(report, figures)
+    if tables:
+        parts += all_audits
+    parts.append("<h2>Details</h2>")
     on_top = {name for _, (name, _, _) in headline_figures(report, figures)}
     for i, a in enumerate(report["audits"]):
         bad = outcome(a) in ("violation", "fail", "error", "expected-violation-missed")
