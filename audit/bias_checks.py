@@ -299,7 +299,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     (:mod:`privaudit.learners.iwp`); one draw is their value (loss) or mean (gradient)
     over the fixed examples.
     """
-    from privaudit.learners import iwp
+    from privaudit.learners import iwp_losses
     from privaudit.learners import weierstrass_transforms as W
 
     setup = IWPSetup(seed=budget.seed("iwp data") % 2**32)
@@ -335,12 +335,12 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
 
         def iwp_loss(n, rng, loss=loss, k=k):
             xt, yt = flat(n, rng)
-            return iwp.iwp_loss(setup.theta, xt, yt, loss=loss, sigma=setup.sigma, epsilon_y=setup.epsilon_y,
+            return iwp_losses.iwp_loss(setup.theta, xt, yt, loss=loss, sigma=setup.sigma, epsilon_y=setup.epsilon_y,
                                 n_terms=k).reshape(n, n_ex)
 
         def iwp_grad(n, rng, loss=loss, k=k):
             xt, yt = flat(n, rng)
-            g = iwp.iwp_gradient(setup.theta, xt, yt, loss=loss, sigma=setup.sigma, epsilon_y=setup.epsilon_y,
+            g = iwp_losses.iwp_gradient(setup.theta, xt, yt, loss=loss, sigma=setup.sigma, epsilon_y=setup.epsilon_y,
                                  n_terms=k)
             return g.reshape(n, n_ex, p).mean(axis=1)
 
@@ -377,8 +377,8 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
         xt = reg.release_x(n, rng).reshape(n * n_ex, p)
         yt = (y_reg + sigma_y * rng.standard_normal((n, n_ex))).reshape(n * n_ex)
         if what == "loss":
-            return iwp.iwp_regression_loss(reg.theta, xt, yt, sigma=reg.sigma, sigma_y=sigma_y).reshape(n, n_ex)
-        return iwp.iwp_regression_gradient(reg.theta, xt, yt, sigma=reg.sigma).reshape(n, n_ex, p).mean(axis=1)
+            return iwp_losses.iwp_regression_loss(reg.theta, xt, yt, sigma=reg.sigma, sigma_y=sigma_y).reshape(n, n_ex)
+        return iwp_losses.iwp_regression_gradient(reg.theta, xt, yt, sigma=reg.sigma).reshape(n, n_ex, p).mean(axis=1)
 
     for what, target in (("loss", 0.5 * res**2), ("gradient", (res[:, None] * reg.X).mean(axis=0))):
         out.append(powered_audit(lambda n, rng, w=what: reg_draw(n, rng, w), target,
@@ -388,7 +388,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     # The NoisySGD gradient: the plain logistic gradient on the released example.
     def naive_gradient(n, rng):
         xt, yt = flat(n, rng)
-        return iwp.glm_gradient(setup.theta, xt, yt, loss="logistic").reshape(n, n_ex, p).mean(axis=1)
+        return iwp_losses.glm_gradient(setup.theta, xt, yt, loss="logistic").reshape(n, n_ex, p).mean(axis=1)
 
     logistic = W.get_loss("logistic")
     true_grad = np.einsum("i,ip->p", setup.y * logistic.derivative(z0, 1), setup.X) / n_ex

@@ -101,7 +101,8 @@ def iwp_convergence(budget: _Budget) -> ExperimentResult:
     """
     import warnings
 
-    from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, glm_risk
+    from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier
+    from privaudit.learners.iwp_losses import glm_risk
     from privaudit.learners.weierstrass_transforms import keep_probability
 
     p, lam, eps, batch = 2, 1.0, 10.0, 128

@@ -40,7 +40,7 @@ def samplers():
     mod = ModulatedSetup(n_vectors=3)
     iwp_setup = IWPSetup()
 
-    from privaudit.learners.iwp import iwp_loss
+    from privaudit.learners.iwp_losses import iwp_loss
 
     n_ex, p = iwp_setup.X.shape
 

@@ -188,7 +188,7 @@ def test_null_false_alarm_rate_on_real_estimators(estimator):
 
     from privaudit.audit.bias import audit_bias
     from privaudit.audit.bias_checks import IWPSetup
-    from privaudit.learners.iwp import iwp_loss
+    from privaudit.learners.iwp_losses import iwp_loss
 
     if estimator == "modulated G":
         setup = ModulatedSetup(n_vectors=3)

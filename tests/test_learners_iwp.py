@@ -15,6 +15,7 @@ from sklearn.base import clone
 
 from privaudit.learners import IWPSGDClassifier, IWPSGDRegressor, NoisySGDClassifier
 from privaudit.learners import iwp as I
+from privaudit.learners import iwp_losses as L
 from privaudit.learners import weierstrass_transforms as W
 from privaudit.learners.release import LocalRelease, encode_binary_labels, release_dataset
 from privaudit.mechanisms import PrivacyClaim, RandomizedResponse, analytic_sigma
@@ -47,16 +48,16 @@ def test_iwp_loss_and_gradient_unbiased(loss):
     f = W.get_loss(loss)
     for x, y in zip(X0, Y0):
         xt, yt = releases(x, y, sigma, eps_y, n, rng)
-        ell = I.iwp_loss(THETA, xt, yt, loss=loss, sigma=sigma, epsilon_y=eps_y)
-        grad = I.iwp_gradient(THETA, xt, yt, loss=loss, sigma=sigma, epsilon_y=eps_y)
+        ell = L.iwp_loss(THETA, xt, yt, loss=loss, sigma=sigma, epsilon_y=eps_y)
+        grad = L.iwp_gradient(THETA, xt, yt, loss=loss, sigma=sigma, epsilon_y=eps_y)
         m = THETA @ x * y
         mc_check(ell, f.derivative(m))
         mc_check(grad, f.derivative(m, 1) * y * x)
         # The uncorrected loss on the same releases is biased (Thm 4.2): far outside the band.
-        plain = I.glm_loss(THETA, xt, yt, loss=loss)
+        plain = L.glm_loss(THETA, xt, yt, loss=loss)
         assert abs(plain.mean() - f.derivative(m)) > 10 * plain.std() / math.sqrt(n)
         # Closed-form variance of ℓ̃ (App. D.4 combined by the law of total variance).
-        var = I.iwp_loss_variance(THETA, x[None], np.array([y]), loss=loss, sigma=sigma, epsilon_y=eps_y)[0]
+        var = L.iwp_loss_variance(THETA, x[None], np.array([y]), loss=loss, sigma=sigma, epsilon_y=eps_y)[0]
         dev2 = (ell - ell.mean()) ** 2
         assert abs(dev2.mean() - var) <= ZSCORE * dev2.std() / math.sqrt(n)
 
@@ -67,7 +68,7 @@ def test_gradient_without_minus_sigma2_theta_term_is_biased():
     rng = np.random.default_rng(2)
     x, y = X0[0], Y0[0]
     xt, yt = releases(x, y, sigma, eps_y, n, rng)
-    grad = I.iwp_gradient(THETA, xt, yt, loss="quadratic", sigma=sigma, epsilon_y=eps_y)
+    grad = L.iwp_gradient(THETA, xt, yt, loss="quadratic", sigma=sigma, epsilon_y=eps_y)
     truncated = grad + sigma**2 * THETA  # quadratic: c = 1
     bias = truncated.mean(0) - (THETA @ x * y - 1) * y * x
     se = truncated.std(0) / math.sqrt(n)
@@ -82,12 +83,12 @@ def test_gradient_is_derivative_of_loss(loss):
     xt = rng.normal(size=(50, 3))
     yt = np.where(rng.random(50) < 0.5, 1.0, -1.0)
     kw = dict(loss=loss, sigma=0.9, epsilon_y=1.5, n_terms=2)
-    grad = I.iwp_gradient(THETA, xt, yt, **kw)
+    grad = L.iwp_gradient(THETA, xt, yt, **kw)
     h = 1e-6
     for j in range(3):
         e = np.zeros(3)
         e[j] = h
-        num = (I.iwp_loss(THETA + e, xt, yt, **kw) - I.iwp_loss(THETA - e, xt, yt, **kw)) / (2 * h)
+        num = (L.iwp_loss(THETA + e, xt, yt, **kw) - L.iwp_loss(THETA - e, xt, yt, **kw)) / (2 * h)
         np.testing.assert_allclose(grad[:, j], num, rtol=1e-6, atol=1e-7)
 
 
@@ -101,13 +102,13 @@ def test_logistic_fast_terms_match_generic_series(k):
     v = sigma**2 * THETA @ THETA
     z = (xt @ THETA) * yt
     st = W.inverse_weight(eps_y)
-    ell = I.iwp_loss(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y, n_terms=k)
+    ell = L.iwp_loss(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y, n_terms=k)
     expected = W.inverse_transform("logistic", z, variance=v, epsilon_y=eps_y, n_terms=k)
     np.testing.assert_allclose(ell, expected, rtol=1e-12, atol=1e-14)
     a = st * W.inverse_weierstrass("logistic", 1, z, v, k) - (1 - st) * W.inverse_weierstrass("logistic", 1, -z, v, k)
     lower = W.inverse_weierstrass("logistic", 2, z, v, k - 1) if k > 1 else W.get_loss("logistic").derivative(z, 2)
     grad = (a * yt)[:, None] * xt - sigma**2 * lower[:, None] * THETA  # W⁻¹[f''] is even in z
-    np.testing.assert_allclose(I.iwp_gradient(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y,
+    np.testing.assert_allclose(L.iwp_gradient(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y,
                                               n_terms=k), grad, rtol=1e-10, atol=1e-13)
 
 
@@ -121,7 +122,7 @@ def test_logistic_bias_shrinks_with_k_and_matches_monte_carlo():
     xt, yt = releases(x, y, sigma, eps_y, n, rng)
     biases = []
     for k in (1, 2, 3):
-        ell = I.iwp_loss(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y, n_terms=k)
+        ell = L.iwp_loss(THETA, xt, yt, loss="logistic", sigma=sigma, epsilon_y=eps_y, n_terms=k)
         # B⁻¹ is exact, so the bias of ℓ̃ is S̃·b(m) + (1−S̃)·b(−m), with b the W⁻¹ truncation bias.
         st = W.inverse_weight(eps_y)
         b = st * W.truncation_bias("logistic", m, v, k) + (1 - st) * W.truncation_bias("logistic", -m, v, k)
@@ -137,8 +138,8 @@ def test_regression_estimators_unbiased():
     x, y = X0[0], 0.8
     xt = x + sigma * rng.standard_normal((n, 3))
     yt = y + sigma_y * rng.standard_normal(n)
-    mc_check(I.iwp_regression_loss(THETA, xt, yt, sigma=sigma, sigma_y=sigma_y), 0.5 * (THETA @ x - y) ** 2)
-    mc_check(I.iwp_regression_gradient(THETA, xt, yt, sigma=sigma), (THETA @ x - y) * x)
+    mc_check(L.iwp_regression_loss(THETA, xt, yt, sigma=sigma, sigma_y=sigma_y), 0.5 * (THETA @ x - y) ** 2)
+    mc_check(L.iwp_regression_gradient(THETA, xt, yt, sigma=sigma), (THETA @ x - y) * x)
 
 
 # ----------------------------------------------------------------- release
@@ -268,7 +269,7 @@ def test_convergence_iwp_to_real_noisy_stays_biased():
             res["real"].append(I.SGDRealClassifier(**kw).fit(X, y).coef_)
             res["noisy"].append(NoisySGDClassifier(**kw).fit(rel).coef_)
             res["iwp"].append(IWPSGDClassifier(**kw).fit(rel).coef_)
-        risk = {k: I.glm_risk(np.array(v), Xte, yte, lam=lam).mean() for k, v in res.items()}
+        risk = {k: L.glm_risk(np.array(v), Xte, yte, lam=lam).mean() for k, v in res.items()}
         excess[n] = {k: risk[k] - risk["real"] for k in ("noisy", "iwp")}
         coefs[n] = {k: np.mean(v, 0) for k, v in res.items()}
     print("excess final risk over SGD-real:", excess)
@@ -330,7 +331,7 @@ def test_learner_bad_inputs():
     with pytest.raises(InvalidInputError, match="regression"):
         IWPSGDRegressor().fit(rel)
     with pytest.raises(InvalidInputError, match="y_tilde"):
-        I.iwp_loss(THETA[:2], X, y * 2, sigma=1.0, epsilon_y=1.0)
+        L.iwp_loss(THETA[:2], X, y * 2, sigma=1.0, epsilon_y=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         with pytest.raises(PrivacyLeakWarning):

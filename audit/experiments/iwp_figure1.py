@@ -43,7 +43,8 @@ from sklearn.datasets import make_classification
 from privaudit.audit.results import ExperimentResult
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.learners import weierstrass_transforms as W
-from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier, glm_risk
+from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier
+from privaudit.learners.iwp_losses import glm_risk
 from privaudit.learners.release import release_dataset
 from privaudit.mechanisms.validation import InvalidParameterError, check_delta, check_epsilon, check_int, check_positive
 
