@@ -131,7 +131,7 @@ class ModulatedSetup:
 
     def sampler(self, what: str, correction: str) -> Callable:
         """Draws of Σ_x (upper triangle), Z or G from the learner's own server statistics."""
-        from privaudit.learners.modulated import server_gradient, server_statistics
+        from privaudit.learners.modulated_server import server_gradient, server_statistics
 
         def draw(n, rng):
             stats = server_statistics(self.releases(n, rng), self.y, self.mechanism, correction=correction)

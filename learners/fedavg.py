@@ -48,7 +48,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from .input_validation import check_data, check_predict_data
-from .modulated import iter_blocks, keyed_rng, project_ball
+from .modulated_server import iter_blocks, keyed_rng, project_ball
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:

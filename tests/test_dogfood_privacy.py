@@ -15,7 +15,7 @@ from privaudit.audit.testing import (
     assert_reconstruction_bounded,
     assert_unbiased,
 )
-from privaudit.learners.modulated import server_gradient, server_statistics
+from privaudit.learners.modulated_server import server_gradient, server_statistics
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, ModulatedMechanism, RandomizedResponse
 from privaudit.mechanisms.discrete import DiscreteLaplaceMechanism
 from privaudit.mechanisms.exponential import ExponentialMechanism

@@ -16,7 +16,7 @@ from scipy import stats
 from sklearn.linear_model import LinearRegression
 
 from privaudit.learners import ModulatedRegressor, OneShotModulatedRegressor
-from privaudit.learners.modulated import (
+from privaudit.learners.modulated_server import (
     BLOCK,
     ServerStatistics,
     debias_moments,

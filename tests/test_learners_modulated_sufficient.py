@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from privaudit.learners import ModulatedRegressor, OneShotModulatedRegressor
-from privaudit.learners.modulated import (
+from privaudit.learners.modulated_server import (
     BLOCK,
     debias_moments,
     iter_blocks,
@@ -106,7 +106,7 @@ def test_sufficient_path_unbiased(m):
     sig = np.zeros((REPS, D, D))
     sig[:, iu[0], iu[1]] = draws[:, : len(iu[0])]
     sig = sig + np.triu(sig, 1).transpose(0, 2, 1)
-    from privaudit.learners.modulated import ServerStatistics
+    from privaudit.learners.modulated_server import ServerStatistics
 
     grads = server_gradient(ServerStatistics(Sigma_x=sig, Z=draws[:, len(iu[0]):], n_clients=K), beta)
     _assert_mean(grads, X.T @ (X @ beta - y) / K)
