@@ -89,7 +89,7 @@ class ModulatedSetup:
 
     with C the derived correction (λ²/(2m²))P_V + σ²I, the seed's printed
     (λ²/(2m))P_V + σ²I, or none (C = 0: the naive server). The statistics are those of
-    :func:`privaudit.learners.modulated.server_statistics`, vectorised over rounds.
+    :func:`privaudit.learners.modulated_server.server_statistics`, vectorised over rounds.
     The dataset is fixed, so the targets are the empirical (1/K)XᵀX, (1/K)Xᵀy and
     ∇L(β) = (1/K)Xᵀ(Xβ − y).
     """
