@@ -295,6 +295,21 @@ def default_attackers(mechanism) -> list:
     return specs
 
 
+def _certified(fitted: list, crits: list) -> list[int]:
+    """Indices of the attackers certified on the evaluation split: the best two of the ranking.
+
+    The exact likelihood ratio, when in the suite, always takes one of the two places: for a
+    mechanism that implements its density it is the most powerful test, but at small ε the
+    ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
+    attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
+    ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
+    ``sample`` that the density does not describe is still certified.
+    """
+    ranked = [int(i) for i in np.argsort(crits)[::-1]]
+    lr = [i for i in ranked if attacker_name(fitted[i]) == "likelihood-ratio"]
+    return (lr[:1] + [i for i in ranked if i not in lr[:1]])[:CERTIFIED_ATTACKERS]
+
+
 def _check_gdp(estimator: str, claim: PrivacyClaim, assume_gaussian: bool) -> None:
     if estimator == "gdp" and claim.mu is None and not assume_gaussian:
         raise InvalidParameterError(
@@ -458,7 +473,7 @@ def audit_tradeoff(
             crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
                                              estimator=estimator, n_thresholds=n_thresholds,
                                              select_level=eb.RANK_LEVEL, cross_validate=False).criterion)
-        order = [int(i) for i in np.argsort(crits)[::-1][:CERTIFIED_ATTACKERS]]
+        order = _certified(fitted, crits)
     else:
         order = [0]
     # Certify the top-ranked attackers on the evaluation split, each at 1 − (1 − c)/k (Bonferroni):

@@ -97,20 +97,25 @@ def main() -> None:
     ap.add_argument("--screen-n", type=int, default=100_000,
                     help="releases per hypothesis to screen each candidate pair (default 1e5)")
     ap.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    ap.add_argument("--only", default="", help="comma-separated case numbers to run (1-4; default all)")
     args = ap.parse_args()
+    only = {int(c) for c in args.only.split(",") if c}
     print(f"claims eps0={EPS0}, confidence {CONFIDENCE}; DP-Sniper's eps_lcb (2e8 samples) vs privaudit's default "
           f"audit (<= {args.budget:.0e} samples)")
     print(f"{'case':28s} {'DP-Sniper':>9s} {'privaudit':>10s} {'>= ?':>7s} {'samples':>10s}  {'attacker':18s} "
           f"{'pair':26s} {'time':>8s}")
     lap = LaplaceMechanism(epsilon=EPS0)
-    run_case("Laplace (1, 2)", lap, [(np.ones(1), np.full(1, 2.0), "(1, 2)")], 0.0968, args.budget,
-             args.screen_n, args.seed)
-    run_case("NoisyHist1 (d=5)", lap, statdp_pairs(5, component_wise=False), 0.0978, args.budget, args.screen_n,
-             args.seed)
-    run_case("ReportNoisyMax1 (d=5)", ReportNoisyMax1(), statdp_pairs(5, component_wise=True), 0.0923,
-             args.budget, args.screen_n, args.seed, adjacency="ignore")
-    run_case("textbook float Laplace", UnsafeFloatLaplaceMechanism(epsilon=EPS0),
-             [(np.ones(1), np.zeros(1), "(1, 0)")], 0.252, args.budget, args.screen_n, args.seed)
+    cases = [
+        ("Laplace (1, 2)", lap, [(np.ones(1), np.full(1, 2.0), "(1, 2)")], 0.0968, {}),
+        ("NoisyHist1 (d=5)", lap, statdp_pairs(5, component_wise=False), 0.0978, {}),
+        ("ReportNoisyMax1 (d=5)", ReportNoisyMax1(), statdp_pairs(5, component_wise=True), 0.0923,
+         {"adjacency": "ignore"}),
+        ("textbook float Laplace", UnsafeFloatLaplaceMechanism(epsilon=EPS0), [(np.ones(1), np.zeros(1), "(1, 0)")],
+         0.252, {}),
+    ]
+    for i, (name, mech, pairs, reported, kw) in enumerate(cases, start=1):
+        if not only or i in only:
+            run_case(name, mech, pairs, reported, args.budget, args.screen_n, args.seed, **kw)
 
 
 if __name__ == "__main__":

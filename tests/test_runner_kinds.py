@@ -107,3 +107,31 @@ def test_utility_params_are_checked_against_the_experiment(tmp_path):
         parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure1", "params": {"random_state": 3}}]})
     with pytest.raises(ConfigValueError, match="did you mean 'iwp-figure1'"):
         parse_config({"audits": [{"kind": "utility", "experiment": "iwp-figure"}]})
+
+
+def test_tradeoff_domain_searches_the_worst_pair(tmp_path):
+    """A mechanism broken only on (0, −1) passes on the pair a user would try and is caught by a domain search;
+    a correct Laplace passes the same search."""
+    broken = {"name": "privaudit.audit.negative_controls:AsymmetricLaplace"}
+    box = [[-1.0], [1.0]]
+    audits = [
+        {"kind": "tradeoff", "mechanism": broken, "x": [0.0], "x_prime": [1.0], "n": 20_000},
+        {"kind": "tradeoff", "mechanism": broken, "domain": box, "n": 20_000},
+        {"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0}, "domain": box, "n": 20_000},
+    ]
+    cfg = parse_config({"name": "search", "seed": 4, "audits": audits},
+                       allow_imports=["privaudit.audit.negative_controls"])
+    given, searched, correct = run_config(cfg, out=tmp_path, figures=False, use_cache=False).report["audits"]
+    assert given["verdict"] == "pass"
+    assert searched["verdict"] == "violation" and searched["epsilon_lb"] > 1.0
+    assert any("search_pairs" in n and "x' = [-1.0]" in n for n in searched["notes"]), searched["notes"]
+    assert correct["verdict"] == "pass" and correct["epsilon_lb"] <= 1.0
+
+
+@pytest.mark.parametrize("extra, match", [
+    ({"x": [0.0], "x_prime": [1.0], "domain": [[-1.0], [1.0]]}, "not both"),
+    ({"domain": [[-1.0], [0.0], [1.0]]}, r"domain must be \[low, high\]"),
+])
+def test_tradeoff_domain_is_checked(extra, match):
+    with pytest.raises(ConfigError, match=match):
+        parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0}, **extra}]})

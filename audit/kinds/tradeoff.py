@@ -27,6 +27,7 @@ from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from ..certifiable import max_certifiable_epsilon
 from ..components import MECHANISMS
+from ..pair_search import search_pairs
 from ..epsilon_bounds import gdp_epsilon
 from ..fields import ConfigKeyError, Field
 from ..formatting import claim_of, fnum, num
@@ -40,6 +41,9 @@ FIELDS = {
     "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
     "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
     "dim": Field("int", 1, low=1, high=10_000, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
+    "domain": Field("array", None, doc="[low, high] box of inputs: search it for the worst adjacent pair "
+                                       "(search_pairs: axis, sign-flip, corner, random and refined directions, "
+                                       "screened then certified with Bonferroni) instead of auditing x, x'"),
     "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases per hypothesis"),
     "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
     "confidence": CONFIDENCE,
@@ -54,15 +58,23 @@ FIELDS = {
 
 
 def check_pair(path: str, params: dict) -> None:
-    """``x`` and ``x_prime`` come together, or not at all (then the worst-case pair is used)."""
+    """``x`` and ``x_prime`` come together, or not at all (then the worst-case pair or a ``domain`` search)."""
     if (params["x"] is None) != (params["x_prime"] is None):
         missing = "x_prime" if params["x_prime"] is None else "x"
         raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
+    if params.get("domain") is not None:
+        if params["x"] is not None:
+            raise ConfigKeyError(f"{path}: give either x and x_prime or domain (a pair search), not both")
+        if np.shape(params["domain"])[:1] != (2,):
+            raise ConfigKeyError(f"{path}.domain must be [low, high] (two numbers or two arrays), "
+                                 f"got {params['domain']!r}")
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
     mech = MECHANISMS.build(params["mechanism"], "mechanism")
+    if params.get("domain") is not None:
+        return apply_expectation(judge(_searched(mech, params, rng)), params["expect"], caught="violation")
     extra = {}
     if params["x"] is None:
         pair = worst_case_pair(mech, dim=params["dim"])
@@ -79,6 +91,21 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
         delta=params["delta"], rng=rng, **extra,
     )
     return apply_expectation(judge(res), params["expect"], caught="violation")
+
+
+def _searched(mech, params: dict, rng) -> TradeoffAudit:
+    """The certified audit of the worst pair that :func:`~privaudit.audit.pair_search.search_pairs` finds in the box."""
+    low, high = (np.asarray(b, dtype=float) for b in params["domain"])
+    found = search_pairs(mech, (low, high), n=params["n"], attacker=params["attacker"],
+                         confidence=params["confidence"], estimator=params["estimator"], rng=rng)
+    b = found.best
+    pair = found.candidates[[a is b for a in found.certified].index(True)]
+    note = (f"pair found by search_pairs in the box [{fnum(low.min())}, {fnum(high.max())}]: "
+            f"{len(found.candidates)} adjacent pairs screened, the best {len(found.certified)} certified on fresh "
+            f"releases, each at confidence {fnum(b.confidence)} (Bonferroni), so the maximum holds at "
+            f"{fnum(params['confidence'])}; worst pair ({pair.origin}): x = {np.round(pair.x, 6).tolist()}, "
+            f"x' = {np.round(pair.x_prime, 6).tolist()}")
+    return dataclasses.replace(b, notes=(*b.notes, note))
 
 
 def judge(result: TradeoffAudit) -> TradeoffAudit:
