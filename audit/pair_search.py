@@ -68,6 +68,11 @@ class PairSearchResult:
     def epsilon_lb(self) -> float:
         return self.best.epsilon_lb
 
+    @property
+    def best_pair(self) -> PairCandidate:
+        """The screened pair that ``best`` certified (the certified audits are the top candidates, in order)."""
+        return self.candidates[next(i for i, a in enumerate(self.certified) if a is self.best)]
+
 
 def _step(adjacency: str) -> tuple[str, float]:
     metric = local_metric(adjacency)

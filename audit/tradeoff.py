@@ -296,7 +296,7 @@ def default_attackers(mechanism) -> list:
 
 
 def _certified(fitted: list, crits: list) -> list[int]:
-    """Indices of the attackers certified on the evaluation split: the best two of the ranking.
+    """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
 
     The exact likelihood ratio, when in the suite, always takes one of the two places: for a
     mechanism that implements its density it is the most powerful test, but at small ε the

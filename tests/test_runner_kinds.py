@@ -135,3 +135,11 @@ def test_tradeoff_domain_searches_the_worst_pair(tmp_path):
 def test_tradeoff_domain_is_checked(extra, match):
     with pytest.raises(ConfigError, match=match):
         parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0}, **extra}]})
+
+
+@pytest.mark.parametrize("domain, match", [([[1.0], [-1.0]], "domain must have low <= high"),
+                                           ([[0.0], [float("nan")]], "domain must hold finite numbers")])
+def test_tradeoff_domain_values_are_checked(domain, match):
+    with pytest.raises(ConfigValueError, match=match):
+        parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0},
+                                  "domain": domain}]})

@@ -27,10 +27,10 @@ from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from ..certifiable import max_certifiable_epsilon
 from ..components import MECHANISMS
-from ..pair_search import search_pairs
 from ..epsilon_bounds import gdp_epsilon
-from ..fields import ConfigKeyError, Field
+from ..fields import ConfigKeyError, ConfigValueError, Field
 from ..formatting import claim_of, fnum, num
+from ..pair_search import search_pairs
 from ..plotting import arr, new_figure
 from ..results import AuditEntry, apply_expectation
 from ..tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
@@ -65,9 +65,12 @@ def check_pair(path: str, params: dict) -> None:
     if params.get("domain") is not None:
         if params["x"] is not None:
             raise ConfigKeyError(f"{path}: give either x and x_prime or domain (a pair search), not both")
-        if np.shape(params["domain"])[:1] != (2,):
+        box = np.asarray(params["domain"], dtype=float)
+        if box.ndim not in (1, 2) or box.shape[0] != 2:
             raise ConfigKeyError(f"{path}.domain must be [low, high] (two numbers or two arrays), "
                                  f"got {params['domain']!r}")
+        if np.any(box[0] > box[1]):  # (finiteness is checked by the array field)
+            raise ConfigValueError(f"{path}.domain must have low <= high, got {params['domain']!r}")
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
@@ -98,8 +101,7 @@ def _searched(mech, params: dict, rng) -> TradeoffAudit:
     low, high = (np.asarray(b, dtype=float) for b in params["domain"])
     found = search_pairs(mech, (low, high), n=params["n"], attacker=params["attacker"],
                          confidence=params["confidence"], estimator=params["estimator"], rng=rng)
-    b = found.best
-    pair = found.candidates[[a is b for a in found.certified].index(True)]
+    b, pair = found.best, found.best_pair
     note = (f"pair found by search_pairs in the box [{fnum(low.min())}, {fnum(high.max())}]: "
             f"{len(found.candidates)} adjacent pairs screened, the best {len(found.certified)} certified on fresh "
             f"releases, each at confidence {fnum(b.confidence)} (Bonferroni), so the maximum holds at "
