@@ -57,6 +57,9 @@ class Distinguisher(abc.ABC):
     requires_training = True
     #: Whether the attacker needs ``mechanism.log_density``.
     requires_density = False
+    #: Whether :meth:`score` returns exact log-likelihood ratios ln p(o | x′) − ln p(o | x): the
+    #: audit then chooses the test from pooled rate estimates (see ``select_threshold``).
+    llr_scores = False
 
     @abc.abstractmethod
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher":
@@ -85,6 +88,7 @@ class LikelihoodRatioAttack(Distinguisher):
 
     requires_training = False
     requires_density = True
+    llr_scores = True
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "LikelihoodRatioAttack":
         if mechanism is None or not callable(getattr(mechanism, "log_density", None)):
@@ -215,7 +219,7 @@ class LogisticAttack(_ClassifierAttack):
         from sklearn.preprocessing import FunctionTransformer
 
         square = FunctionTransformer(lambda z: np.hstack([z, z**2]) if self.quadratic else z)
-        return make_pipeline(square, LogisticRegression(max_iter=500))
+        return make_pipeline(square, LogisticRegression(max_iter=500, solver="newton-cholesky"))
 
 
 @register_attack("mlp")

@@ -49,6 +49,15 @@ def float_bits(values: np.ndarray, bits=None) -> np.ndarray:
     return out.reshape(v.shape[0], -1).astype(np.float32, copy=False)
 
 
+#: (shift, width, first kept-bit index) of the integer fields a double's kept bits are read as.
+_TABLE_FIELDS = ((52, 12, 0), (10, 10, 12), (0, 10, 22))
+
+
+def _bit_table(width: int) -> np.ndarray:
+    """Rows are the bits (most significant first) of 0 … 2^width − 1: table @ weights sums them."""
+    return ((np.arange(1 << width)[:, None] >> np.arange(width - 1, -1, -1)) & 1).astype(float)
+
+
 @register_attack("bit-pattern")
 class BitPatternAttack(Distinguisher):
     """Bernoulli naive Bayes on IEEE-754 bits of o, o − x and o − x′ (DP-Sniper's bit features).
@@ -103,7 +112,22 @@ class BitPatternAttack(Distinguisher):
         return self
 
     def score(self, outputs) -> np.ndarray:
-        return self._features(outputs) @ self.weight_ + self.offset_
+        # Naive Bayes scores are sums of per-bit weights, so each double's kept bits are read as three
+        # integers (12 sign/exponent bits, two 10-bit halves of the low mantissa) indexing tables of
+        # summed weights: 3 gathers per double instead of 32 float features (≈ 30× faster).
+        o = _rows(outputs)[:, : self.max_dims]
+        parts = [o] + [o - p[: o.shape[1]] for p in (self.x_, self.x_prime_) if p is not None]
+        total = np.full(o.shape[0], self.offset_)
+        w = self.weight_.reshape(-1, _KEPT_BITS.size)  # one row of weights per encoded double
+        k = 0
+        for q in parts:
+            u = np.ascontiguousarray(q + 0.0).view(np.uint64)
+            for j in range(q.shape[1]):  # loop over encoded doubles (≤ 3·max_dims), not samples
+                for shift, width, lo in _TABLE_FIELDS:
+                    table = _bit_table(width) @ w[k, lo:lo + width]
+                    total += table[((u[:, j] >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)]
+                k += 1
+        return total
 
 
 # --- keyed count attacker ----------------------------------------------------------------------
@@ -166,35 +190,67 @@ def _separation(s0: np.ndarray, s1: np.ndarray) -> float:
                             n_thresholds=64).criterion
 
 
+def _cross_fitted_separation(k0: np.ndarray, k1: np.ndarray) -> float:
+    """Two-fold :func:`_separation` of the count ratio of keys: counts from one half, judged on the other.
+
+    One ``unique`` serves both folds: a key's count ratio in a half is read through the
+    inverse index, and a key absent from the counting half scores ln(½/½) = 0, as in
+    :func:`_lookup`. A fold whose held-out rows all score 0 (keys that never repeat, as
+    for a continuous release: checked first by a plain sort) has separation 0 without
+    choosing a threshold.
+    """
+    k = np.concatenate([k0, k1])
+    ordered = np.sort(k)
+    if not (ordered[1:] == ordered[:-1]).any():  # no key repeats: every held-out row scores 0
+        return 0.0
+    inv = np.unique(k, return_inverse=True)[1].ravel()
+    size = int(inv.max()) + 1
+    inv0, inv1 = inv[: k0.size], inv[k0.size:]
+    h0, h1 = k0.size // 2, k1.size // 2
+    sep = 0.0
+    for a0, a1, b0, b1 in ((slice(0, h0), slice(0, h1), slice(h0, None), slice(h1, None)),
+                           (slice(h0, None), slice(h1, None), slice(0, h0), slice(0, h1))):
+        ratio = (np.log(np.bincount(inv1[a1], minlength=size) + 0.5)
+                 - np.log(np.bincount(inv0[a0], minlength=size) + 0.5))
+        s0, s1 = ratio[inv0[b0]], ratio[inv1[b1]]
+        if s0.any() or s1.any():
+            sep += _separation(s0, s1) / 2
+    return sep
+
+
 @register_attack("lattice")
 class LatticeAttack(Distinguisher):
     """Plug-in count likelihood ratio on a lattice / near-atom / exponent key (see module docstring).
 
-    The key is chosen by two-fold cross-fitting on the training split (counts from one
-    half, the audit's own ε̲ criterion on the other, averaged over both ways), then
-    the counts are refitted on the whole training split. Rows are keyed by a 64-bit hash of their per-coordinate keys.
+    The key is chosen by two-fold cross-fitting on the first ``max_key_rows`` training
+    rows per hypothesis (counts from one half, the audit's own ε̲ criterion on the
+    other, averaged over both ways), then the counts are refitted on up to
+    ``max_train`` rows. Rows are keyed by a 64-bit hash of their per-coordinate keys.
+
+    Parameters
+    ----------
+    max_train : int
+        Training rows per hypothesis the final counts use.
+    max_key_rows : int
+        Training rows per hypothesis the choice of key uses (the choice costs ~15
+        keyings, the refit one).
     """
 
     handles_nonfinite = True
 
-    def __init__(self, max_train: int = 200_000) -> None:
+    def __init__(self, max_train: int = 200_000, max_key_rows: int = 50_000) -> None:
         self.max_train = max_train
+        self.max_key_rows = max_key_rows
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "LatticeAttack":
         if outputs0 is None or outputs1 is None:
             raise InvalidParameterError("lattice needs training outputs under x and x_prime")
         o0 = _rows(outputs0)[: check_int("max_train", self.max_train)]
         o1 = _rows(outputs1)[: self.max_train]
-        h0, h1 = o0.shape[0] // 2, o1.shape[0] // 2
+        rows = check_int("max_key_rows", self.max_key_rows)
         best, best_sep = None, -1.0
         for name, fn in _transforms():  # ~15 candidate keys, each vectorised over rows
-            k0, k1 = row_hashes(fn(o0)), row_hashes(fn(o1))
-            halves = ((slice(0, h0), slice(0, h1), slice(h0, None), slice(h1, None)),
-                      (slice(h0, None), slice(h1, None), slice(0, h0), slice(0, h1)))
-            sep = 0.0
-            for a0, a1, b0, b1 in halves:  # two-fold: fit on one half, judge on the other, both ways
-                keys, ratio = _count_table(k0[a0], k1[a1])
-                sep += _separation(_lookup(keys, ratio, k0[b0]), _lookup(keys, ratio, k1[b1])) / 2
+            sep = _cross_fitted_separation(row_hashes(fn(o0[:rows])), row_hashes(fn(o1[:rows])))
             if sep > best_sep:
                 best, best_sep = (name, fn), sep
         self.key_name_, self.key_ = best

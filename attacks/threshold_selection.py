@@ -35,6 +35,11 @@ _SELECT_LEVEL = 0.7
 #: that a rare but perfect leak (tens of hits, no false positive) is not lost to a bulk attacker.
 RANK_LEVEL = 0.8413
 _POOL_TOP = 24  # forward × reverse candidates examined for pooling
+#: Selection settings for exact log-likelihood-ratio scores (:func:`_llr_counts`): the pooled
+#: estimates carry little selection noise, so rates are used as point estimates, without the
+#: cross-validated minimum (measured on Gaussians, ε = 0.5–4, n = 1e6, 30 seeds: median ε̲ 0.99–1.01 of
+#: the Clopper–Pearson ceiling, against 0.91–0.95 with counted rates and the default settings).
+LLR_SELECTION = {"select_level": 0.5, "cross_validate": False}
 
 
 # --- binomial bounds ---------------------------------------------------------------------------
@@ -139,7 +144,7 @@ def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails")
     would only add selection noise.
     """
     pooled = np.sort(np.concatenate([_scores("scores0", scores0), _scores("scores1", scores1)]))
-    uniq = np.unique(pooled)
+    uniq = pooled[np.r_[True, pooled[1:] != pooled[:-1]]]  # pooled is sorted: no second sort
     if uniq.size <= k:
         return uniq
     n = pooled.size
@@ -221,6 +226,36 @@ def _reverse_counts(s0, s1, r):
     return np.searchsorted(s1, r, side="left"), s0.size - np.searchsorted(s0, r, side="left")
 
 
+def _llr_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray):
+    """Error counts of the forward and reverse tests when the scores are exact log-likelihood ratios.
+
+    If S = ln dP₁/dP₀, the pooled sample (m₀ draws of P₀, m₁ of P₁) is a sample of the
+    mixture M = (m₀P₀ + m₁P₁)/(m₀ + m₁), with dP₀/dM ∝ 1/(m₀ + m₁e^S) and
+    dP₁/dM ∝ 1/(m₀e^−S + m₁). Each rate P_b(A) is then estimated by self-normalised
+    importance sampling, Σ_{s∈A} w_b(s) / Σ w_b, from *both* samples: in a tail every
+    pooled score counts towards both rates, with weights fixed by the score itself, so
+    the estimated ROC has no independent binomial noise in its two coordinates and the
+    winner's curse of choosing among noisy tail thresholds mostly disappears (derivation
+    and measurements: docs/threshold_selection.md). Returned as (non-integer) counts out
+    of m₀ and m₁, in the order of :func:`error_counts` then :func:`_reverse_counts`;
+    ``None`` when the weights degenerate (a density that excludes every draw of one input).
+    """
+    s = np.sort(np.concatenate([s0, s1]))
+    m0, m1 = s0.size, s1.size
+    with np.errstate(over="ignore"):
+        w0 = 1.0 / (m0 + m1 * np.exp(s))
+        w1 = 1.0 / (m0 * np.exp(-s) + m1)
+    # Tail masses by cumulative sums from the end they are small at (no 1 − (≈1) cancellation).
+    above0 = np.r_[np.cumsum(w0[::-1])[::-1], 0.0]
+    below1 = np.r_[0.0, np.cumsum(w1)]
+    if not (above0[0] > 0 and below1[-1] > 0 and np.isfinite(above0[0]) and np.isfinite(below1[-1])):
+        return None
+    above0, below1 = above0 / above0[0], below1 / below1[-1]
+    le = np.searchsorted(s, thresholds, side="right")  # first index with s > t
+    lt = np.searchsorted(s, thresholds, side="left")  # first index with s ≥ r
+    return above0[le] * m0, below1[le] * m1, below1[lt] * m1, above0[lt] * m0
+
+
 @dataclass(frozen=True)
 class Selection:
     """What the selection split chose: the direction and thresholds, and the criterion value."""
@@ -234,6 +269,7 @@ class Selection:
 def select_threshold(
     select0, select1, n0_eval: int, n1_eval: int, *, delta: float, confidence: float, estimator: str,
     n_thresholds: int = 256, select_level: float = _SELECT_LEVEL, cross_validate: bool = True,
+    log_likelihood_ratio: bool = False,
 ) -> Selection:
     """Choose the test on the selection split.
 
@@ -246,6 +282,12 @@ def select_threshold(
     the best reverse threshold and their pooled test are compared and the best is
     returned. Also used to pick the best attacker of a suite; the evaluation split
     is never looked at.
+
+    With ``log_likelihood_ratio=True`` (the scores are ln p(o | x′) − ln p(o | x) of a
+    declared density) the rates are estimated from the pooled selection split by
+    :func:`_llr_counts` instead of being counted per hypothesis. Only the choice uses
+    that assumption: the chosen test is still evaluated by counting on held-out data, so
+    a density that misdescribes the sampler costs power, never validity.
     """
     raw0, raw1 = _scores("select0", select0), _scores("select1", select1)
     spacing = "linear" if estimator == "gdp" else "tails"
@@ -259,12 +301,14 @@ def select_threshold(
     # between letting noise pick tail thresholds of small-ε mechanisms, e.g. Laplace ε = 0.1, and
     # losing rare leaks of probability 1e-3 to bulk thresholds.)
     halves = []
-    parts = ((raw0[0::2], raw1[0::2]), (raw0[1::2], raw1[1::2])) if cross_validate else ((raw0, raw1),) * 2
+    parts = ((raw0[0::2], raw1[0::2]), (raw0[1::2], raw1[1::2])) if cross_validate else ((raw0, raw1),)
     for h0, h1 in parts:
         h0, h1 = np.sort(h0), np.sort(h1)
         m0, m1 = h0.size, h1.size
-        fp, fn = error_counts(h0, h1, cands, presorted=True)
-        rfp, rfn = _reverse_counts(h0, h1, cands)
+        counts = _llr_counts(h0, h1, cands) if log_likelihood_ratio else None
+        if counts is None:
+            counts = (*error_counts(h0, h1, cands, presorted=True), *_reverse_counts(h0, h1, cands))
+        fp, fn, rfp, rfn = counts
         lv = select_level
         halves.append((clopper_pearson_upper(fp, m0, lv) * n0_eval, clopper_pearson_upper(fn, m1, lv) * n1_eval,
                        clopper_pearson_upper(rfp, m1, lv) * n1_eval, clopper_pearson_upper(rfn, m0, lv) * n0_eval))
@@ -281,7 +325,7 @@ def select_threshold(
                 pfn = fn[idx_f][:, None] + rfn[idx_r][None, :]
                 vals.append(_value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator,
                                    clip=False)[0])
-        return np.minimum(vals[0], vals[1])
+        return np.minimum(vals[0], vals[-1])
 
     crit_f, crit_r = crit("forward"), crit("reverse")
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))

@@ -68,6 +68,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from privaudit.attacks.threshold_selection import (
+    LLR_SELECTION,
     RANK_LEVEL,
     RateBound,
     Selection,
@@ -93,6 +94,7 @@ from privaudit.mechanisms.accounting import gdp_epsilon
 def epsilon_bound(
     sel0, sel1, ev0, ev1, *, delta: float, confidence: float, selection: str = "split",
     estimator: str = "clopper-pearson", n_thresholds: int = 256, presorted: bool = False,
+    log_likelihood_ratio: bool = False,
 ) -> RateBound:
     """ε̲ (and μ̲ for GDP) from selection scores ``sel0/sel1`` and evaluation scores ``ev0/ev1``.
 
@@ -101,7 +103,9 @@ def epsilon_bound(
     (they must then be sorted ascending). With ``selection="split"`` the test
     chosen by :func:`select_threshold` is evaluated once at joint level c; with
     ``"bonferroni"`` each of the K candidates is evaluated in both directions, every
-    rate bound at level 1 − (1 − c)/(4K).
+    rate bound at level 1 − (1 − c)/(4K). ``log_likelihood_ratio=True`` says the scores
+    are exact log-likelihood ratios: the split selection then estimates rates from the
+    pooled selection scores (:data:`LLR_SELECTION`); the evaluation is unchanged.
     """
     if estimator not in ("clopper-pearson", "gdp"):
         raise InvalidParameterError(f"estimator must be 'clopper-pearson' or 'gdp', got estimator={estimator!r}")
@@ -114,7 +118,8 @@ def epsilon_bound(
     if selection == "split":
         level = 1 - (1 - confidence) / 2
         sel = select_threshold(sel0, sel1, n0, n1, delta=delta, confidence=confidence, estimator=estimator,
-                               n_thresholds=n_thresholds)
+                               n_thresholds=n_thresholds, log_likelihood_ratio=log_likelihood_ratio,
+                               **(LLR_SELECTION if log_likelihood_ratio else {}))
         fp, fn = error_counts(ev0, ev1, [sel.threshold], presorted=True)
         rfp, rfn = _reverse_counts(ev0, ev1, np.array([sel.reverse_threshold]))
         if sel.direction == "forward":
@@ -317,7 +322,7 @@ def one_run_bound(scores, signs, *, delta: float, confidence: float = 0.95, k=No
 #: Public names, including the threshold-selection statistics re-exported from
 #: :mod:`privaudit.attacks.threshold_selection`.
 __all__ = [
-    "RANK_LEVEL", "SELECTIONS", "OneRunBound", "RateBound", "Selection", "clopper_pearson_bound",
+    "LLR_SELECTION", "RANK_LEVEL", "SELECTIONS", "OneRunBound", "RateBound", "Selection", "clopper_pearson_bound",
     "clopper_pearson_lower", "clopper_pearson_upper", "dkw_band", "dkw_halfwidth", "empirical_curve",
     "epsilon_bound", "epsilon_from_rates", "gdp_bound", "gdp_epsilon", "mu_from_rates", "one_run_bound",
     "one_run_epsilon", "one_run_p_value", "select_threshold",

@@ -472,7 +472,8 @@ def audit_tradeoff(
             s0, s1 = _safe_scores(a, out0[rk], shape), _safe_scores(a, out1[rk], shape)
             crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
                                              estimator=estimator, n_thresholds=n_thresholds,
-                                             select_level=eb.RANK_LEVEL, cross_validate=False).criterion)
+                                             select_level=eb.RANK_LEVEL, cross_validate=False,
+                                             log_likelihood_ratio=getattr(a, "llr_scores", False)).criterion)
         order = _certified(fitted, crits)
     else:
         order = [0]
@@ -488,7 +489,8 @@ def audit_tradeoff(
         e0 = np.sort(_safe_scores(a, out0[ev], shape))
         e1 = np.sort(_safe_scores(a, out1[ev], shape))
         b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
-                             estimator=estimator, n_thresholds=n_thresholds, presorted=True)
+                             estimator=estimator, n_thresholds=n_thresholds, presorted=True,
+                             log_likelihood_ratio=getattr(a, "llr_scores", False))
         results.append((b.epsilon, idx, b, e0, e1))
     del out0, out1
     _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
