@@ -143,7 +143,11 @@ class TradeoffAudit(AuditResult):
     n : int
         Releases drawn per hypothesis.
     n_train, n_select, n_eval : int
-        Sizes (per hypothesis) of the three splits.
+        Releases per hypothesis that trained the attackers, chose the test, and
+        evaluated the reported test. The exact likelihood ratio of a suite (certified
+        whatever the ranking, trained on nothing) is evaluated on the training and
+        held-out releases together, so when it is reported n_eval = n − n_select;
+        otherwise n_eval = n − n_train − n_select.
     confidence : float
         Confidence level of ε̲ and of the band.
     seed : int
@@ -306,8 +310,18 @@ def _certified(fitted: list, crits: list) -> list[int]:
     ``sample`` that the density does not describe is still certified.
     """
     ranked = [int(i) for i in np.argsort(crits)[::-1]]
-    lr = [i for i in ranked if attacker_name(fitted[i]) == "likelihood-ratio"]
-    return (lr[:1] + [i for i in ranked if i not in lr[:1]])[:CERTIFIED_ATTACKERS]
+    lr = [i for i in ranked if i == _forced(fitted)]
+    return (lr + [i for i in ranked if i not in lr])[:CERTIFIED_ATTACKERS]
+
+
+def _forced(fitted: list) -> int | None:
+    """Index of the attacker certified whatever the ranking (the first exact likelihood ratio), if any.
+
+    Neither its fit nor its being certified depends on the training split, so it is also
+    evaluated on the training releases (:func:`audit_tradeoff`).
+    """
+    return next((i for i, a in enumerate(fitted) if attacker_name(a) == "likelihood-ratio"
+                 and not getattr(a, "requires_training", True)), None)
 
 
 def _check_gdp(estimator: str, claim: PrivacyClaim, assume_gaussian: bool) -> None:
@@ -483,11 +497,15 @@ def audit_tradeoff(
     k = len(order)
     level_each = 1 - (1 - confidence) / k
     results = []
+    # The forced likelihood ratio is evaluated on the training releases too: they are independent of
+    # its test (chosen on the selection split) and of its being certified, so no release is wasted.
+    forced = _forced(fitted) if len(fitted) > 1 else None
     for idx in order:
         a = fitted[idx]
         sel0, sel1 = _safe_scores(a, out0[se], shape), _safe_scores(a, out1[se], shape)
-        e0 = np.sort(_safe_scores(a, out0[ev], shape))
-        e1 = np.sort(_safe_scores(a, out1[ev], shape))
+        rows = np.r_[0:n_train, n_train + n_select:n] if idx == forced else ev
+        e0 = np.sort(_safe_scores(a, out0[rows], shape))
+        e1 = np.sort(_safe_scores(a, out1[rows], shape))
         b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
                              estimator=estimator, n_thresholds=n_thresholds, presorted=True,
                              log_likelihood_ratio=getattr(a, "llr_scores", False))
@@ -495,6 +513,7 @@ def audit_tradeoff(
     del out0, out1
     _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
     chosen = fitted[best]
+    n_eval = ev0.size  # releases per hypothesis behind the reported test
 
     fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
     lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
@@ -508,6 +527,9 @@ def audit_tradeoff(
     notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), assume_gaussian, leaks)
     if pair_note:
         notes.append(pair_note)
+    if forced is not None:
+        assumptions.append("the exact likelihood ratio takes one certified place whatever the ranking and trains on "
+                           "nothing, so it is evaluated on the training releases as well as the held-out ones")
     exceeds = claim.is_private and bound.epsilon > claim.epsilon
     verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
     if exceeds and delta < claim.delta:

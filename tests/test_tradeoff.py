@@ -212,6 +212,17 @@ def test_a_wrong_declared_density_costs_power_never_validity():
 
 
 # --- audit_tradeoff --------------------------------------------------------------------------------
+def test_the_forced_likelihood_ratio_is_also_evaluated_on_the_training_releases():
+    # Its fit and its certified place do not depend on the training split, so those releases are
+    # evaluation data for it; a generic attacker, chosen by a ranking that saw them, never gets them.
+    g = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    res = audit_tradeoff(g, np.zeros(1), np.ones(1), n=20_000, rng=0)
+    assert res.attacker == "likelihood-ratio" and res.n_train == 4000
+    assert res.n_eval == res.n - res.n_select == 16_000
+    generic = audit_tradeoff(g, np.zeros(1), np.ones(1), n=20_000, rng=0, attacker=["projection", "mlp"])
+    assert generic.n_eval == generic.n - generic.n_select - generic.n_train == 12_000
+
+
 def test_audit_result_fields_and_json():
     g = GaussianMechanism(epsilon=1.0, delta=1e-5)
     res = audit_tradeoff(g, np.zeros(2), np.array([1.0, 0.0]), n=20000, rng=3)
@@ -220,7 +231,10 @@ def test_audit_result_fields_and_json():
     assert {"likelihood-ratio", "atom", "lattice", "bit-pattern", "projection"} <= set(res.attackers_tried)
     assert res.verdict == "pass"
     assert res.epsilon_exact == pytest.approx(1.0, rel=1e-6)
-    assert res.n_select + res.n_eval + res.n_train == res.n
+    # The exact LR, certified whatever the ranking and trained on nothing, is also evaluated on the
+    # training releases; a generic attacker only on the held-out ones.
+    trained = 0 if res.attacker == "likelihood-ratio" else res.n_train
+    assert res.n_train > 0 and res.n_select + res.n_eval + trained == res.n
     assert res.band["lower"].shape == res.alpha.shape == res.claim_curve.shape == res.exact_curve.shape
     assert np.all(np.diff(res.fpr) >= 0)
     d = json.loads(json.dumps(res.to_dict()))
