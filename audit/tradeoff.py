@@ -310,8 +310,9 @@ def _certified(fitted: list, crits: list) -> list[int]:
     ``sample`` that the density does not describe is still certified.
     """
     ranked = [int(i) for i in np.argsort(crits)[::-1]]
-    lr = [i for i in ranked if i == _forced(fitted)]
-    return (lr + [i for i in ranked if i not in lr])[:CERTIFIED_ATTACKERS]
+    forced = _forced(fitted)
+    first = [] if forced is None else [forced]
+    return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
 
 
 def _forced(fitted: list) -> int | None:

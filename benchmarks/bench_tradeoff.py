@@ -99,7 +99,8 @@ def speed(n: int, d: int = 10, repeats: int = 3) -> None:
           f"suite {min(full):.3f} s (ratio {min(full) / a:.2f}); raw sampling {a:.3f} s (target <= 3)")
     # The releases themselves (float-safe lattice Gaussian) cost more than raw normals: the audit's
     # own overhead is the full time over the time to draw the 2n releases it attacks.
-    print(f"       the 2n releases alone {m:.3f} s ({m / a:.2f}x raw sampling); full suite / releases {min(full) / m:.2f}")
+    print(f"       the 2n releases alone {m:.3f} s ({m / a:.2f}x raw sampling); "
+          f"full suite / releases {min(full) / m:.2f}")
 
 
 def _rate_ci(k: int, m: int) -> tuple[float, float]:

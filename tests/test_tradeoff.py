@@ -157,7 +157,8 @@ def test_llr_counts_are_self_normalised_importance_sums():
 
 
 def test_llr_rates_are_unbiased_and_less_noisy_than_counts_in_the_tail():
-    # S = ln LR of N(μ/2 ... ): under x, S ~ N(−μ²/2, μ²) and P0(S > t) = Φ̄((t + μ²/2)/μ).
+    # S = ln LR of two unit-variance Gaussians at distance μ: under x, S ~ N(−μ²/2, μ²),
+    # so P0(S > t) = Φ̄((t + μ²/2)/μ).
     from scipy.stats import norm
 
     from privaudit.attacks.threshold_selection import _llr_counts
