@@ -175,8 +175,9 @@ def test_llr_rates_are_unbiased_and_less_noisy_than_counts_in_the_tail():
     se = math.sqrt(0.01 * 0.99 / m / reps)  # binomial SE of the mean of the counted estimates
     assert abs(np.mean(counted) - 0.01) < 4 * se  # the reference estimator is itself on target
     assert abs(np.mean(pooled_est) - 0.01) < 4 * se
-    # Every pooled score above t counts, weighted by 1/(1 + e^S): measured variance ratio ≈ 0.35.
-    assert np.var(pooled_est) < 0.6 * np.var(counted)
+    # Every pooled score above t counts, weighted by 1/(1 + e^S): measured variance ratio 0.10 (400 replications,
+    # relative SE ≈ 10 %), so 0.25 fails only if the estimator loses most of its advantage.
+    assert np.var(pooled_est) < 0.25 * np.var(counted)
 
 
 @pytest.mark.parametrize("eps", [0.5, 4.0])
@@ -208,8 +209,8 @@ def test_a_wrong_declared_density_costs_power_never_validity():
     seeds = np.random.SeedSequence(7).spawn(100)
     lbs = [audit_tradeoff(m, np.zeros(1), np.ones(1), n=2000, rng=ss, attacker="likelihood-ratio").epsilon_lb
            for ss in seeds]
-    # Each ε̲ exceeds ε = 1 with probability ≤ 0.05: more than 12 of 100 has probability < 1e-3.
-    assert sum(v > 1.0 for v in lbs) <= 12
+    # Each ε̲ exceeds ε = 1 with probability ≤ 0.05: more than 13 of 100 has probability 4.6e-4.
+    assert sum(v > 1.0 for v in lbs) <= 13
 
 
 # --- audit_tradeoff --------------------------------------------------------------------------------
