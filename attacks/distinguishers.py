@@ -263,6 +263,12 @@ def row_hashes(outputs) -> np.ndarray:
     return h
 
 
+def count_log_ratio(c0, c1) -> np.ndarray:
+    """ln((c₁ + ½)/(c₀ + ½)): the smoothed plug-in log-likelihood ratio of a value seen c₀ times
+    under x and c₁ times under x′ (0 for a value never seen; ln 3 for one seen once, under x′ only)."""
+    return np.log(np.asarray(c1, dtype=float) + 0.5) - np.log(np.asarray(c0, dtype=float) + 0.5)
+
+
 @register_attack("atom")
 class AtomAttack(Distinguisher):
     """Exact-match attacker for point masses.
@@ -330,7 +336,7 @@ class AtomAttack(Distinguisher):
         c1 = np.concatenate([c1, extra1])
         order = np.argsort(keys)
         self.keys_ = keys[order]
-        self.log_ratio_ = (np.log(c1 + 0.5) - np.log(c0 + 0.5))[order]
+        self.log_ratio_ = count_log_ratio(c0, c1)[order]
         return self
 
     def score(self, outputs) -> np.ndarray:
@@ -378,5 +384,5 @@ def attacker_name(attacker) -> str:
 
 __all__ = [
     "AtomAttack", "Distinguisher", "GENERIC_SUITE", "LikelihoodRatioAttack", "LogisticAttack", "MLPAttack",
-    "ProjectionAttack", "attacker_name", "make_attacker", "row_hashes",
+    "ProjectionAttack", "attacker_name", "count_log_ratio", "make_attacker", "row_hashes",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
-from .distinguishers import Distinguisher, _rows, row_hashes
+from .distinguishers import Distinguisher, _rows, count_log_ratio, row_hashes
 from .registry import register_attack
 from .threshold_selection import select_threshold
 
@@ -109,24 +109,25 @@ class BitPatternAttack(Distinguisher):
         p1 = (f1.sum(axis=0) + 1.0) / (f1.shape[0] + 2.0)
         self.weight_ = (np.log(p1) - np.log(p0)) - (np.log1p(-p1) - np.log1p(-p0))
         self.offset_ = float(np.sum(np.log1p(-p1) - np.log1p(-p0)))
+        # Per encoded double, per field of _TABLE_FIELDS: the summed weights of every bit pattern.
+        w = self.weight_.reshape(-1, _KEPT_BITS.size)
+        self.tables_ = [[_bit_table(width) @ row[lo:lo + width] for _, width, lo in _TABLE_FIELDS] for row in w]
         return self
 
     def score(self, outputs) -> np.ndarray:
         # Naive Bayes scores are sums of per-bit weights, so each double's kept bits are read as three
         # integers (12 sign/exponent bits, two 10-bit halves of the low mantissa) indexing tables of
-        # summed weights: 3 gathers per double instead of 32 float features (≈ 30× faster).
+        # summed weights: 3 gathers per double instead of 32 float features (≈ 20× faster).
         o = _rows(outputs)[:, : self.max_dims]
         parts = [o] + [o - p[: o.shape[1]] for p in (self.x_, self.x_prime_) if p is not None]
-        total = np.full(o.shape[0], self.offset_)
-        w = self.weight_.reshape(-1, _KEPT_BITS.size)  # one row of weights per encoded double
-        k = 0
+        columns = []
         for q in parts:
             u = np.ascontiguousarray(q + 0.0).view(np.uint64)
-            for j in range(q.shape[1]):  # loop over encoded doubles (≤ 3·max_dims), not samples
-                for shift, width, lo in _TABLE_FIELDS:
-                    table = _bit_table(width) @ w[k, lo:lo + width]
-                    total += table[((u[:, j] >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)]
-                k += 1
+            columns += [u[:, j] for j in range(u.shape[1])]
+        total = np.full(o.shape[0], self.offset_)
+        for col, tables in zip(columns, self.tables_):  # ≤ 3·max_dims encoded doubles, not samples
+            for (shift, width, _), table in zip(_TABLE_FIELDS, tables):
+                total += table[((col >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)]
         return total
 
 
@@ -170,7 +171,7 @@ def _count_table(k0: np.ndarray, k1: np.ndarray):
     keys, inverse, counts = np.unique(np.concatenate([k0, k1]), return_inverse=True, return_counts=True)
     c1 = np.bincount(inverse[k0.size:], minlength=keys.size).astype(float)
     c0 = counts - c1
-    return keys, np.log(c1 + 0.5) - np.log(c0 + 0.5)
+    return keys, count_log_ratio(c0, c1)
 
 
 def _lookup(keys: np.ndarray, ratio: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -210,8 +211,7 @@ def _cross_fitted_separation(k0: np.ndarray, k1: np.ndarray) -> float:
     sep = 0.0
     for a0, a1, b0, b1 in ((slice(0, h0), slice(0, h1), slice(h0, None), slice(h1, None)),
                            (slice(h0, None), slice(h1, None), slice(0, h0), slice(0, h1))):
-        ratio = (np.log(np.bincount(inv1[a1], minlength=size) + 0.5)
-                 - np.log(np.bincount(inv0[a0], minlength=size) + 0.5))
+        ratio = count_log_ratio(np.bincount(inv0[a0], minlength=size), np.bincount(inv1[a1], minlength=size))
         s0, s1 = ratio[inv0[b0]], ratio[inv1[b1]]
         if s0.any() or s1.any():
             sep += _separation(s0, s1) / 2

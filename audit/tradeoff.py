@@ -299,18 +299,17 @@ def default_attackers(mechanism) -> list:
     return specs
 
 
-def _certified(fitted: list, crits: list) -> list[int]:
+def _certified(crits: list, forced: int | None) -> list[int]:
     """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
 
-    The exact likelihood ratio, when in the suite, always takes one of the two places: for a
-    mechanism that implements its density it is the most powerful test, but at small ε the
-    ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
+    ``forced`` (the exact likelihood ratio, :func:`_forced`), when there is one, always takes one
+    of the two places: for a mechanism that implements its density it is the most powerful test,
+    but at small ε the ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
     attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
     ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
     ``sample`` that the density does not describe is still certified.
     """
     ranked = [int(i) for i in np.argsort(crits)[::-1]]
-    forced = _forced(fitted)
     first = [] if forced is None else [forced]
     return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
 
@@ -479,6 +478,7 @@ def audit_tradeoff(
         else:
             a.fit(None, None, mechanism=mechanism, x=x, x_prime=x_prime)
         fitted.append(a)
+    forced = _forced(fitted) if len(fitted) > 1 else None
     # Rank the attackers on (a prefix of) the selection split only; the evaluation split is never seen.
     if len(fitted) > 1:
         rk = slice(n_train, n_train + min(n_select, RANK_ROWS))
@@ -489,7 +489,7 @@ def audit_tradeoff(
                                              estimator=estimator, n_thresholds=n_thresholds,
                                              select_level=eb.RANK_LEVEL, cross_validate=False,
                                              log_likelihood_ratio=getattr(a, "llr_scores", False)).criterion)
-        order = _certified(fitted, crits)
+        order = _certified(crits, forced)
     else:
         order = [0]
     # Certify the top-ranked attackers on the evaluation split, each at 1 − (1 − c)/k (Bonferroni):
@@ -500,7 +500,6 @@ def audit_tradeoff(
     results = []
     # The forced likelihood ratio is evaluated on the training releases too: they are independent of
     # its test (chosen on the selection split) and of its being certified, so no release is wasted.
-    forced = _forced(fitted) if len(fitted) > 1 else None
     for idx in order:
         a = fitted[idx]
         sel0, sel1 = _safe_scores(a, out0[se], shape), _safe_scores(a, out1[se], shape)
