@@ -5,7 +5,7 @@ Bayesian attackers (posterior mean, MAP) use it; the van Trees bound needs its
 Fisher information J_π = E_π[∇ log π ∇ log πᵀ]; the ReRo bound needs the
 largest prior mass κ = max_z π(z) of a discrete prior.
 
-Protocol used by the bounds (``privaudit.audit.bounds``):
+Protocol used by the bounds (``privaudit.audit.stats.estimation_bounds``):
 
 * ``sample(n, rng) -> (n, d)`` draws from π;
 * ``grad_log_density(X) -> (n, d)`` is ∇_x log π(x) (continuous priors);

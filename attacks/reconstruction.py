@@ -124,7 +124,7 @@ def torch_map(mechanism):
     """The noise-free map of a mechanism as a torch function ``f(x (n, d), phase (n, m) | None)``.
 
     Built in for Gaussian (identity) and modulated mechanisms; any other object that has
-    a ``torch_map`` attribute (e.g. :class:`privaudit.audit.fisher.GaussianNoiseMap`) is
+    a ``torch_map`` attribute (e.g. :class:`privaudit.audit.stats.fisher.GaussianNoiseMap`) is
     used as is.
     """
     import torch

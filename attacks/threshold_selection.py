@@ -4,7 +4,7 @@ A score-based distinguisher is not finished until a threshold (or a pair of
 thresholds) turns its scores into a test; DP-Sniper (Bichsel et al. 2021) makes that
 choice part of the attack, and so do we. This module holds the statistics of that
 choice, which the attackers (model selection inside :mod:`~privaudit.attacks.floating_point`)
-and the audits (:mod:`privaudit.audit.epsilon_bounds`, which certifies the chosen test
+and the audits (:mod:`privaudit.audit.stats.epsilon_bounds`, which certifies the chosen test
 on held-out data) share:
 
 * Clopper–Pearson bounds on error rates and the (ε, δ) / μ-GDP values of rates;

@@ -9,20 +9,20 @@ from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
 
 #: Public name -> submodule defining it.
 _LAZY = {
-    "audit_tradeoff": "tradeoff",
-    "TradeoffAudit": "tradeoff",
-    "composed_tradeoff": "tradeoff", "pld_tradeoff": "tradeoff",
-    "audit_calibration": "calibration", "CalibrationAudit": "calibration",
-    "audit_modulated": "learner_audits", "audit_iwp_release": "learner_audits", "audit_dpsgd_label": "learner_audits", "one_run_label_audit": "learner_audits",
-    "audit_reconstruction": "reconstruction",
-    "ReconstructionAudit": "reconstruction",
-    "mse_crb_curve": "reconstruction", "composition_curve": "reconstruction", "release_fisher": "fisher", "autograd_fisher": "fisher", "marginal_fisher": "fisher", "side_information_fisher": "fisher", "compose_fisher": "fisher", "GaussianNoiseMap": "fisher", "crb": "bounds", "seed_trace_bound": "bounds", "van_trees": "bounds", "hammersley_chapman_robbins": "bounds", "rero_bound": "bounds", "rero_mu": "bounds",
-    "audit_bias": "bias",
-    "BiasAudit": "bias",
-    "required_draws": "bias", "run_bias_checks": "bias_checks",
+    "audit_tradeoff": "engines.tradeoff",
+    "TradeoffAudit": "engines.tradeoff",
+    "composed_tradeoff": "engines.tradeoff", "pld_tradeoff": "engines.tradeoff",
+    "audit_calibration": "engines.calibration", "CalibrationAudit": "engines.calibration",
+    "audit_modulated": "engines.learner_audits", "audit_iwp_release": "engines.learner_audits", "audit_dpsgd_label": "engines.learner_audits", "one_run_label_audit": "engines.learner_audits",
+    "audit_reconstruction": "engines.reconstruction",
+    "ReconstructionAudit": "engines.reconstruction",
+    "mse_crb_curve": "engines.reconstruction", "composition_curve": "engines.reconstruction", "release_fisher": "stats.fisher", "autograd_fisher": "stats.fisher", "marginal_fisher": "stats.fisher", "side_information_fisher": "stats.fisher", "compose_fisher": "stats.fisher", "GaussianNoiseMap": "stats.fisher", "crb": "stats.estimation_bounds", "seed_trace_bound": "stats.estimation_bounds", "van_trees": "stats.estimation_bounds", "hammersley_chapman_robbins": "stats.estimation_bounds", "rero_bound": "stats.estimation_bounds", "rero_mu": "stats.estimation_bounds",
+    "audit_bias": "engines.bias",
+    "BiasAudit": "engines.bias",
+    "required_draws": "engines.bias", "run_bias_checks": "studies.bias_checks",
     "AuditKind": "kinds", "register_kind": "kinds", "audit_kinds": "kinds", "get_kind": "kinds",
     "AuditEntry": "results", "AuditResult": "results", "ExperimentResult": "results",
-    "allow_imports": "components", "load_config": "config", "parse_config": "config",
+    "allow_imports": "app.components", "load_config": "app.config", "parse_config": "app.config",
 }
 
 

@@ -25,8 +25,8 @@ import zlib
 import numpy as np
 from scipy import stats
 
-from privaudit.audit.bias import audit_bias
-from privaudit.audit.bias_checks import IWPSetup, ModulatedSetup
+from privaudit.audit.engines.bias import audit_bias
+from privaudit.audit.studies.bias_checks import IWPSetup, ModulatedSetup
 
 
 def clopper_pearson(k: int, n: int, conf: float = 0.95) -> tuple[float, float]:

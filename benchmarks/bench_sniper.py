@@ -35,8 +35,8 @@ import warnings
 import numpy as np
 from scipy.stats import laplace
 
-from privaudit.audit.epsilon_bounds import clopper_pearson_upper
-from privaudit.audit.tradeoff import audit_tradeoff
+from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper
+from privaudit.audit.engines.tradeoff import audit_tradeoff
 from privaudit.mechanisms import LaplaceMechanism, PrivacyClaim
 from privaudit.mechanisms.unsafe import UnsafeFloatLaplaceMechanism
 

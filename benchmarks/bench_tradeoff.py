@@ -33,9 +33,9 @@ import warnings
 import numpy as np
 
 from privaudit.audit import audit_tradeoff
-from privaudit.audit import epsilon_bounds as eb
-from privaudit.audit.negative_controls import CORRECT
-from privaudit.audit.power import cp_ceiling
+from privaudit.audit.stats import epsilon_bounds as eb
+from privaudit.audit.testing.negative_controls import CORRECT
+from privaudit.audit.stats.power import cp_ceiling
 from privaudit.mechanisms import GaussianMechanism, gaussian_tradeoff
 
 
@@ -43,7 +43,7 @@ def cp_oracle(mu: float, n_eval: int, delta: float = 1e-5, confidence: float = 0
     """Best Clopper–Pearson ε̲ any single or pooled threshold test could give at this n_eval.
 
     Plugs the *true* rates (α, G_μ(α)) of every threshold in as expected counts
-    (:func:`privaudit.audit.power.cp_ceiling`), so it is the ceiling of the split
+    (:func:`privaudit.audit.stats.power.cp_ceiling`), so it is the ceiling of the split
     estimator without selection noise: it shows how much of the gap to ε_exact is
     statistical (binomial tails at this n) and not the implementation.
     """

@@ -175,12 +175,12 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
         """The mechanism standing for what this learner releases: one record's local release (x̃, ỹ).
 
         A clone is fitted on synthetic data
-        (:func:`privaudit.audit.release_views.fit_on_synthetic`); the view is the
-        :class:`~privaudit.audit.learner_audits.RecordRelease` of its ``release_``
+        (:func:`privaudit.audit.engines.release_views.fit_on_synthetic`); the view is the
+        :class:`~privaudit.audit.engines.learner_audits.RecordRelease` of its ``release_``
         (features and label mechanisms, claim, declared bounds). ``mode`` is not used.
         """
-        from privaudit.audit.learner_audits import RecordRelease
-        from privaudit.audit.release_views import fit_on_synthetic
+        from privaudit.audit.engines.learner_audits import RecordRelease
+        from privaudit.audit.engines.release_views import fit_on_synthetic
 
         if not self._private:
             raise InvalidParameterError(f"{type(self).__name__} trains on clean data: it releases nothing private to audit")

@@ -4,7 +4,7 @@ Each estimator class carries one of these dicts as ``_parameter_constraints``: o
 entry per constructor parameter, a list of admissible types/ranges in the language of
 :mod:`sklearn.utils._param_validation` (``Interval``, ``StrOptions``, ``"boolean"``,
 ``"array-like"``, ``"random_state"``, ``None``...). The configuration layer
-(:mod:`privaudit.audit.components`) validates a learner table against it when the file
+(:mod:`privaudit.audit.app.components`) validates a learner table against it when the file
 is loaded, so ``epsilon = -1`` is refused before any task runs, naming the key and
 the value, and the estimator never has to be constructed to check its parameters.
 The estimators' own checks in ``fit`` are unchanged (they also cover constraints

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from privaudit.attacks import registry
-from privaudit.audit.bench import main, run_attacker_benchmark
+from privaudit.audit.app.bench import main, run_attacker_benchmark
 
 FAST = ["likelihood-ratio", "projection", "atom", "naive", "posterior-mean"]
 

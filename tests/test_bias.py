@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from privaudit.audit import BiasAudit, audit_bias
-from privaudit.audit.bias import _Moments, holm_reject, required_draws
+from privaudit.audit.engines.bias import _Moments, holm_reject, required_draws
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
 # Binomial acceptance bands for 200 seeded runs: a correct implementation fails one
@@ -134,7 +134,7 @@ def test_heavy_tails_are_reported():
 def test_hotelling_matches_statsmodels_and_is_the_audits_statistic():
     from statsmodels.stats.multivariate import test_mvmean
 
-    from privaudit.audit.hotelling import hotelling_test
+    from privaudit.audit.stats.hotelling import hotelling_test
 
     x = np.random.default_rng(0).normal(size=(50, 3)) + 0.2
     ref = test_mvmean(x, np.zeros(3))

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from conftest import assert_within_se
 
-from privaudit.audit.bias import BiasAudit
-from privaudit.audit.bias_checks import (
+from privaudit.audit.engines.bias import BiasAudit
+from privaudit.audit.studies.bias_checks import (
     CONFIDENCE,
     ClippingSetup,
     ModulatedSetup,
@@ -163,7 +163,7 @@ def test_powered_audit_sizes_n_from_the_variance():
     """n = 1.15·λ*·λ_max(S)/(0.01‖θ‖)², λ* the χ² non-centrality of power 0.9 at level 1 − CONFIDENCE."""
     from scipy import optimize, stats
 
-    from privaudit.audit.bias_checks import POWER, SAFETY, powered_audit
+    from privaudit.audit.studies.bias_checks import POWER, SAFETY, powered_audit
 
     theta = np.array([3.0, 4.0])  # ‖θ‖ = 5
     sd = np.array([2.0, 1.0])
@@ -186,8 +186,8 @@ def test_null_false_alarm_rate_on_real_estimators(estimator):
     """≤ 1 − confidence over 200 seeded runs of an estimator that is unbiased by construction."""
     from scipy import stats
 
-    from privaudit.audit.bias import audit_bias
-    from privaudit.audit.bias_checks import IWPSetup
+    from privaudit.audit.engines.bias import audit_bias
+    from privaudit.audit.studies.bias_checks import IWPSetup
     from privaudit.learners.iwp_losses import iwp_loss
 
     if estimator == "modulated G":
@@ -212,7 +212,7 @@ def test_null_false_alarm_rate_on_real_estimators(estimator):
 
 def test_rr_on_bins_conditional_bias_matches_monte_carlo(small_run):
     """The closed-form E[ỹ | y] of a fitted RR-on-Bins release against RR draws over its bins."""
-    from privaudit.audit.bias_checks_learners import _rr_conditional_mean
+    from privaudit.audit.studies.learner_bias_checks import _rr_conditional_mean
     from privaudit.learners.rr_on_bins import RROnBinsRegressor
     from privaudit.mechanisms import RandomizedResponse
 

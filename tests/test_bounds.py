@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from privaudit.attacks.priors import DiscretePrior, GaussianPrior
-from privaudit.audit.bounds import crb, hammersley_chapman_robbins, rero_bound, rero_mu, seed_trace_bound, van_trees
-from privaudit.audit.fisher import release_fisher
-from privaudit.audit.reconstruction import audit_reconstruction
+from privaudit.audit.stats.estimation_bounds import crb, hammersley_chapman_robbins, rero_bound, rero_mu, seed_trace_bound, van_trees
+from privaudit.audit.stats.fisher import release_fisher
+from privaudit.audit.engines.reconstruction import audit_reconstruction
 from privaudit.mechanisms import GaussianMechanism, InvalidParameterError, ModulatedMechanism, gaussian_tradeoff
 
 

@@ -1,7 +1,7 @@
 """The bank of deliberately broken mechanisms: each caught by assert_private at its defaults; correct ones pass.
 
 Each control's exact ε at the claim's δ on its pair is stated in
-:mod:`privaudit.audit.negative_controls` (∞ for every leak class). The assertion
+:mod:`privaudit.audit.testing.negative_controls` (∞ for every leak class). The assertion
 runs at the plugin's defaults (n = 200 000 releases per hypothesis, confidence
 0.999, the default attacker suite), as a user's test would.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from privaudit.audit import audit_calibration, audit_tradeoff
-from privaudit.audit.learner_audits import DPSGDLabelCanary, LabelCanarySteps, audit_dpsgd_label, canary_dataset
-from privaudit.audit.negative_controls import BANK, CORRECT, OneWeakCoordinate
+from privaudit.audit.engines.learner_audits import DPSGDLabelCanary, LabelCanarySteps, audit_dpsgd_label, canary_dataset
+from privaudit.audit.testing.negative_controls import BANK, CORRECT, OneWeakCoordinate
 from privaudit.audit.testing import PrivacyAssertionError, assert_private
 from privaudit.mechanisms import GaussianMechanism, PrivacyClaim
 
@@ -85,7 +85,7 @@ def test_pair_search_finds_a_weak_coordinate_the_usual_pairs_miss():
 @pytest.mark.slow
 def test_pair_search_in_50_dimensions():
     mech = OneWeakCoordinate(dim=50, k=37)
-    from privaudit.audit.pair_search import search_pairs
+    from privaudit.audit.engines.pair_search import search_pairs
 
     res = search_pairs(mech, (-np.ones(50), np.ones(50)), n=50_000, screen_n=2000, rng=0)
     assert res.verdict == "violation" and "e37" in res.best.target

@@ -13,10 +13,10 @@ import warnings
 
 import pytest
 
-import privaudit.audit.cache as cache
-from privaudit.audit.config import Field, parse_config
-from privaudit.audit.runner import run_config
-from privaudit.audit.tasks import register_task_kind, unregister_task_kind
+import privaudit.audit.app.cache as cache
+from privaudit.audit.app.config import Field, parse_config
+from privaudit.audit.app.runner import run_config
+from privaudit.audit.app.tasks import register_task_kind, unregister_task_kind
 
 CALLS: list[int] = []
 

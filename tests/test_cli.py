@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from privaudit.audit.cli import main
-from privaudit.audit.config import Field
-from privaudit.audit.tasks import register_task_kind, unregister_task_kind
+from privaudit.audit.app.cli import main
+from privaudit.audit.app.config import Field
+from privaudit.audit.app.tasks import register_task_kind, unregister_task_kind
 
 
 def verdict_task(params, rng):
@@ -186,7 +186,7 @@ def test_presets_ship_in_the_wheel(tmp_path):
     import zipfile
     from pathlib import Path
 
-    from privaudit.audit.config import available_presets
+    from privaudit.audit.app.config import available_presets
 
     root = Path(__file__).resolve().parents[1]
     src = tmp_path / "src"  # build from a copy: setuptools writes build/ and *.egg-info next to the sources
@@ -212,7 +212,7 @@ def test_presets_ship_in_the_wheel(tmp_path):
     assert not missing, f"packages missing from the wheel (list them in pyproject.toml's packages): {missing}"
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
-    assert "privaudit = privaudit.audit.cli:main" in textwrap.dedent(text)
+    assert "privaudit = privaudit.audit.app.cli:main" in textwrap.dedent(text)
 
     # Installed (not editable) in a fresh venv. --system-site-packages would borrow the
     # *base* interpreter's packages, not those of a virtualenv running this test, so the
@@ -230,7 +230,7 @@ def test_presets_ship_in_the_wheel(tmp_path):
                              timeout=60).stdout.strip()
     borrowed = [p for p in dict.fromkeys(sys.path) if p and Path(p).is_dir()]
     Path(purelib, "_privaudit_test_dependencies.pth").write_text("\n".join(borrowed) + "\n")
-    where = subprocess.run([str(venv / "bin/python"), "-c", "import privaudit.audit.config as c; print(c.__file__)"],
+    where = subprocess.run([str(venv / "bin/python"), "-c", "import privaudit.audit.app.config as c; print(c.__file__)"],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert where.stdout.strip().startswith(str(venv)), where.stdout + where.stderr  # the installed copy
     listed = subprocess.run([str(venv / "bin/privaudit"), "list", "presets", "--json"], capture_output=True,

@@ -20,7 +20,7 @@ LEARNERS = {"modulated": ("modulated",), "iwp": ("iwp",), "conddp": ("dp-sgd", "
 @pytest.mark.slow
 def test_quickstart_covers_every_learner_and_audit_family(tmp_path):
     exe = shutil.which("privaudit")
-    cmd = [exe] if exe else [sys.executable, "-m", "privaudit.audit.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "privaudit.audit.app.cli"]
     done = subprocess.run([*cmd, "run", "quickstart", "--out", str(tmp_path), "--jobs", "2", "--json"],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -43,7 +43,7 @@ def test_quickstart_covers_every_learner_and_audit_family(tmp_path):
         assert has("reconstruction", learner), learner
     assert has("utility", "modulated") and has("utility", "iwp")
     try:
-        import privaudit.audit.experiments.conddp  # noqa: F401
+        import privaudit.audit.studies.experiments.conddp  # noqa: F401
     except ImportError:
         pass  # the Cond-DP experiments have not landed: the preset does not run them yet
     else:

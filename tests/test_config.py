@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from privaudit.audit import config as cfg
-from privaudit.audit.config import (
+from privaudit.audit.app import config as cfg
+from privaudit.audit.app.config import (
     ConfigError,
     ConfigFileError,
     ConfigKeyError,
@@ -19,7 +19,7 @@ from privaudit.audit.config import (
     parse_config,
 )
 from privaudit.audit.kinds import get_kind as get_task_kind
-from privaudit.audit.tasks import plan_tasks, scale_params
+from privaudit.audit.app.tasks import plan_tasks, scale_params
 from privaudit.mechanisms import GaussianMechanism, InvalidParameterError, ParameterTypeError
 
 GOOD = """
@@ -190,7 +190,7 @@ def test_task_generators_are_spawned_children_of_the_root_seed(tmp_path):
 
 
 def test_mechanism_table_builds_the_mechanism(tmp_path):
-    from privaudit.audit.components import MECHANISMS
+    from privaudit.audit.app.components import MECHANISMS
 
     c = load_config(write(tmp_path, GOOD))
     m = MECHANISMS.build(c.audits[0].params["mechanism"], "mechanism")

@@ -15,7 +15,7 @@ import shutil
 import distributed  # a plain import: CI installs the "distributed" extra, so these tests never skip
 import pytest
 
-from privaudit.audit.cli import main
+from privaudit.audit.app.cli import main
 
 CONFIG = """
 name = "dask-small"
@@ -127,8 +127,8 @@ def test_report_files_are_byte_identical_across_jobs_dask_and_cache(cluster, tmp
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path):
-    from privaudit.audit.config import parse_config
-    from privaudit.audit.runner import SchedulerError, run_config
+    from privaudit.audit.app.config import parse_config
+    from privaudit.audit.app.runner import SchedulerError, run_config
     import tomllib
 
     cfg = parse_config(tomllib.loads(CONFIG))
@@ -174,7 +174,7 @@ def test_a_port_that_does_not_speak_dask_fails_fast_without_traceback(tmp_path):
     conf.write_text(CONFIG)
     try:
         for address in (f"tcp://127.0.0.1:{port}", "tcp://127.0.0.1:9"):
-            done = subprocess.run([sys.executable, "-m", "privaudit.audit.cli", "run", str(conf), "--out",
+            done = subprocess.run([sys.executable, "-m", "privaudit.audit.app.cli", "run", str(conf), "--out",
                                    str(tmp_path / "out"), "--scheduler", address],
                                   capture_output=True, text=True, timeout=120)
             assert done.returncode == 2, done.stderr

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from privaudit.audit.cli import UNEXPECTED, main
+from privaudit.audit.app.cli import UNEXPECTED, main
 
 GAUSS = 'mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }'
 
@@ -145,7 +145,7 @@ def test_preset_wins_over_a_same_named_folder_and_file(tmp_path, capsys, monkeyp
 
 # --------------------------------------------------------------------------- pipes and bench
 def test_list_into_a_closed_pipe_is_quiet(tmp_path):
-    code = ("import sys; from privaudit.audit.cli import main; sys.exit(main(['list', 'presets', '--json']))")
+    code = ("import sys; from privaudit.audit.app.cli import main; sys.exit(main(['list', 'presets', '--json']))")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.read(10)
     proc.stdout.close()  # like `| head -c 10`
@@ -154,7 +154,7 @@ def test_list_into_a_closed_pipe_is_quiet(tmp_path):
 
 
 def test_bench_out_problems_are_exit_2_before_work(tmp_path, capsys, monkeypatch):
-    import privaudit.audit.bench as bench
+    import privaudit.audit.app.bench as bench
 
     ran = []
     monkeypatch.setattr(bench, "run_attacker_benchmark", lambda **kw: ran.append(kw))
@@ -166,7 +166,7 @@ def test_bench_out_problems_are_exit_2_before_work(tmp_path, capsys, monkeypatch
 
 @pytest.mark.slow
 def test_bench_prints_its_leaderboard(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "privaudit.audit.cli", "bench", "attackers", "--samples", "200",
+    done = subprocess.run([sys.executable, "-m", "privaudit.audit.app.cli", "bench", "attackers", "--samples", "200",
                            "--repeats", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=900,
                           env={**os.environ})
     assert done.returncode == 0, done.stderr[-2000:]

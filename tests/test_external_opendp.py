@@ -17,8 +17,8 @@ from scipy import stats
 # tests must fail loudly, never skip, when OpenDP is missing.
 import opendp.prelude as dp
 from privaudit.attacks.distinguishers import ProjectionAttack
-from privaudit.audit.calibration import audit_calibration
-from privaudit.audit.tradeoff import audit_tradeoff
+from privaudit.audit.engines.calibration import audit_calibration
+from privaudit.audit.engines.tradeoff import audit_tradeoff
 from privaudit.mechanisms import InvalidInputError, InvalidParameterError, Mechanism
 from privaudit.mechanisms.external import EXTERNAL_MECHANISMS, external_mechanism_class
 from privaudit.mechanisms.external.errors import ExternalLibraryError

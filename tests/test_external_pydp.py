@@ -20,8 +20,8 @@ from pydp.algorithms.numerical_mechanisms import GaussianMechanism as GoogleGaus
 from pydp.algorithms.numerical_mechanisms import LaplaceMechanism as GoogleLaplace
 
 from privaudit.attacks.distinguishers import ProjectionAttack
-from privaudit.audit.calibration import audit_calibration
-from privaudit.audit.tradeoff import audit_tradeoff
+from privaudit.audit.engines.calibration import audit_calibration
+from privaudit.audit.engines.tradeoff import audit_tradeoff
 from privaudit.mechanisms import GaussianMechanism, InvalidInputError, PrivacyClaim
 from privaudit.mechanisms.external.errors import ExternalLibraryError, ExternalTypeError
 from privaudit.mechanisms.external.pydp_mechanisms import (

@@ -11,7 +11,7 @@ import torch
 from conftest import assert_within_se
 
 from privaudit.attacks.reconstruction import torch_map
-from privaudit.audit.fisher import (
+from privaudit.audit.stats.fisher import (
     GaussianNoiseMap,
     autograd_fisher,
     compose_fisher,

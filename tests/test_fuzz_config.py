@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privaudit.audit.cli import UNEXPECTED, main  # noqa: E402
+from privaudit.audit.app.cli import UNEXPECTED, main  # noqa: E402
 
 KINDS = ["tradeoff", "calibration", "reconstruction", "bias", "bias-checks", "learner-tradeoff",
          "learner-reconstruction", "one-run-label", "utility", "tradof", ""]
@@ -175,7 +175,7 @@ def test_mechanism_constructors_raise_only_validation_errors(which, kwargs, dim)
        rng=st.sampled_from([None, 0, -1, True, 1.5, "seed", 2**70]),
        x=st.sampled_from([[0.0], [], [math.nan], [[0.0]], "a", 0.0]))
 def test_audit_tradeoff_raises_only_validation_errors(n, confidence, attacker, rng, x):
-    from privaudit.audit.tradeoff import audit_tradeoff
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
     from privaudit.mechanisms import GaussianMechanism
 
     mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
@@ -186,7 +186,7 @@ def test_audit_tradeoff_raises_only_validation_errors(n, confidence, attacker, r
 
 
 def test_audit_tradeoff_refuses_an_infinite_input():
-    from privaudit.audit.tradeoff import audit_tradeoff
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
     from privaudit.mechanisms import GaussianMechanism
 
     with pytest.raises(ValueError, match="x"):

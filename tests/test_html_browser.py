@@ -7,7 +7,7 @@ Checks
 ------
 * ``--dump-dom``: the page Chromium parsed embeds every figure as a ``data:image/png``
   URI (no network or file access needed).
-* Above the fold (:func:`privaudit.audit.browser.layout`, a probe script on a copy of the
+* Above the fold (:func:`privaudit.audit.testing.browser.layout`, a probe script on a copy of the
   page): at 1400 px the verdict banner and the whole ε table are on the first screen; at
   phone width (400 px) the verdict and the start of the ε table are, and the page does
   not scroll sideways (wide tables scroll inside their own box).
@@ -25,9 +25,9 @@ import re
 import numpy as np
 import pytest
 
-from privaudit.audit.browser import DESKTOP, PHONE, chromium, layout, screenshot
-from privaudit.audit.config import parse_config
-from privaudit.audit.runner import run_config
+from privaudit.audit.testing.browser import DESKTOP, PHONE, chromium, layout, screenshot
+from privaudit.audit.app.config import parse_config
+from privaudit.audit.app.runner import run_config
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="no chromium binary on PATH (CI installs Debian's chromium)")
 

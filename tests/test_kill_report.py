@@ -21,8 +21,8 @@ import time
 import numpy as np
 import pytest
 
-from privaudit.audit import report_store
-from privaudit.audit.report_store import clean_stale, write_set
+from privaudit.audit.app import report_store
+from privaudit.audit.app.report_store import clean_stale, write_set
 
 KILLS = 25
 FIGURES = 12
@@ -118,7 +118,7 @@ def test_stale_atomic_write_temporaries_are_cleaned(tmp_path):
 
 def test_a_run_after_a_kill_finds_its_cache_first(tmp_path):
     """Killed between moving the cache into the new set and the swap: the next run recovers it before reading it."""
-    from privaudit.audit.report_store import recover_set
+    from privaudit.audit.app.report_store import recover_set
 
     out_dir = tmp_path / "r"
     report, rest = files_of(0, 0)
@@ -203,7 +203,7 @@ def test_killed_cli_runs_leave_a_consistent_report_set(tmp_path):
     conf = tmp_path / "small.toml"
     conf.write_text(SMALL)
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "privaudit.audit.cli", "run", str(conf), "--out", str(out)]
+    cmd = [sys.executable, "-m", "privaudit.audit.app.cli", "run", str(conf), "--out", str(out)]
     for seed in (1, 2):  # fill the cache, so that the killed runs spend their time writing
         assert subprocess.run([*cmd, "--seed", str(seed)], capture_output=True, timeout=600).returncode == 0
     rng = np.random.default_rng(7)

@@ -18,13 +18,14 @@ import pytest
 from sklearn.utils._param_validation import Interval
 
 import privaudit
-from privaudit.audit import components, kinds
-from privaudit.audit.cli import main
-from privaudit.audit.config import ConfigError, ConfigValueError, Field, parse_config
+from privaudit.audit import kinds
+from privaudit.audit.app import components
+from privaudit.audit.app.cli import main
+from privaudit.audit.app.config import ConfigError, ConfigValueError, Field, parse_config
 from privaudit.audit.kinds import AuditKind, get_kind, register_kind, result_type, unregister_kind
-from privaudit.audit.report import write_report
+from privaudit.audit.reporting.render import write_report
 from privaudit.audit.results import AuditEntry, AuditResult, apply_expectation, with_note
-from privaudit.audit.runner import run_config
+from privaudit.audit.app.runner import run_config
 from privaudit.mechanisms import GaussianMechanism
 
 
@@ -166,7 +167,7 @@ def run_coin(params, rng):
 
 
 def coin_figures(entry):
-    from privaudit.audit.plotting import arr, new_figure
+    from privaudit.audit.reporting.plotting import arr, new_figure
 
     fig, ax = new_figure()
     ax[0, 0].plot(arr(entry["frequencies"]))

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("name", ["run_conddp_synthetic", "run_conddp_real", "run_conddp_mlp"])
 def test_small_experiment_runs(name):
-    from privaudit.audit.experiments import conddp
+    from privaudit.audit.studies.experiments import conddp
 
     res = getattr(conddp, name)(small=True, rng=3)
     assert isinstance(res, ExperimentResult) and res.panels and res.table
@@ -31,7 +31,7 @@ def test_small_experiment_runs(name):
 
 
 def test_synthetic_panels_include_spectra():
-    from privaudit.audit.experiments.conddp import run_conddp_synthetic
+    from privaudit.audit.studies.experiments.conddp import run_conddp_synthetic
 
     res = run_conddp_synthetic(small=True, rng=4)
     spectra = res.panels["singular spectra"]

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from privaudit.audit.experiments.iwp_figure1 import METHODS, run_iwp_figure1
+from privaudit.audit.studies.experiments.iwp_figure1 import METHODS, run_iwp_figure1
 from privaudit.audit.results import ExperimentResult, to_jsonable
 from privaudit.mechanisms.validation import InvalidParameterError
 

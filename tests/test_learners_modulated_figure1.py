@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from privaudit.audit.experiments.modulated_figure1 import METHODS, run_modulated_figure1
+from privaudit.audit.studies.experiments.modulated_figure1 import METHODS, run_modulated_figure1
 from privaudit.audit.results import ExperimentResult
 from privaudit.learners.datasets import PAPER_OLS_R2
 from privaudit.mechanisms.validation import InvalidParameterError

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from privaudit.audit.negative_controls import AsymmetricLaplace
-from privaudit.audit.pair_search import (
+from privaudit.audit.testing.negative_controls import AsymmetricLaplace
+from privaudit.audit.engines.pair_search import (
     NonAdjacentPairError,
     adjacent_claim,
     candidate_pairs,

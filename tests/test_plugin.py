@@ -97,7 +97,7 @@ def test_reported_seed_reproduces_the_failing_audit(pytester):
     out = pytester.runpytest("-q", "-rf", "-p", "no:cacheprovider", "--privacy-seed=7", "-k", "leaky").stdout.str()
     seed = int(re.search(r"rerun with rng=(\d+)", out).group(1))
     bound = float(re.search(r"certified epsilon >= ([0-9.]+)", out).group(1))
-    from privaudit.audit.tradeoff import audit_tradeoff
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
     from privaudit.mechanisms import GaussianMechanism
 
     class Leaky:

@@ -14,7 +14,7 @@ import pytest
 from privaudit.attacks import AttackRegistryError, available_attacks, load_all
 from privaudit.attacks.priors import GaussianPrior
 from privaudit.attacks import PosteriorMean, SplitMLE
-from privaudit.audit.reconstruction import ReconstructionAudit, audit_reconstruction, composition_curve, mse_crb_curve
+from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction, composition_curve, mse_crb_curve
 from privaudit.mechanisms import (
     GaussianMechanism,
     InvalidInputError,
@@ -228,7 +228,7 @@ def test_bad_input():
 def test_user_torch_mechanism_audited_with_autograd_fisher():
     import torch
 
-    from privaudit.audit.fisher import GaussianNoiseMap
+    from privaudit.audit.stats.fisher import GaussianNoiseMap
 
     a = torch.tensor([[1.0, 0.5, 0.0], [0.0, 1.0, -0.5], [0.3, 0.0, 1.0]], dtype=torch.float64)
     mech = GaussianNoiseMap(lambda x: torch.tanh(x @ a.T) + 0.1 * x, dim=3, sigma=0.02)

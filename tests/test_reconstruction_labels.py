@@ -12,7 +12,7 @@ from conftest import assert_within_se, binomial_se
 from scipy.stats import norm
 
 from privaudit.attacks.labels import DPSGDLabelInference, RRLabelPosterior, RROnBinsLabelAttack
-from privaudit.audit.bounds import rero_bound
+from privaudit.audit.stats.estimation_bounds import rero_bound
 from privaudit.learners.dpsgd import DPSGDEngine
 from privaudit.learners.rr_on_bins import RROnBinsRegressor
 from privaudit.mechanisms import InvalidInputError, RandomizedResponse

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from privaudit.audit.config import load_config
-from privaudit.audit.runner import run_config
+from privaudit.audit.app.config import load_config
+from privaudit.audit.app.runner import run_config
 
 REFERENCES = Path(__file__).parent / "data" / "reference-small"
 #: (preset, samples factor, seed) of each committed reference.

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privaudit.audit.config import parse_config
-from privaudit.audit.certifiable import max_certifiable_epsilon
-from privaudit.audit.figures import summary_tables
-from privaudit.audit.report import SCHEMA, build_report, load_report, summarize, write_report
+from privaudit.audit.app.config import parse_config
+from privaudit.audit.stats.certifiable import max_certifiable_epsilon
+from privaudit.audit.reporting.figures import summary_tables
+from privaudit.audit.reporting.render import SCHEMA, build_report, load_report, summarize, write_report
 from privaudit.audit.results import ExperimentResult
 from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
 

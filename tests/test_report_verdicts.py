@@ -17,12 +17,12 @@ import re
 import numpy as np
 import pytest
 
-from privaudit.audit.config import parse_config
-from privaudit.audit.figures import headline, summary_tables
+from privaudit.audit.app.config import parse_config
+from privaudit.audit.reporting.figures import headline, summary_tables
 from privaudit.audit.kinds.reconstruction import applied_bounds, judge
 from privaudit.audit.kinds.reconstruction import run as run_reconstruction
-from privaudit.audit.report import build_report, render_html, render_markdown, scalar_rows, summarize
-from privaudit.audit.trend import loglog_slope, trend_sentence
+from privaudit.audit.reporting.render import build_report, render_html, render_markdown, scalar_rows, summarize
+from privaudit.audit.stats.trend import loglog_slope, trend_sentence
 from privaudit.audit.verdicts import outcome, outcome_label, overall_status
 
 
@@ -205,7 +205,7 @@ def test_tradeoff_that_could_not_refute_its_claim_is_inconclusive():
 def test_exit_code_with_inconclusive_audits(tmp_path):
     """Documented CLI contract: inconclusive audits are counted but do not turn a pass into exit 1, unless
     nothing at all was tested; a missed negative control is exit 1."""
-    from privaudit.audit.runner import run_config
+    from privaudit.audit.app.runner import run_config
 
     vacuous = {"kind": "tradeoff", "target": "vacuous", "n": 200,
                "mechanism": {"name": "gaussian", "epsilon": 12.0, "delta": 1e-5}}

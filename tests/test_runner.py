@@ -17,11 +17,11 @@ import time
 import numpy as np
 import pytest
 
-from privaudit.audit.cache import CacheWarning
-from privaudit.audit.config import Field, parse_config
-from privaudit.audit.report import atomic_write
-from privaudit.audit.runner import SchedulerError, run_config
-from privaudit.audit.tasks import register_task_kind, unregister_task_kind
+from privaudit.audit.app.cache import CacheWarning
+from privaudit.audit.app.config import Field, parse_config
+from privaudit.audit.reporting.render import atomic_write
+from privaudit.audit.app.runner import SchedulerError, run_config
+from privaudit.audit.app.tasks import register_task_kind, unregister_task_kind
 
 CALLS: list[int] = []
 #: Tag of the task that raises KeyboardInterrupt (simulates Ctrl-C during that task); None: no interruption.
@@ -160,9 +160,9 @@ def test_bad_scheduler_address_is_a_usage_error(tmp_path):
 
 KILL_SCRIPT = """
 import os, sys, time
-from privaudit.audit.config import Field
-from privaudit.audit.tasks import register_task_kind
-from privaudit.audit.cli import main
+from privaudit.audit.app.config import Field
+from privaudit.audit.app.tasks import register_task_kind
+from privaudit.audit.app.cli import main
 
 @register_task_kind("slow-tag", fields={"tag": Field("int", low=0)})
 def run(p, rng):
@@ -204,7 +204,7 @@ def test_killed_cli_run_resumes_from_cache(tmp_path):
 
 
 def test_progress_bar_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeypatch):
-    import privaudit.audit.runner as runner
+    import privaudit.audit.app.runner as runner
 
     monkeypatch.setattr(runner, "PROGRESS_DELAY", 0.0)
     run_config(make_config(k=2), out=tmp_path / "a", figures=False, progress=True)
@@ -225,7 +225,7 @@ def sleepy(params, rng):
 
 
 def test_budget_interrupts_the_run_and_keeps_finished_tasks(tmp_path):
-    from privaudit.audit.limits import ResourceLimitError
+    from privaudit.audit.app.limits import ResourceLimitError
 
     register_task_kind("stub-sleepy", fields={"tag": Field("int", low=0)}, force=True)(sleepy)
     try:
@@ -240,7 +240,7 @@ def test_budget_interrupts_the_run_and_keeps_finished_tasks(tmp_path):
 
 
 def test_budget_must_be_positive(tmp_path):
-    from privaudit.audit.limits import ResourceLimitError
+    from privaudit.audit.app.limits import ResourceLimitError
 
     with pytest.raises(ResourceLimitError, match="--budget"):
         run_config(make_config(k=1), out=tmp_path, figures=False, budget=-1.0)

@@ -7,8 +7,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from privaudit.audit.config import ConfigError, ConfigTypeError, ConfigValueError, parse_config
-from privaudit.audit.runner import run_config
+from privaudit.audit.app.config import ConfigError, ConfigTypeError, ConfigValueError, parse_config
+from privaudit.audit.app.runner import run_config
 from privaudit.mechanisms import GaussianMechanism
 
 
@@ -112,7 +112,7 @@ def test_utility_params_are_checked_against_the_experiment(tmp_path):
 def test_tradeoff_domain_searches_the_worst_pair(tmp_path):
     """A mechanism broken only on (0, −1) passes on the pair a user would try and is caught by a domain search;
     a correct Laplace passes the same search."""
-    broken = {"name": "privaudit.audit.negative_controls:AsymmetricLaplace"}
+    broken = {"name": "privaudit.audit.testing.negative_controls:AsymmetricLaplace"}
     box = [[-1.0], [1.0]]
     audits = [
         {"kind": "tradeoff", "mechanism": broken, "x": [0.0], "x_prime": [1.0], "n": 20_000},
@@ -120,7 +120,7 @@ def test_tradeoff_domain_searches_the_worst_pair(tmp_path):
         {"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0}, "domain": box, "n": 20_000},
     ]
     cfg = parse_config({"name": "search", "seed": 4, "audits": audits},
-                       allow_imports=["privaudit.audit.negative_controls"])
+                       allow_imports=["privaudit.audit.testing.negative_controls"])
     given, searched, correct = run_config(cfg, out=tmp_path, figures=False, use_cache=False).report["audits"]
     assert given["verdict"] == "pass"
     assert searched["verdict"] == "violation" and searched["epsilon_lb"] > 1.0

@@ -12,9 +12,9 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from privaudit.audit import audit_tradeoff, tradeoff_curve
-from privaudit.audit import epsilon_bounds as eb
-from privaudit.audit.learner_audits import LabelCanarySteps, RecordRelease, transcript_pair
-from privaudit.audit.tradeoff import ALPHA_GRID, TradeoffAudit, composed_tradeoff
+from privaudit.audit.stats import epsilon_bounds as eb
+from privaudit.audit.engines.learner_audits import LabelCanarySteps, RecordRelease, transcript_pair
+from privaudit.audit.engines.tradeoff import ALPHA_GRID, TradeoffAudit, composed_tradeoff
 from privaudit.mechanisms import (
     GaussianMechanism,
     InvalidParameterError,
@@ -186,7 +186,7 @@ def test_likelihood_ratio_audit_reaches_the_clopper_pearson_ceiling(eps):
     # evaluation size (pooled directions: 2·n_eval trials). Measured means over 12 seeds at n = 1e6:
     # 0.99 and 0.99 with pooled-rate selection, 0.86 and 0.94 with counted rates (per-seed SD ≈ 0.04,
     # so the mean of 8 has SE ≈ 0.014 and 0.95 sits 2-3 SE below the expected value).
-    from privaudit.audit.power import cp_ceiling
+    from privaudit.audit.stats.power import cp_ceiling
 
     g = GaussianMechanism(epsilon=eps, delta=1e-5)
     alpha = np.geomspace(1e-9, 0.5, 20000)
@@ -340,7 +340,7 @@ def test_degenerate_outputs_under_one_input_are_leaks_not_crashes(kind):
 
 
 def test_stated_power_matches_its_definition():
-    from privaudit.audit.power import cp_ceiling, min_detectable_ratio
+    from privaudit.audit.stats.power import cp_ceiling, min_detectable_ratio
 
     res = audit_tradeoff(RandomizedResponse(epsilon=1.0), -1.0, 1.0, n=5000, rng=0, attacker="atom")
     r = res.min_detectable_ratio
@@ -355,7 +355,7 @@ def test_stated_power_matches_its_definition():
 
 
 def test_non_adjacent_pair_is_an_error_or_a_group_claim():
-    from privaudit.audit.pair_search import NonAdjacentPairError
+    from privaudit.audit.engines.pair_search import NonAdjacentPairError
 
     lap = LaplaceMechanism(epsilon=1.0)
     with pytest.raises(NonAdjacentPairError, match="3 steps apart"):
@@ -367,7 +367,7 @@ def test_non_adjacent_pair_is_an_error_or_a_group_claim():
 
 
 def _null_options():
-    from privaudit.audit.negative_controls import CORRECT
+    from privaudit.audit.testing.negative_controls import CORRECT
 
     for c in CORRECT:
         opts = [("clopper-pearson", "split"), ("clopper-pearson", "bonferroni")]

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from privaudit.audit.epsilon_bounds import gdp_epsilon
-from privaudit.audit.learner_audits import (
+from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
+from privaudit.audit.engines.learner_audits import (
     DPSGDLabelCanary,
     LabelCanarySteps,
     RecordRelease,

@@ -1,7 +1,7 @@
 """Audit kinds: what an ``[[audits]]`` entry of a configuration can ask for.
 
 An :class:`AuditKind` declares everything about one kind in one place: the keys its
-entry accepts (:class:`~privaudit.audit.fields.Field`), the function that runs it,
+entry accepts (:class:`~privaudit.audit.app.fields.Field`), the function that runs it,
 the dataclass of its result, and how a report shows that result (a one-line
 headline, figures, rows of the cross-audit summary tables). The configuration
 loader, the runner, the report and the figures iterate over this registry; none of
@@ -19,7 +19,7 @@ is refused unless ``force=True``.
 
 Kinds and result kinds
     Several kinds may produce the same result type (``tradeoff`` and
-    ``learner-tradeoff`` both give a :class:`~privaudit.audit.tradeoff.TradeoffAudit`).
+    ``learner-tradeoff`` both give a :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit`).
     A report entry records its *result* kind (``TradeoffAudit.kind``); it is rendered
     by the first registered kind whose result has that kind (:func:`renderer`).
 """
@@ -32,9 +32,9 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
-from ..fields import ConfigValueError, Field, did_you_mean
-from ..results import AuditResult
-from .base import AuditKind
+from privaudit.audit.app.fields import ConfigValueError, Field, did_you_mean
+from privaudit.audit.results import AuditResult
+from privaudit.audit.kinds.base import AuditKind
 
 #: Entry-point group of third-party audit kinds.
 ENTRY_POINT_GROUP = "privaudit.audit_kinds"
@@ -133,7 +133,7 @@ def result_type(result_kind: str | None) -> type[AuditResult] | None:
     return kind.result if kind is not None else None
 
 
-# Older names (the registry lived in privaudit.audit.tasks).
+# Older names (the registry lived in privaudit.audit.app.tasks).
 task_kinds = audit_kinds
 get_task_kind = get_kind
 

@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-from ..components import LEARNERS, MECHANISMS
-from ..fields import ConfigValueError, Field
-from ..formatting import claim_of, fnum
-from ..results import AuditResult
-from ..verdicts import outcome_label
+from privaudit.audit.app.components import LEARNERS, MECHANISMS
+from privaudit.audit.app.fields import ConfigValueError, Field
+from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.results import AuditResult
+from privaudit.audit.verdicts import outcome_label
 
 
 #: A figure: (file-name suffix, matplotlib figure, caption).
@@ -50,7 +50,7 @@ class AuditKind:
     figures : callable(entry dict) -> list of (suffix, figure, caption), optional
         Figures of a report entry (matplotlib figures; the report renders them to PNG).
     table_rows : mapping of table name to callable(entry dict) -> list of str, optional
-        Rows this kind contributes to the summary tables of :mod:`privaudit.audit.figures`
+        Rows this kind contributes to the summary tables of :mod:`privaudit.audit.reporting.figures`
         (``"epsilon"``, ``"bias"``); a callable returning None adds no row.
     """
 

@@ -1,6 +1,6 @@
 """Kind ``bias``: is an estimator unbiased? Draws of ``sampler(n, rng)`` tested against ``target_value``.
 
-Runs :func:`~privaudit.audit.bias.audit_bias`. The sampler is a registered bias
+Runs :func:`~privaudit.audit.engines.bias.audit_bias`. The sampler is a registered bias
 sampler (entry-point group ``privaudit.samplers``) or, with the user's opt-in
 (``--allow-import MODULE``), a ``"package.module:function"`` reference; validating
 the configuration imports it but never calls it. ``expect = "biased"`` marks a
@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ..bias import BiasAudit, audit_bias
-from ..components import SAMPLERS
-from ..fields import ConfigTypeError, Field
-from ..formatting import fnum
-from ..plotting import arr, new_figure
-from ..verdicts import outcome_label
-from .base import CONFIDENCE, LEGEND_PT, AuditKind
+from privaudit.audit.engines.bias import BiasAudit, audit_bias
+from privaudit.audit.app.components import SAMPLERS
+from privaudit.audit.app.fields import ConfigTypeError, Field
+from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.verdicts import outcome_label
+from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, AuditKind
 
 
 def validate_sampler(path: str, name: str) -> str:

@@ -1,7 +1,7 @@
 """Kind ``bias-checks``: the catalogue of bias checks of every estimator the papers claim unbiased.
 
-Runs :func:`~privaudit.audit.bias_checks.run_bias_checks`, which returns
-:class:`~privaudit.audit.bias.BiasAudit` and
+Runs :func:`~privaudit.audit.studies.bias_checks.run_bias_checks`, which returns
+:class:`~privaudit.audit.engines.bias.BiasAudit` and
 :class:`~privaudit.audit.results.ExperimentResult` entries; each keeps its own name
 and is rendered by the kind of its result (``bias``, ``utility``).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bias_checks import run_bias_checks
-from ..fields import Field
-from ..seeding import int_seed
-from .base import AuditKind
+from privaudit.audit.studies.bias_checks import run_bias_checks
+from privaudit.audit.app.fields import Field
+from privaudit.audit.app.seeding import int_seed
+from privaudit.audit.kinds.base import AuditKind
 
 FIELDS = {
     "small": Field("bool", False, doc="smaller caps (smoke runs; may be under-powered, notes say so)"),

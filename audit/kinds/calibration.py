@@ -1,6 +1,6 @@
 """Kind ``calibration``: the exact ε of the noise a mechanism actually uses, against its claim, analytically.
 
-Runs :func:`~privaudit.audit.calibration.audit_calibration` (no sampling: the
+Runs :func:`~privaudit.audit.engines.calibration.audit_calibration` (no sampling: the
 verdict is a comparison of two numbers, the mechanism's exact ε at the claimed δ and
 the claimed ε). ``expect = "violation"`` marks a negative control.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibration import CalibrationAudit, audit_calibration
-from ..components import MECHANISMS
-from ..fields import Field
-from ..formatting import claim_of, fnum
-from ..results import AuditEntry, apply_expectation
-from .base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
+from privaudit.audit.engines.calibration import CalibrationAudit, audit_calibration
+from privaudit.audit.app.components import MECHANISMS
+from privaudit.audit.app.fields import Field
+from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.results import AuditEntry, apply_expectation
+from privaudit.audit.kinds.base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,

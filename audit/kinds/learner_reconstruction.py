@@ -3,7 +3,7 @@
 The learner's ``release_view`` gives the mechanism standing for its release (a
 client's transcript, a record's features, a canary's DP-SGD steps); the attack and
 the bounds run on it through
-:func:`privaudit.audit.release_views.audit_release_reconstruction`.
+:func:`privaudit.audit.engines.release_views.audit_release_reconstruction`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import numpy as np
 
 from privaudit.attacks.priors import GaussianPrior
 
-from ..fields import Field
-from ..reconstruction import ReconstructionAudit
-from ..release_views import audit_release_reconstruction
-from ..results import AuditEntry, as_entry, with_note
-from . import reconstruction
-from .base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+from privaudit.audit.app.fields import Field
+from privaudit.audit.engines.reconstruction import ReconstructionAudit
+from privaudit.audit.engines.release_views import audit_release_reconstruction
+from privaudit.audit.results import AuditEntry, as_entry, with_note
+from privaudit.audit.kinds import reconstruction
+from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,

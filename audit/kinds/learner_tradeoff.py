@@ -2,7 +2,7 @@
 
 The learner (a registered one, fitted as its ``release_view`` decides, e.g. on
 synthetic data) returns the mechanism standing for its release; the audit runs on
-it through :func:`privaudit.audit.release_views.audit_release_tradeoff`. Nothing
+it through :func:`privaudit.audit.engines.release_views.audit_release_tradeoff`. Nothing
 here depends on the learner's type: a learner with a ``release_view`` is audited.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fields import Field
-from ..release_views import audit_release_tradeoff
-from ..results import AuditEntry, apply_expectation, with_note
-from ..tradeoff import MIN_N, TradeoffAudit
-from . import tradeoff
-from .base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+from privaudit.audit.app.fields import Field
+from privaudit.audit.engines.release_views import audit_release_tradeoff
+from privaudit.audit.results import AuditEntry, apply_expectation, with_note
+from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit
+from privaudit.audit.kinds import tradeoff
+from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,

@@ -1,6 +1,6 @@
 """Kind ``one-run-label``: one DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023).
 
-Runs :func:`~privaudit.audit.learner_audits.one_run_label_audit`. Like a trade-off
+Runs :func:`~privaudit.audit.engines.learner_audits.one_run_label_audit`. Like a trade-off
 audit, the verdict is a violation iff the lower confidence bound ε̲ exceeds the
 claimed ε. The bound is valid but loose by design (m canaries, r guesses).
 """
@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..fields import Field
-from ..formatting import claim_of, fnum
-from ..learner_audits import one_run_label_audit
-from ..results import AuditResult
-from .base import CONFIDENCE, AuditKind, epsilon_table_row
+from privaudit.audit.app.fields import Field
+from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.engines.learner_audits import one_run_label_audit
+from privaudit.audit.results import AuditResult
+from privaudit.audit.kinds.base import CONFIDENCE, AuditKind, epsilon_table_row
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,17 +1,17 @@
 """Kind ``opacus``: Opacus' own ε beside privaudit's certified ε̲ for the same DP-SGD configuration.
 
-Runs :func:`privaudit.audit.opacus_audit.audit_opacus`; Opacus itself is imported only
+Runs :func:`privaudit.audit.engines.opacus.audit_opacus`; Opacus itself is imported only
 when a task runs.
 """
 
 from __future__ import annotations
 
-from ..fields import Field
-from ..formatting import claim_of, fnum
-from ..opacus_audit import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
-from ..results import AuditEntry, apply_expectation
-from ..verdicts import outcome_label
-from .base import CONFIDENCE, AuditKind
+from privaudit.audit.app.fields import Field
+from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.engines.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
+from privaudit.audit.results import AuditEntry, apply_expectation
+from privaudit.audit.verdicts import outcome_label
+from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
 
 FIELDS = {
     "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε handed to Opacus' calibration"),

@@ -1,6 +1,6 @@
 """Kind ``reconstruction``: a reconstruction attacker's MSE against Cramér–Rao, HCR, van Trees and ReRo bounds.
 
-Runs :func:`~privaudit.audit.reconstruction.audit_reconstruction` on a mechanism
+Runs :func:`~privaudit.audit.engines.reconstruction.audit_reconstruction` on a mechanism
 (or ``rounds`` independent releases of it), with an optional prior table
 (registered priors: ``gaussian``, ``discrete``). Report: the MSE with its interval
 against each bound the entry carries, and the exact-reconstruction success against
@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from ..components import MECHANISMS, PRIORS
-from ..fields import Field
-from ..formatting import fnum, num
-from ..plotting import arr, new_figure
-from ..reconstruction import ReconstructionAudit, audit_reconstruction
-from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
+from privaudit.audit.app.components import MECHANISMS, PRIORS
+from privaudit.audit.app.fields import Field
+from privaudit.audit.reporting.formatting import fnum, num
+from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
+from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,

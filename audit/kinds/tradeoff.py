@@ -1,7 +1,7 @@
 """Kind ``tradeoff``: the empirical trade-off curve of a mechanism on a neighbouring pair vs. its claim.
 
-Runs :func:`~privaudit.audit.tradeoff.audit_tradeoff` (a
-:class:`~privaudit.audit.tradeoff.TradeoffAudit`) on the given pair (``x``,
+Runs :func:`~privaudit.audit.engines.tradeoff.audit_tradeoff` (a
+:class:`~privaudit.audit.engines.tradeoff.TradeoffAudit`) on the given pair (``x``,
 ``x_prime``) or on the mechanism's worst-case pair
 (:func:`~privaudit.attacks.pairs.worst_case_pair`, whose own exact curve and ε are
 reported). ``expect = "violation"`` marks a negative control, which passes when the
@@ -11,7 +11,7 @@ Report: the headline ε̲ vs. the claimed (and exact) ε; figures of the trade-o
 curve with its confidence band over f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}
 of the claim and the exact curve, and the ROC on log-log axes (the low-FPR corner
 certifies large ε); a row of the ε summary table with the largest ε the sample
-size could certify (:func:`~privaudit.audit.certifiable.max_certifiable_epsilon`).
+size could certify (:func:`~privaudit.audit.stats.certifiable.max_certifiable_epsilon`).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ import numpy as np
 from privaudit.attacks.pairs import worst_case_pair
 from privaudit.mechanisms.tradeoff import tradeoff_curve
 
-from ..certifiable import max_certifiable_epsilon
-from ..components import MECHANISMS
-from ..epsilon_bounds import gdp_epsilon
-from ..fields import ConfigKeyError, ConfigValueError, Field
-from ..formatting import claim_of, fnum, num
-from ..pair_search import search_pairs
-from ..plotting import arr, new_figure
-from ..results import AuditEntry, apply_expectation
-from ..tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
-from .base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
+from privaudit.audit.stats.certifiable import max_certifiable_epsilon
+from privaudit.audit.app.components import MECHANISMS
+from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
+from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field
+from privaudit.audit.reporting.formatting import claim_of, fnum, num
+from privaudit.audit.engines.pair_search import search_pairs
+from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.results import AuditEntry, apply_expectation
+from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
+from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -97,7 +97,7 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
 
 
 def _searched(mech, params: dict, rng) -> TradeoffAudit:
-    """The certified audit of the worst pair that :func:`~privaudit.audit.pair_search.search_pairs` finds in the box."""
+    """The certified audit of the worst pair that :func:`~privaudit.audit.engines.pair_search.search_pairs` finds in the box."""
     low, high = (np.asarray(b, dtype=float) for b in params["domain"])
     found = search_pairs(mech, (low, high), n=params["n"], attacker=params["attacker"],
                          confidence=params["confidence"], estimator=params["estimator"], rng=rng)
@@ -114,7 +114,7 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     """``"inconclusive"`` instead of ``"pass"`` when the audit could not have refuted the claim at its size.
 
     ``min_detectable_ratio`` is the smallest ε′/ε_claim for which the expected ε̲ exceeds
-    the claim (:func:`privaudit.audit.power.min_detectable_ratio`); ``inf`` means even a
+    the claim (:func:`privaudit.audit.stats.power.min_detectable_ratio`); ``inf`` means even a
     perfect distinguisher could not lift ε̲ above the claim with this many releases,
     so a pass would say nothing.
     """

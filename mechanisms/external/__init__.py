@@ -8,7 +8,7 @@ naming the extra.
 Every adapter has ``claim`` (taken from the library's own accounting) and a
 vectorised ``sample(x, n, rng)``; where privaudit can compute the exact privacy of
 the noise the library draws, also ``exact_epsilon(delta)`` and ``tradeoff(alpha)``,
-so :func:`~privaudit.audit.calibration.audit_calibration` checks the library's
+so :func:`~privaudit.audit.engines.calibration.audit_calibration` checks the library's
 claim exactly. OpenDP and pydp cannot be seeded (their CSPRNGs are internal): their
 ``sample`` accepts ``rng`` and ignores it, and their audits are not reproducible bit
 for bit. Opacus is seeded through torch generators.

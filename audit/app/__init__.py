@@ -1,0 +1,1 @@
+"""The application: configurations, registries of components, tasks, runner, cache, report store, CLI, benchmark."""

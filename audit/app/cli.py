@@ -1,0 +1,439 @@
+"""The ``privaudit`` command line.
+
+Commands
+--------
+``privaudit run CONFIG|PRESET [--out reports] [--seed S] [--samples X] [--jobs J] [--scheduler ADDR] [--json]``
+    Run every audit of a configuration file (or a shipped preset) and write
+    ``<out>/<name>/`` (report.json, report.md, report.html, figures/, run.log.json).
+``privaudit list [presets|kinds|mechanisms|learners|attackers]``
+    What can be audited and with what.
+``privaudit bench attackers ...``
+    Benchmark attackers against each other (:mod:`privaudit.audit.app.bench`).
+
+Resolving CONFIG|PRESET: a bare name of a shipped preset is the preset, even when a
+file or folder of that name exists in the current folder; ``./name``, a path with a
+separator or a name ending in ``.toml`` is a file.
+
+Exit-code contract: 0 when every audit passed (or is informational); 1 when an audit
+found a violation, a failed check, or a task crashed; 2 on a usage, configuration,
+input or resource error — the message names the key and the value, and it comes
+before any task runs (the time budget, ``--budget``, is the one limit met during a
+run); 130 when interrupted (finished tasks are cached: rerun the same command to
+resume). No input produces a traceback: an unexpected exception while a configuration
+is validated is still exit 2, reported as a validation bug with the file it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: Prefix of the message for an exception the validators did not anticipate (still exit 2).
+UNEXPECTED = "unexpected error while validating"
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    return v
+
+
+def _jobs(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 or -1 (every core), got {text!r}") from None
+    if v < 1 and v != -1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 or -1 (every core), got {text!r}")
+    return v
+
+
+def _size(text: str) -> int:
+    from privaudit.audit.app.limits import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_EXIT_EPILOG = ("Exit codes: 0 all audits passed, 1 a violation / failed check / crashed task, "
+                "2 usage, configuration, input or resource error (before any task runs; --budget during the run), "
+                "130 interrupted.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``privaudit`` parser: ``run``, ``list`` and ``bench`` (whose options its own parser owns)."""
+    parser = argparse.ArgumentParser(
+        prog="privaudit",
+        description="Audit private machine learning: run a configuration's attacks and audits, get a report.",
+        epilog=_EXIT_EPILOG,
+    )
+    from privaudit.audit.app.provenance import privaudit_version
+
+    parser.add_argument("--version", action="version", version=f"privaudit {privaudit_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    run = sub.add_parser(
+        "run", help="run a configuration file or preset and write its report",
+        description="Run every audit of CONFIG (a TOML file) or PRESET (see `privaudit list presets`) and write "
+                    "OUT/NAME/report.{json,md,html}, OUT/NAME/figures/*.png and OUT/NAME/run.log.json. A bare preset "
+                    "name is the preset even if a file or folder has that name; write ./NAME for the file. Finished "
+                    "tasks are cached (verified) in OUT/NAME/cache, so an interrupted run resumes where it stopped.",
+        epilog=_EXIT_EPILOG,
+    )
+    run.add_argument("config", metavar="CONFIG|PRESET", help="path to a TOML configuration, or a preset name")
+    run.add_argument("--out", default="reports", metavar="DIR", help="parent folder of the report (default: reports)")
+    run.add_argument("--seed", type=_seed, default=None, metavar="S", help="root seed (overrides the config's seed)")
+    run.add_argument("--samples", type=_positive_float, default=None, metavar="X",
+                     help="multiply every sample size by X (overrides the config's samples factor)")
+    run.add_argument("--jobs", type=_jobs, default=1, metavar="J",
+                     help="local worker processes (joblib; -1 = every core; default 1)")
+    run.add_argument("--scheduler", default=None, metavar="ADDR",
+                     help="run on a Dask distributed cluster at ADDR, e.g. tcp://127.0.0.1:8786 or tls://HOST:8786 "
+                          "(see docs/cli.md for TLS)")
+    run.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (no progress bar)")
+    run.add_argument("--no-cache", action="store_true", help="ignore and do not write the task cache")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace OUT/NAME even when another configuration with the same name wrote it")
+    run.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+                     help="stop after SECONDS of wall time (finished tasks stay cached; exit code 2)")
+    run.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                     help="memory one task may need, e.g. 4G (default: this machine's available memory)")
+    run.add_argument("--allow-import", action="append", default=[], metavar="MODULE",
+                     help="let the configuration name components as 'MODULE:attr' (repeatable); off by default, "
+                          "since importing a module runs its code")
+    run.add_argument("--check", action="store_true",
+                     help="validate the configuration, --out and the memory estimates, run nothing")
+    run.set_defaults(func=cmd_run)
+
+    ls = sub.add_parser(
+        "list", help="list presets, task kinds, mechanisms, learners and attackers",
+        description="List what privaudit can run: presets, audit kinds, mechanisms, learners and attackers.",
+    )
+    ls.add_argument("what", nargs="?", default="all",
+                    choices=("all", "presets", "kinds", "mechanisms", "learners", "attackers"),
+                    help="one section only (default: all)")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of text")
+    ls.set_defaults(func=cmd_list)
+
+    bench = sub.add_parser("bench", help="benchmark attackers against each other",
+                           description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark.")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
+    bsub.required = True
+    # add_help=False: every option, --help included, goes to the benchmark's own parser.
+    att = bsub.add_parser("attackers", help="compare attackers on the same mechanisms and samples", add_help=False,
+                          description="Compare registered attackers on the same mechanisms and samples.")
+    att.add_argument("args", nargs=argparse.REMAINDER, help="options of the attackers benchmark")
+    att.set_defaults(func=cmd_bench_attackers)
+    return parser
+
+
+# --------------------------------------------------------------------------- output
+def _error(message: str) -> int:
+    print(f"privaudit: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _emit(text: str) -> None:
+    """Print to stdout; a reader that went away (``| head``) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+# --------------------------------------------------------------------------- loading
+def _is_explicit_file(spec: str) -> bool:
+    return spec.endswith(".toml") or "/" in spec or os.sep in spec or spec.startswith(".")
+
+
+def load_spec(spec: str, *, allow_imports: Sequence[str] = (), max_memory: int | None = None):
+    """The :class:`~privaudit.audit.app.config.Config` of ``CONFIG|PRESET``, with the structural guards first.
+
+    A bare preset name wins over a file or folder of that name; ``./name``, paths with a
+    separator and ``*.toml`` are files.
+    """
+    import tomllib
+
+    from privaudit.audit.app.config import available_presets, did_you_mean, parse_config, preset_text
+    from privaudit.audit.app.fields import ConfigFileError
+    from privaudit.audit.app.limits import check_components
+    from privaudit.audit.app.toml_guard import check_document, parse_toml
+
+    spec = str(spec)
+    presets = available_presets()
+    if not _is_explicit_file(spec) and spec in presets:
+        text, source, name = preset_text(spec), f"preset:{spec}", spec
+    else:
+        path = Path(spec)
+        if path.is_dir():
+            raise ConfigFileError(f"config file {spec!r} is a directory, not a config file")
+        if not path.is_file():
+            if _is_explicit_file(spec):
+                raise ConfigFileError(f"config file {spec!r} does not exist")
+            raise ConfigFileError(f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} "
+                                  f"(presets: {', '.join(presets)})")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"cannot read config file {spec!r}: {exc}") from exc
+        source, name = spec, path.stem
+    try:
+        data = parse_toml(text, source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{source} is not valid TOML: {exc}") from exc
+    where = f" (in {source})"
+    check_document(data, where=where)
+    check_components(data, limit=max_memory, where=where)
+    return parse_config(data, name=name, source=source, allow_imports=allow_imports)
+
+
+def _usage_errors() -> tuple[type[BaseException], ...]:
+    from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
+
+    from privaudit.audit.app.fields import ConfigError
+
+    return ConfigError, InvalidParameterError, InvalidInputError, ParameterTypeError
+
+
+def _prepare(args: argparse.Namespace):
+    """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, tasks))."""
+    from privaudit.audit.app.fields import ConfigError
+    from privaudit.audit.app.runner import check_scheduler, preflight, probe_scheduler
+
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+    config = load_spec(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
+    config = config.replace(seed=args.seed, samples=args.samples)
+    try:
+        tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
+    except ConfigError as exc:
+        where = f" (in {config.source})" if config.source else ""
+        if where and where not in str(exc) and str(exc).startswith("audits["):
+            exc.args = (f"{exc.args[0]}{where}",)
+        raise
+    if args.scheduler is not None:
+        probe_scheduler(args.scheduler)
+    return config, tasks
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``privaudit run``: load and preflight (every problem exit 2), then run and summarise."""
+    usage = _usage_errors()
+    try:
+        config, tasks = _prepare(args)
+    except usage as exc:
+        return _error(str(exc))
+    except RecursionError:
+        return _error(f"{args.config} nests values too deeply to validate")
+    except Exception as exc:  # noqa: BLE001 - the contract: bad input never gives a traceback
+        return _error(f"{UNEXPECTED} {args.config!r} (a privaudit bug, please report it): "
+                      f"{type(exc).__name__}: {exc}")
+    if args.check:
+        _emit(f"{config.name}: configuration valid, {len(tasks)} tasks, report -> {Path(args.out) / config.name}")
+        return EXIT_OK
+    return _run(args, config)
+
+
+def _run(args: argparse.Namespace, config) -> int:
+    from privaudit.audit.app.cache import CacheWarning
+    from privaudit.audit.app.runner import run_config
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CacheWarning)  # printed below, once, in the CLI's format
+            result = run_config(
+                config, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                progress=None if not args.json else False, use_cache=not args.no_cache,
+                overwrite=args.overwrite, max_memory=args.max_memory, budget=args.budget,
+            )
+    except _usage_errors() as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        print("privaudit: interrupted; finished tasks are cached, rerun the same command to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        return _error(f"cannot write the report under --out {args.out!r}: {exc}")
+    for message in result.cache_warnings:
+        print(f"privaudit: warning: {message}", file=sys.stderr)
+    _print_summary(args, result)
+    return result.exit_code
+
+
+def _print_summary(args: argparse.Namespace, result) -> None:
+    from privaudit.audit.reporting.figures import headline
+
+    report = result.report
+    cached = set(result.cached)
+    audits = [{"index": i, "task": a.get("task"), "kind": a["kind"], "target": a["target"], "verdict": a["verdict"],
+               "from_cache": a.get("task") in cached, "headline": headline(a)}
+              for i, a in enumerate(report["audits"])]
+    n_tasks = len(result.executed) + len(result.cached)
+    if args.json:
+        summary = {
+            "schema": "privaudit.run/1", "name": report["name"], "out": str(result.out_dir),
+            "report": str(result.out_dir / "report.json"), "run_log": str(result.out_dir / "run.log.json"),
+            "status": result.status, "exit_code": result.exit_code,
+            "counts": report["summary"]["counts"], "seed": report["seed"], "samples": report["samples"],
+            "tasks": n_tasks, "executed": result.executed, "cached": result.cached,
+            "cache_warnings": result.cache_warnings, "seconds": round(result.seconds, 3), "audits": audits,
+        }
+        _emit(json.dumps(summary, indent=2))
+        return
+    width = max((len(a["target"]) for a in audits), default=10)
+    lines = [f"  {a['verdict']:<9} {a['kind']:<14} {a['target']:<{width}}  {a['headline']}" for a in audits]
+    from_cache = sum(a["from_cache"] for a in audits)
+    provenance = (f"{len(audits)} audits from {n_tasks} tasks; {len(result.cached)} of the tasks "
+                  f"({from_cache} audits) from the cache" if result.cached else
+                  f"{len(audits)} audits from {n_tasks} tasks")
+    lines.append(f"{report['name']}: {result.status.upper()} ({provenance}, {result.seconds:.1f} s) "
+                 f"-> {result.out_dir}/report.html")
+    _emit("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- list
+def _presets() -> dict[str, str]:
+    import tomllib
+
+    from privaudit.audit.app.config import available_presets, preset_text
+
+    out = {}
+    for name in available_presets():
+        try:
+            out[name] = str(tomllib.loads(preset_text(name)).get("description", ""))
+        except tomllib.TOMLDecodeError as exc:  # a broken preset is listed, not fatal
+            out[name] = f"(invalid TOML: {exc})"
+    return out
+
+
+def _first_line(obj) -> str:
+    import inspect
+
+    return (inspect.getdoc(obj) or "").split("\n")[0]
+
+
+def _registry_listing(registry) -> dict[str, str]:
+    out = {}
+    for name in registry.names():
+        comp = registry.get(name)
+        try:
+            out[name] = comp.doc or _first_line(comp.load(name))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed with its error, not fatal
+            out[name] = f"(cannot load: {type(exc).__name__}: {exc})"
+    return out
+
+
+def _listing(what: str) -> dict[str, dict[str, str]]:
+    from privaudit.audit.app import components
+    from privaudit.audit.kinds import audit_kinds
+
+    sections: dict[str, dict[str, str]] = {}
+    if what in ("all", "presets"):
+        sections["presets"] = _presets()
+    if what in ("all", "kinds"):
+        sections["kinds"] = {k: v.doc for k, v in audit_kinds().items()}
+    if what in ("all", "mechanisms"):
+        sections["mechanisms"] = _registry_listing(components.MECHANISMS)
+    if what in ("all", "learners"):
+        sections["learners"] = _registry_listing(components.LEARNERS)
+    if what in ("all", "attackers"):
+        from privaudit import attacks
+
+        try:
+            attacks.load_all()
+        except ImportError as exc:  # an attack module still being written must not break `list`
+            print(f"privaudit: warning: some attack modules failed to import: {exc}", file=sys.stderr)
+        sections["attackers"] = {n: f"{c.kind}: {_first_line(c)}" for n, c in attacks.available_attacks().items()}
+    return sections
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``)."""
+    sections = _listing(args.what)
+    if args.json:
+        _emit(json.dumps(sections, indent=2))
+        return EXIT_OK
+    lines = []
+    for title, items in sections.items():
+        lines.append(f"{title}:")
+        width = max((len(k) for k in items), default=0)
+        lines += [f"  {k:<{width}}  {v}" for k, v in items.items()]
+        if not items:
+            lines.append("  (none)")
+    _emit("\n".join(lines))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- bench
+def cmd_bench_attackers(args: argparse.Namespace) -> int:
+    """``privaudit bench attackers`` through argparse (``main`` usually short-cuts to :func:`bench_attackers`)."""
+    return bench_attackers(args.args)
+
+
+def bench_attackers(argv: list[str]) -> int:
+    """``privaudit bench attackers ARGS``: check ``--out`` first, run the benchmark, print its leaderboard."""
+    try:
+        from privaudit.audit.app.bench import _parser as bench_parser
+        from privaudit.audit.app.bench import main as bench_main
+    except ImportError:
+        if "-h" in argv or "--help" in argv:
+            _emit("usage: privaudit bench attackers [options]\n\n(not available in this version of privaudit)")
+            return EXIT_OK
+        return _error("`privaudit bench attackers` is not available in this version of privaudit")
+    from privaudit.audit.app.report_store import check_destination
+
+    known, _ = bench_parser().parse_known_args(argv)
+    if not ("-h" in argv or "--help" in argv):
+        try:
+            check_destination(known.out, "attackers", "", overwrite=True)
+        except _usage_errors() as exc:
+            return _error(str(exc))
+    code = int(bench_main(["attackers", *argv]) or 0)
+    table = Path(known.out) / "attackers" / "leaderboard.md"
+    if code == EXIT_OK and not known.json and not ("-h" in argv or "--help" in argv) and table.is_file():
+        _emit(table.read_text(encoding="utf-8"))
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privaudit`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["bench", "attackers"]:  # its options (and --help) belong to the benchmark
+        return bench_attackers(argv[2:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:  # while loading or listing (a run reports its own interruption)
+        print("privaudit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,442 @@
+"""Named components a configuration may use: mechanisms, priors, learners, experiments, bias samplers.
+
+A configuration names a component by a registered name (``mechanism = { name =
+"gaussian", epsilon = 1.0 }``). Registries hold the built-ins (registered below,
+imported lazily so that validating a file does not import torch) and the components
+installed packages declare through entry points (groups ``privaudit.mechanisms``,
+``privaudit.priors``, ``privaudit.learners``, ``privaudit.experiments``,
+``privaudit.samplers``; loaded on first use). A name clash is refused.
+
+No code from configurations
+    A ``"package.module:attr"`` reference imports code, so it is refused unless the
+    user running the audit opted in for that module: :func:`allow_imports` (process
+    wide), ``parse_config(..., allow_imports=[...])`` / ``load_config`` (one file), or
+    ``privaudit run --allow-import MODULE``. Even then validation only *imports*
+    the object and checks the table's keys and values against a declarative
+    parameter specification; nothing is called or constructed until the task runs.
+
+Declarative parameter specifications
+    A component's parameters are validated against scikit-learn style constraints
+    (``{"epsilon": [Interval(Real, 0, None, closed="neither")], ...}``, see
+    :mod:`sklearn.utils._param_validation`): the class's own
+    ``_parameter_constraints`` when it declares one (the learners do), else the
+    specification registered with the component. Components without either (an
+    opted-in import of a plain function) are checked on their keyword names only.
+    Registered built-in components may also declare a ``check`` spanning several
+    parameters (e.g. "give ε and δ, or σ").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import importlib
+import inspect
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib.metadata import entry_points
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
+
+from privaudit.mechanisms.external import register_external_mechanisms
+
+from privaudit.audit.app.fields import (
+    ConfigKeyError,
+    ConfigTypeError,
+    ConfigValueError,
+    _is_number_array,
+    _rectangular,
+    check_keys,
+    did_you_mean,
+)
+
+#: Parameters through which a component receives its randomness: set from the task's
+#: generator at run time, never from a configuration (that would bypass the run's seed).
+SEED_PARAMS = ("rng", "random_state", "seed")
+
+# --------------------------------------------------------------------------- import opt-in
+_ALLOWED: set[str] = set()
+_SCOPED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("privaudit_allowed_imports",
+                                                                         default=frozenset())
+
+
+def _check_module_name(module: str) -> str:
+    if not isinstance(module, str) or not module or not all(p.isidentifier() for p in module.split(".")):
+        raise ConfigValueError(f"allow_imports takes module names such as 'my_package.estimators', got {module!r}")
+    return module
+
+
+def allow_imports(*modules: str) -> None:
+    """Allow configurations of this process to reference ``"module:attr"`` objects of ``modules``.
+
+    A module allows its submodules too (``"mypkg"`` allows ``"mypkg.sub:f"``). This is
+    what ``privaudit run --allow-import MODULE`` does.
+    """
+    _ALLOWED.update(_check_module_name(m) for m in modules)
+
+
+def disallow_imports(*modules: str) -> None:
+    """Withdraw :func:`allow_imports` for ``modules`` (all of them when none is given)."""
+    if modules:
+        _ALLOWED.difference_update(modules)
+    else:
+        _ALLOWED.clear()
+
+
+@contextlib.contextmanager
+def imports_allowed(modules: Iterable[str] = ()) -> Iterator[None]:
+    """Allow ``modules`` within the ``with`` block only (used by ``parse_config(allow_imports=...)``)."""
+    token = _SCOPED.set(_SCOPED.get() | {_check_module_name(m) for m in modules})
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
+def import_allowed(module: str) -> bool:
+    """Whether ``module`` (or a package containing it) was allowed."""
+    allowed = _ALLOWED | _SCOPED.get()
+    parts = module.split(".")
+    return any(".".join(parts[:i]) in allowed for i in range(1, len(parts) + 1))
+
+
+def _split_ref(ref: str, path: str) -> tuple[str, str]:
+    module, sep, attr = ref.partition(":")
+    ok = sep and module and attr and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()
+    if not ok:
+        raise ConfigValueError(f"{path} = {ref!r} is not a 'package.module:attr' reference")
+    return module, attr
+
+
+def import_reference(ref: str, path: str) -> Any:
+    """Import the object of a ``"module:attr"`` reference the user allowed; nothing is called."""
+    module, attr = _split_ref(ref, path)
+    if not import_allowed(module):
+        raise ConfigValueError(
+            f"{path} = {ref!r} would import code from module {module!r}, which this run does not allow; "
+            f"use a registered name, or opt in with `privaudit run --allow-import {module}` "
+            f"(Python: privaudit.audit.app.components.allow_imports({module!r}))"
+        )
+    return load_reference(ref, path)
+
+
+def load_reference(ref: str, path: str) -> Any:
+    """Import ``"module:attr"`` without the opt-in check (built-in and entry-point references, and tasks
+    whose configuration was validated, with the opt-in, when it was loaded)."""
+    module, attr = _split_ref(ref, path)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigValueError(f"cannot import {path} = {ref!r}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- parameter specifications
+Constraints = Mapping[str, list]
+
+
+def _satisfied(constraint: Any, value: Any) -> bool:
+    if isinstance(value, bool) and isinstance(constraint, Interval):
+        return False  # TOML booleans are not numbers
+    if constraint == "array-like":
+        return _is_number_array(value)
+    return make_constraint(constraint).is_satisfied_by(value)
+
+
+def _describe(constraints: list) -> str:
+    names = [("an array of numbers" if c == "array-like" else str(make_constraint(c))) for c in constraints]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def check_parameters(path: str, table: Mapping[str, Any], constraints: Constraints) -> None:
+    """Check each value of ``table`` against its constraints; raise naming ``path.key`` and the value.
+
+    A value of the wrong kind (a string for a number) is a :class:`ConfigTypeError`;
+    a value of the right kind out of range a :class:`ConfigValueError`. NaN and
+    infinities are refused everywhere in a component table.
+    """
+    for key, value in table.items():
+        loc = f"{path}.{key}"
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigValueError(f"{loc} must be finite, got {loc} = {value!r}")
+        if isinstance(value, list) and not _finite_nested(value):
+            raise ConfigValueError(f"{loc} must hold finite values only, got {loc} = {value!r}")
+        if isinstance(value, list) and not _rectangular(value):
+            raise ConfigValueError(f"{loc} must be a rectangular array (rows of equal length), got {loc} = {value!r}")
+        allowed = constraints.get(key)
+        if allowed is None or any(_satisfied(c, value) for c in allowed):
+            continue
+        err = ConfigValueError if any(_right_kind(c, value) for c in allowed) else ConfigTypeError
+        raise err(f"{loc} must be {_describe(allowed)}, got {loc} = {value!r} ({type(value).__name__})")
+
+
+def _right_kind(constraint: Any, value: Any) -> bool:
+    """Whether ``value`` has the type ``constraint`` constrains (so that failing it is a value error)."""
+    if isinstance(constraint, Interval):
+        return isinstance(value, constraint.type) and not isinstance(value, bool)
+    if isinstance(constraint, StrOptions):
+        return isinstance(value, str)
+    return False
+
+
+def _finite_nested(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_finite_nested(v) for v in value)
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def keyword_names(obj: Any) -> list[str]:
+    """Keyword parameter names of a callable, from its signature (nothing is called)."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return []
+    return [n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+# --------------------------------------------------------------------------- registries
+@dataclasses.dataclass(frozen=True)
+class Component:
+    """A registered component.
+
+    Attributes
+    ----------
+    name : str
+    ref : str or object
+        ``"module:attr"`` (imported on first use) or the object itself.
+    constraints : mapping, optional
+        Parameter specification (default: the object's ``_parameter_constraints``).
+    check : callable(path, table), optional
+        Validation spanning several parameters; raises config errors naming ``path``.
+    doc : str
+    """
+
+    name: str
+    ref: Any
+    constraints: Constraints | None = None
+    check: Callable[[str, dict], None] | None = None
+    doc: str = ""
+
+    def load(self, path: str = "name") -> Any:
+        return load_reference(self.ref, path) if isinstance(self.ref, str) else self.ref
+
+
+class ComponentRegistry:
+    """Components of one sort, by name; built-ins registered eagerly, entry points loaded on first use."""
+
+    def __init__(self, sort: str, group: str) -> None:
+        self.sort, self.group = sort, group
+        self._items: dict[str, Component] = {}
+        self._entry_points_loaded = False
+
+    def register(self, name: str, ref: Any, *, constraints: Constraints | None = None,
+                 check: Callable[[str, dict], None] | None = None, doc: str = "", force: bool = False) -> None:
+        """Register ``ref`` under ``name``; a clash with a different component raises unless ``force``."""
+        if not isinstance(name, str) or not name or ":" in name:
+            raise ConfigValueError(f"a {self.sort} name must be a non-empty string without ':', got {name!r}")
+        new = Component(name, ref, constraints, check, doc)
+        old = self._items.get(name)
+        if old is not None and old.ref != ref and not force:
+            raise ConfigValueError(f"{self.sort} {name!r} is already registered ({old.ref!r}); pass force=True to replace it")
+        self._items[name] = new
+
+    def unregister(self, name: str) -> None:
+        self._items.pop(name, None)
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points_loaded:
+            return
+        self._entry_points_loaded = True
+        for ep in entry_points(group=self.group):
+            if ep.name not in self._items:
+                self.register(ep.name, ep.value, doc=f"from entry point {ep.value}")
+
+    def names(self) -> list[str]:
+        self._load_entry_points()
+        return list(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def get(self, name: str) -> Component:
+        self._load_entry_points()
+        return self._items[name]
+
+    def resolve(self, name: str, path: str) -> tuple[Any, Component | None]:
+        """The object named ``name`` (a registered name, or an allowed ``"module:attr"``); nothing is called."""
+        if name in self:
+            comp = self.get(name)
+            return comp.load(path), comp
+        if ":" in name:
+            return import_reference(name, path), None
+        raise ConfigValueError(
+            f"unknown {path} = {name!r}{did_you_mean(name, self.names())} (known {self.sort}s: "
+            f"{', '.join(self.names())}; or 'package.module:attr' with --allow-import)"
+        )
+
+    def constraints(self, obj: Any, comp: Component | None) -> Constraints | None:
+        own = getattr(obj, "_parameter_constraints", None)
+        if isinstance(own, Mapping):
+            return own
+        return comp.constraints if comp is not None else None
+
+    def validate(self, path: str, table: Mapping[str, Any]) -> dict:
+        """Validate a component table ``{name = ..., <parameters>}``; nothing is called or constructed."""
+        if not isinstance(table, Mapping):
+            raise ConfigTypeError(f"{path} must be a table {{name = ..., ...}}, got {path} = {table!r}")
+        if "name" not in table:
+            raise ConfigKeyError(f"missing required key {path}.name (one of: {', '.join(self.names())})")
+        name = table["name"]
+        if not isinstance(name, str):
+            raise ConfigTypeError(f"{path}.name must be a string, got {path}.name = {name!r}")
+        obj, comp = self.resolve(name, f"{path}.name")
+        params = {k: v for k, v in table.items() if k != "name"}
+        spec = self.constraints(obj, comp)
+        allowed = list(spec) if spec is not None else keyword_names(obj)
+        check_keys(path, params, [k for k in allowed if k not in SEED_PARAMS or k == "random_state"])
+        check_parameters(path, params, spec or {})
+        if comp is not None and comp.check is not None:
+            comp.check(path, params)
+        return dict(table)
+
+    def build(self, table: Mapping[str, Any], path: str) -> Any:
+        """Construct the component of a validated table (lists become float arrays); errors name ``path``."""
+        obj, _ = self.resolve_validated(table["name"], f"{path}.name")
+        try:
+            kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in table.items()
+                      if k != "name"}
+            return obj(**kwargs)
+        except TypeError as exc:
+            raise ConfigTypeError(f"{path}: {exc} (got {path} = {dict(table)!r})") from exc
+        except ValueError as exc:
+            raise ConfigValueError(f"{path}: {exc}") from exc
+
+    def resolve_validated(self, name: str, path: str) -> tuple[Any, Component | None]:
+        """Like :meth:`resolve` for a table validated at load time (the opt-in was checked then;
+        worker processes do not share the loading process's opt-ins)."""
+        if name in self:
+            comp = self.get(name)
+            return comp.load(path), comp
+        return load_reference(name, path), None
+
+    def field_validator(self) -> Callable[[str, Any], dict]:
+        """``Field(validate=...)`` hook validating a table of this registry."""
+        return lambda path, table: self.validate(path, table)
+
+
+MECHANISMS = ComponentRegistry("mechanism", "privaudit.mechanisms")
+PRIORS = ComponentRegistry("prior", "privaudit.priors")
+LEARNERS = ComponentRegistry("learner", "privaudit.learners")
+EXPERIMENTS = ComponentRegistry("experiment", "privaudit.experiments")
+SAMPLERS = ComponentRegistry("bias sampler", "privaudit.samplers")
+
+
+# --------------------------------------------------------------------------- built-in specifications
+_POS = Interval(Real, 0, None, closed="neither")
+_NONNEG = Interval(Real, 0, None, closed="left")
+_DELTA = Interval(Real, 0, 1, closed="neither")
+_COUNT = Interval(Integral, 1, None, closed="left")
+_CALIBRATION = StrOptions({"analytic", "classical"})
+
+
+def _gaussian_check(path: str, p: dict) -> None:
+    """GaussianMechanism: σ, or ε with δ (σ with ε/δ is a deliberately miscalibrated claim)."""
+    if p.get("sigma") is None and (p.get("epsilon") is None or p.get("delta") is None):
+        raise ConfigKeyError(f"{path} needs sigma, or epsilon and delta, got {path} = {p!r}")
+
+
+def _modulated_check(path: str, p: dict) -> None:
+    _gaussian_check(path, p)
+    if "dim" not in p or not all(k in p for k in ("alpha", "lam", "omega")):
+        missing = [k for k in ("alpha", "lam", "omega", "dim") if k not in p]
+        raise ConfigKeyError(f"missing required key {path}.{missing[0]}")
+    if p.get("n_vectors", 1) > p["dim"]:
+        raise ConfigValueError(f"{path}.n_vectors must be <= dim = {p['dim']}, got {path}.n_vectors = {p['n_vectors']!r}")
+
+
+def _requires(*keys: str) -> Callable[[str, dict], None]:
+    def check(path: str, p: dict) -> None:
+        for k in keys:
+            if k not in p:
+                raise ConfigKeyError(f"missing required key {path}.{k}")
+    return check
+
+
+def _categories_check(path: str, p: dict) -> None:
+    _requires("epsilon")(path, p)
+    cats = p.get("categories")
+    if cats is not None and (not isinstance(cats, list) or len(cats) < 2 or len(set(map(str, cats))) != len(cats)
+                             or any(isinstance(c, list) for c in cats)):
+        raise ConfigValueError(f"{path}.categories must be >= 2 distinct numbers, got {path}.categories = {cats!r}")
+
+
+MECHANISMS.register("gaussian", "privaudit.mechanisms:GaussianMechanism", constraints={
+    "epsilon": [_POS, None], "delta": [_DELTA, None], "sensitivity": [_POS], "sigma": [_POS, None],
+    "calibration": [_CALIBRATION]}, check=_gaussian_check)
+MECHANISMS.register("laplace", "privaudit.mechanisms:LaplaceMechanism", constraints={
+    "epsilon": [_POS], "sensitivity": [_POS], "scale": [_POS, None]}, check=_requires("epsilon"))
+MECHANISMS.register("randomized-response", "privaudit.mechanisms:RandomizedResponse", constraints={
+    "epsilon": [_POS], "categories": ["array-like"], "keep_probability": [Interval(Real, 0, 1, closed="right"), None]},
+    check=_categories_check)
+MECHANISMS.register("modulated", "privaudit.mechanisms:ModulatedMechanism", constraints={
+    "alpha": [Interval(Real, 0, 1, closed="both")], "lam": [_NONNEG], "omega": [_NONNEG], "n_vectors": [_COUNT],
+    "dim": [Interval(Integral, 1, 10_000, closed="both")], "epsilon": [_POS, None], "delta": [_DELTA, None],
+    "sigma": [_POS, None], "basis": ["array-like", None], "calibration": [_CALIBRATION]}, check=_modulated_check)
+
+# Third-party adapters (OpenDP, pydp, Opacus canaries) with their parameter specifications;
+# registering imports none of the libraries.
+register_external_mechanisms(MECHANISMS)
+
+PRIORS.register("gaussian", "privaudit.attacks.priors:GaussianPrior",
+                constraints={"mean": ["array-like"], "cov": ["array-like"]}, check=_requires("mean", "cov"))
+PRIORS.register("discrete", "privaudit.attacks.priors:DiscretePrior",
+                constraints={"support": ["array-like"], "probs": ["array-like", None]}, check=_requires("support"))
+
+def _register_builtin_learners() -> None:
+    """Every estimator ``privaudit.learners`` exports (``*Regressor``, ``*Classifier``), by reference.
+
+    Nothing is imported here; whether a learner can be audited (it defines
+    ``release_view``) is checked when a configuration names it. A learner added to
+    ``privaudit.learners`` is therefore configurable without an edit in ``audit/``.
+    """
+    from privaudit import learners
+
+    for name, module in learners._LAZY.items():
+        if name.endswith(("Regressor", "Classifier")):
+            LEARNERS.register(name, f"privaudit.learners.{module}:{name}")
+
+
+_register_builtin_learners()
+
+_SMALL = {"small": ["boolean"]}
+_EPSILONS = {"epsilons": ["array-like"], "n_runs": [_COUNT, None]}
+EXPERIMENTS.register("modulated-figure1", "privaudit.audit.studies.experiments.modulated_figure1:run_modulated_figure1",
+                     constraints={**_SMALL, "epsilons": ["array-like"], "n_repeats": [_COUNT], "n_tune": [_COUNT],
+                                  "delta": [_DELTA], "alpha": [Interval(Real, 0, 1, closed="both")], "lam": [_NONNEG],
+                                  "omega": [_NONNEG], "rounds": [_COUNT],
+                                  "conversion": [str], "tasks": [list],
+                                  "statistic": [StrOptions({"median", "mean"})],
+                                  "simulation": [StrOptions({"sufficient", "clients"})]})
+EXPERIMENTS.register("iwp-figure1", "privaudit.audit.studies.experiments.iwp_figure1:run_iwp_figure1",
+                     constraints={**_SMALL, "variant": [StrOptions({"synthetic", "logistic", "real"})],
+                                  "p": [_COUNT, "array-like", None], "epsilon": ["array-like", None], "delta": [_DELTA],
+                                  "n": [_COUNT], "loss": [str, None], "lam": [_POS, None], "batch_size": [_COUNT, None],
+                                  "step": [_POS, None], "n_repeats": [_COUNT, None],
+                                  "split": [Interval(Real, 0, 1, closed="neither")], "n_terms": [_COUNT],
+                                  "radius": [_POS, None], "n_test": [_COUNT], "n_points": [_COUNT]})
+EXPERIMENTS.register("conddp-synthetic", "privaudit.audit.studies.experiments.conddp:run_conddp_synthetic",
+                     constraints={**_SMALL, **_EPSILONS, "powers": ["array-like"]})
+EXPERIMENTS.register("conddp-real", "privaudit.audit.studies.experiments.conddp:run_conddp_real",
+                     constraints={**_SMALL, **_EPSILONS})
+EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:run_conddp_mlp",
+                     constraints={**_SMALL, **_EPSILONS})
+
+
+__all__ = [
+    "EXPERIMENTS", "LEARNERS", "MECHANISMS", "PRIORS", "SAMPLERS", "Component", "ComponentRegistry", "SEED_PARAMS",
+    "allow_imports", "check_parameters", "disallow_imports", "import_allowed", "import_reference", "imports_allowed",
+    "keyword_names", "load_reference",
+]

@@ -1,0 +1,246 @@
+"""Audit configurations: TOML files validated into frozen dataclasses.
+
+A configuration names what to audit and how hard to look::
+
+    name = "tradeoff"                  # report folder name (default: the file's stem)
+    description = "Trade-off audits of the shipped mechanisms"
+    seed = 0                           # root of every task's SeedSequence
+    samples = 1.0                      # multiplies every sample size (``--samples``)
+
+    [[audits]]
+    kind = "tradeoff"                  # a registered task kind (see ``privaudit list``)
+    target = "Gaussian, analytic"      # label shown in the report
+    mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }
+    x = [0.0]
+    x_prime = [1.0]
+    n = 20000                          # a sample size: scaled by ``samples``
+
+The keys each ``[[audits]]`` entry accepts are declared by its kind
+(:mod:`privaudit.audit.kinds`) as :class:`~privaudit.audit.app.fields.Field` objects, so
+the validator here is generic: an unknown key gets a "did you mean" hint (:mod:`difflib`), a wrong type
+raises :class:`ConfigTypeError` (a ``TypeError``), a value out of range
+:class:`ConfigValueError` (a ``ValueError``), a missing file or preset
+:class:`ConfigFileError`. Every message names the key path (``audits[2].n``) and the
+offending value, and the file it came from.
+
+Components (mechanisms, priors, learners, experiments, samplers) are named from
+their registries (:mod:`privaudit.audit.app.components`). A ``"package.module:attr"``
+reference is refused unless the user opts in for that module
+(``allow_imports=[...]`` here, ``--allow-import MODULE`` on the command line), and
+even then nothing is called while the file is validated.
+
+Presets are TOML files shipped as package data in ``privaudit.audit.presets`` and
+read through :mod:`importlib.resources`, so they work after a non-editable install.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from privaudit.audit.app.components import imports_allowed
+from privaudit.audit.app.fields import (
+    REQUIRED,
+    ConfigError,
+    ConfigFileError,
+    ConfigKeyError,
+    ConfigTypeError,
+    ConfigValueError,
+    Field,
+    check_keys,
+    coerce_field,
+    did_you_mean,
+    validate_table,
+)
+from privaudit.audit.kinds import audit_kinds, get_kind
+
+#: Keys accepted at the top level of a configuration file.
+TOP_LEVEL_KEYS = ("name", "description", "seed", "samples", "audits")
+_PRESET_PACKAGE = "privaudit.audit.presets"
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditSpec:
+    """One validated ``[[audits]]`` entry.
+
+    ``params`` holds every field of the kind (defaults filled in, arrays as lists):
+    plain data, so that a task can be hashed for the cache and shipped to a worker.
+    """
+
+    index: int
+    kind: str
+    target: str
+    params: dict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target": self.target, **self.params}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A validated configuration.
+
+    Attributes
+    ----------
+    name : str
+        Report folder name: reports go to ``<out>/<name>/``.
+    seed : int
+        Root seed; task ``i`` draws from ``SeedSequence(seed).spawn(...)[i]``.
+    samples : float
+        Factor applied to every sample-size field.
+    audits : tuple of AuditSpec
+    description : str
+    source : str
+        Where the configuration came from (a path, or ``preset:<name>``).
+    """
+
+    name: str
+    seed: int
+    samples: float
+    audits: tuple[AuditSpec, ...]
+    description: str = ""
+    source: str = ""
+
+    def replace(self, **changes) -> Config:
+        """A copy with some attributes changed (e.g. ``seed`` from ``--seed``), re-validated."""
+        if "seed" in changes and changes["seed"] is not None:
+            changes["seed"] = coerce_field("seed", _SEED, changes["seed"])
+        if "samples" in changes and changes["samples"] is not None:
+            changes["samples"] = coerce_field("samples", _SAMPLES, changes["samples"])
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as recorded in ``report.json``."""
+        return {
+            "name": self.name, "description": self.description, "seed": self.seed, "samples": self.samples,
+            "source": self.source, "audits": [a.to_dict() for a in self.audits],
+        }
+
+
+_SEED = Field("int", 0, low=0, doc="root seed")
+_SAMPLES = Field("float", 1.0, low=0.0, closed="right", doc="sample-size factor")
+_NAME = Field("str", REQUIRED)
+
+
+def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str = "",
+                 allow_imports: Iterable[str] = ()) -> Config:
+    """Validate a parsed TOML document into a :class:`Config`.
+
+    ``allow_imports`` lists modules whose ``"module:attr"`` references this file may
+    use (besides those allowed process-wide by
+    :func:`privaudit.audit.app.components.allow_imports`).
+
+    Raises
+    ------
+    ConfigKeyError, ConfigTypeError, ConfigValueError
+        Naming the key path and the value, and ``source``.
+    """
+    where = f" (in {source})" if source else ""
+    try:
+        with imports_allowed(allow_imports):
+            return _parse(data, name, source, where)
+    except ConfigError as exc:
+        if where and source not in str(exc):
+            exc.args = (f"{exc.args[0]}{where}",)
+        raise
+
+
+def _parse(data: Mapping[str, Any], name: str, source: str, where: str) -> Config:
+    if not isinstance(data, Mapping):
+        raise ConfigTypeError(f"a configuration must be a table, got {type(data).__name__}")
+    check_keys("", data, TOP_LEVEL_KEYS, where=where)
+    cfg_name = coerce_field("name", _NAME, data.get("name", name))
+    if not cfg_name or any(c in cfg_name for c in "/\\") or cfg_name.startswith("."):
+        raise ConfigValueError(f"name must be a plain folder name, got name = {cfg_name!r}")
+    seed = coerce_field("seed", _SEED, data.get("seed", 0))
+    samples = coerce_field("samples", _SAMPLES, data.get("samples", 1.0))
+    description = coerce_field("description", Field("str"), data.get("description", ""))
+    raw_audits = data.get("audits")
+    if raw_audits is None:
+        raise ConfigKeyError("missing required key audits (an array of [[audits]] tables)")
+    if not isinstance(raw_audits, list) or not all(isinstance(a, dict) for a in raw_audits):
+        raise ConfigTypeError(f"audits must be an array of tables ([[audits]]), got audits = {raw_audits!r}")
+    if not raw_audits:
+        raise ConfigValueError("audits must hold at least one [[audits]] entry, got audits = []")
+    audits = []
+    kinds = audit_kinds()
+    for i, entry in enumerate(raw_audits):
+        path = f"audits[{i}]"
+        kind = entry.get("kind")
+        if kind is None:
+            raise ConfigKeyError(f"missing required key {path}.kind (one of: {', '.join(sorted(kinds))})")
+        if not isinstance(kind, str):
+            raise ConfigTypeError(f"{path}.kind must be a string, got {path}.kind = {kind!r}")
+        if kind not in kinds:
+            raise ConfigValueError(
+                f"unknown {path}.kind = {kind!r}{did_you_mean(kind, kinds)} (known: {', '.join(sorted(kinds))})"
+            )
+        task = get_kind(kind)
+        target = entry.get("target", None)
+        if target is not None and not isinstance(target, str):
+            raise ConfigTypeError(f"{path}.target must be a string, got {path}.target = {target!r}")
+        rest = {k: v for k, v in entry.items() if k not in ("kind", "target")}
+        params = validate_table(path, rest, task.fields)
+        task.validate(path, params)
+        audits.append(AuditSpec(i, kind, target or task.default_target(params), params))
+    return Config(cfg_name, seed, samples, tuple(audits), description, source)
+
+
+def available_presets() -> list[str]:
+    """Names of the presets shipped in ``privaudit.audit.presets``."""
+    files = resources.files(_PRESET_PACKAGE)
+    return sorted(p.name[: -len(".toml")] for p in files.iterdir() if p.name.endswith(".toml"))
+
+
+def preset_text(name: str) -> str:
+    """The TOML text of preset ``name``."""
+    presets = available_presets()
+    if name not in presets:
+        raise ConfigFileError(f"unknown preset {name!r}{did_you_mean(name, presets)} (presets: {', '.join(presets)})")
+    return (resources.files(_PRESET_PACKAGE) / f"{name}.toml").read_text(encoding="utf-8")
+
+
+def _parse_toml(text: str, source: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{source} is not valid TOML: {exc}") from exc
+
+
+def load_config(spec: str | Path, *, allow_imports: Iterable[str] = ()) -> Config:
+    """Load a configuration from a file path, or a shipped preset by name.
+
+    A path that exists is read as a file; otherwise ``spec`` must name a preset.
+    A name ending in ``.toml`` (or containing a path separator) that does not exist
+    raises :class:`ConfigFileError`, as does an unknown preset (with a hint).
+    """
+    path = Path(spec)
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"cannot read config file {str(path)!r}: {exc}") from exc
+        return parse_config(_parse_toml(text, str(path)), name=path.stem, source=str(path),
+                            allow_imports=allow_imports)
+    spec = str(spec)
+    if spec.endswith(".toml") or "/" in spec or "\\" in spec or path.is_dir():
+        what = "is a directory, not a config file" if path.is_dir() else "does not exist"
+        raise ConfigFileError(f"config file {spec!r} {what}")
+    presets = available_presets()
+    if spec not in presets:
+        raise ConfigFileError(
+            f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} (presets: {', '.join(presets)})"
+        )
+    return parse_config(_parse_toml(preset_text(spec), f"preset:{spec}"), name=spec, source=f"preset:{spec}",
+                        allow_imports=allow_imports)
+
+
+__all__ = [
+    "REQUIRED", "TOP_LEVEL_KEYS", "AuditSpec", "Config", "ConfigError", "ConfigFileError", "ConfigKeyError",
+    "ConfigTypeError", "ConfigValueError", "Field", "available_presets", "check_keys", "coerce_field",
+    "did_you_mean", "load_config", "parse_config", "preset_text", "validate_table",
+]

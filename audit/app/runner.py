@@ -1,0 +1,418 @@
+"""Run the tasks of a configuration, locally (joblib) or on a Dask cluster, with a verified cache.
+
+Preflight
+    :func:`preflight` runs before any task: it plans the tasks, checks that ``--out`` can
+    take the report set (:func:`privaudit.audit.app.report_store.check_destination`) and that
+    every task fits the memory limit (:mod:`privaudit.audit.app.limits`). Each problem is a
+    :class:`~privaudit.audit.app.config.ConfigError` (exit code 2) naming the key and the value.
+
+Execution
+    ``jobs=1`` runs tasks in this process, in order. ``jobs > 1`` (or ``-1`` for every
+    core) runs them in joblib's ``loky`` process pool. ``scheduler="tcp://HOST:PORT"``
+    submits them to a running ``dask.distributed`` scheduler; the address is parsed and
+    probed with one Dask handshake first (:func:`probe_scheduler`), so a bad one fails in
+    seconds with exit code 2.
+
+Reproducibility
+    Each task owns a generator spawned from the root seed by its index, so the numbers
+    depend on the seed only. Every outcome passes through strict JSON as soon as it is
+    computed (in the worker), exactly as a cached one does, so a report is byte-identical
+    whether its results were computed now, by one or several processes, on Dask, or
+    loaded from the cache. Wall times go to the run log only.
+
+Failures
+    A task that raises is recorded with its error (verdict ``"error"``) and the others
+    still run; a result that is not JSON data (a NaN in a plain dict) is such an error.
+
+Cache and resumption
+    Every successful task is written, as soon as it returns, to the verified cache
+    (:mod:`privaudit.audit.app.cache`: keyed by configuration and code, authenticated with a
+    per-user key). A rerun, e.g. after Ctrl-C, a kill or an exhausted ``budget``, loads
+    the verified entries and runs only the missing tasks. A rejected entry (tampered,
+    malformed, stale) is recomputed with a :class:`~privaudit.audit.app.cache.CacheWarning`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import json
+import sys
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from privaudit.audit.app.cache import CacheUnavailable, CacheWarning, cache_secret, load_entry, store_entry
+from privaudit.audit.app.config import Config, ConfigError
+from privaudit.audit.app.limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
+from privaudit.audit.app.provenance import code_fingerprint
+from privaudit.audit.reporting.render import build_report, report_files, report_json
+from privaudit.audit.app.report_store import check_destination, config_identity, recover_set, write_set
+from privaudit.audit.app.tasks import Task, execute_task, get_task_kind, plan_tasks
+
+CACHE_DIR = "cache"
+#: Seconds before a progress bar appears: short runs print nothing.
+PROGRESS_DELAY = 2.0
+#: Dask address schemes accepted by --scheduler.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+class SchedulerError(ConfigError, ValueError):
+    """The Dask scheduler address is malformed or unreachable (a usage error: exit code 2)."""
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What a run produced.
+
+    Attributes
+    ----------
+    report : dict
+        The ``privaudit.report/1`` document (also written to ``out_dir/report.json``).
+    out_dir : Path
+    executed : list of int
+        Indices of the tasks run now.
+    cached : list of int
+        Indices of the tasks whose results came from the verified cache.
+    seconds : float
+        Wall time of the run.
+    cache_warnings : list of str
+        Rejected cache entries (recomputed) and why.
+    rewritten : bool
+        False when the report set on disk was already identical (only the run log changed).
+    """
+
+    report: dict
+    out_dir: Path
+    executed: list[int]
+    cached: list[int]
+    seconds: float
+    cache_warnings: list[str] = dataclasses.field(default_factory=list)
+    rewritten: bool = True
+
+    @property
+    def status(self) -> str:
+        """The report's overall status (``pass``, ``violation``, ``fail``, ``error``, ...)."""
+        return self.report["summary"]["status"]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every audit passed (or is informational), 1 otherwise."""
+        return 0 if self.status == "pass" else 1
+
+
+# --------------------------------------------------------------------------- one task
+def run_task(task: Task, run=None) -> dict:
+    """:func:`~privaudit.audit.app.tasks.execute_task`, timed, with its results passed through strict JSON.
+
+    Runs in the worker, so every execution mode returns exactly what the cache returns.
+    """
+    start = time.perf_counter()
+    outcome = execute_task(task, run)
+    try:
+        outcome["results"] = json.loads(json.dumps(outcome["results"], allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        outcome = {"key": task.key, "index": task.index, "ok": False, "results": [{
+            "kind": task.kind, "target": task.target, "verdict": "error",
+            "error": f"the task's result is not JSON data: {exc}",
+        }]}
+    outcome["seconds"] = time.perf_counter() - start
+    return outcome
+
+
+def _local_outcomes(tasks: list[Task], jobs: int) -> Iterator[dict]:
+    if jobs == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield run_task(task)
+        return
+    from joblib import Parallel, delayed
+
+    yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(run_task)(t, get_task_kind(t.kind).run) for t in tasks
+    )
+
+
+# --------------------------------------------------------------------------- Dask
+def check_scheduler(scheduler: str) -> str:
+    """Validate the shape of a Dask address ``scheme://host:port``.
+
+    Raises
+    ------
+    SchedulerError
+        Naming the address and what is wrong with it.
+    """
+    shape = "must look like tcp://HOST:PORT (or tls://HOST:PORT)"
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
+    try:
+        parts = urlsplit(scheduler)
+        port = parts.port
+    except ValueError as exc:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r} ({exc})") from None
+    if parts.scheme not in SCHEDULER_SCHEMES:
+        raise SchedulerError(f"--scheduler {shape}; scheme {parts.scheme!r} is not one of "
+                             f"{list(SCHEDULER_SCHEMES)}, got --scheduler {scheduler!r}")
+    if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
+        raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
+    return scheduler
+
+
+def probe_scheduler(scheduler: str, timeout: float = 5.0) -> None:
+    """Check within ``timeout`` seconds that a Dask scheduler answers at ``scheduler``.
+
+    One Dask handshake and an ``identity`` request, with the security settings of the
+    Dask configuration (``distributed.comm.tls.*``, as :class:`distributed.Client` uses),
+    instead of a :class:`~distributed.Client` whose failure takes 20-60 s and whose
+    ``__del__`` prints a traceback. A port that accepts TCP but does not speak Dask is
+    refused too.
+
+    Raises
+    ------
+    SchedulerError
+        Unreachable, not a Dask scheduler, or dask.distributed missing.
+    """
+    check_scheduler(scheduler)
+    try:
+        from distributed.comm import connect
+        from distributed.security import Security
+    except ImportError as exc:  # pragma: no cover - dask is a declared optional dependency
+        raise SchedulerError(
+            f"--scheduler {scheduler} needs dask.distributed: pip install 'privaudit[distributed]' ({exc})"
+        ) from None
+
+    async def identity():
+        comm = await connect(scheduler, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(asyncio.wait_for(identity(), timeout + 1.0))
+    except Exception as exc:  # noqa: BLE001 - any failure to talk to it: garbage in, OSError, timeout
+        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise SchedulerError(f"--scheduler {scheduler} answers, but not as a Dask scheduler (got {reply!r:.80})")
+
+
+def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
+    probe_scheduler(scheduler, min(timeout, 5.0))
+    from distributed import Client, as_completed
+
+    try:
+        client = Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: {exc}") from None
+    # as_current: as_completed finds this client without making it the process-wide default.
+    with client, client.as_current():
+        runs = [get_task_kind(t.kind).run for t in tasks]
+        futures = client.map(run_task, tasks, runs, key=[f"privaudit-{t.index}-{t.key}" for t in tasks], pure=False)
+        by_key = {f.key: t for f, t in zip(futures, tasks)}
+        try:
+            for fut in as_completed(futures):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker: record it, keep the others
+                    task = by_key[fut.key]
+                    yield {"key": task.key, "index": task.index, "ok": False, "seconds": 0.0, "results": [{
+                        "kind": task.kind, "target": task.target, "verdict": "error",
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }]}
+        finally:
+            client.cancel([f for f in futures if not f.done()])
+
+
+# --------------------------------------------------------------------------- cache
+def _progress(total: int, enabled: bool, desc: str):
+    from tqdm.auto import tqdm
+
+    # delay: no bar at all for runs shorter than a couple of seconds.
+    return tqdm(total=total, disable=not enabled, delay=PROGRESS_DELAY, desc=desc, unit="task", file=sys.stderr,
+                leave=False)
+
+
+def _cache_warning(message: str, sink: list[str]) -> None:
+    sink.append(message)
+    warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _load_cached(tasks: list[Task], cache_dir: Path, secret: bytes, sink: list[str]) -> dict[int, dict]:
+    hits = {}
+    for t in tasks:
+        outcome, problem = load_entry(cache_dir, t.index, t.key, secret)
+        if outcome is not None:
+            hits[t.index] = outcome
+        elif problem is not None:
+            _cache_warning(f"cache entry of task {t.index} ({t.target}) rejected and recomputed: {problem}", sink)
+    return hits
+
+
+def run_tasks(
+    tasks: list[Task], *, cache_dir: Path | None, jobs: int = 1, scheduler: str | None = None,
+    progress: bool = False, desc: str = "", timeout: float = 10.0, budget: Budget | None = None,
+    cache_warnings: list[str] | None = None, seconds: dict[int, float] | None = None,
+) -> tuple[dict[int, dict], list[int], list[int]]:
+    """Run ``tasks`` (skipping verified cached ones); return outcomes by index, executed and cached indices.
+
+    Raises
+    ------
+    ResourceLimitError
+        ``budget`` ran out (finished tasks are cached).
+    """
+    budget = budget or Budget(None)
+    sink = [] if cache_warnings is None else cache_warnings
+    seconds = {} if seconds is None else seconds
+    secret = None
+    if cache_dir is not None:
+        try:
+            secret = cache_secret()
+        except CacheUnavailable as exc:
+            _cache_warning(f"cache disabled: {exc}", sink)
+    outcomes = _load_cached(tasks, cache_dir, secret, sink) if secret is not None else {}
+    cached = sorted(outcomes)
+    pending = [t for t in tasks if t.index not in outcomes]
+    stream: Iterable[dict]
+    if scheduler is not None:
+        stream = _dask_outcomes(pending, check_scheduler(scheduler), timeout)
+    else:
+        stream = _local_outcomes(pending, jobs)
+    executed = []
+    with _progress(len(pending), progress, desc) as bar, budget.alarm():
+        try:
+            for outcome in stream:
+                idx = outcome["index"]
+                seconds[idx] = outcome.pop("seconds", 0.0)
+                outcomes[idx] = outcome
+                executed.append(idx)
+                # Write each result as it arrives, so an interruption loses only running tasks.
+                if secret is not None and outcome["ok"]:
+                    store_entry(cache_dir, idx, outcome["key"], outcome["results"], secret)
+                bar.update(1)
+                if budget.remaining() <= 0:
+                    raise BudgetExceeded
+        except BudgetExceeded:
+            raise budget.error(len(executed) + len(cached), len(tasks), cached=secret is not None) from None
+    return outcomes, sorted(executed), cached
+
+
+# --------------------------------------------------------------------------- a configuration
+def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
+    """Sample-size fields of each task kind in ``tasks`` (the fields declared ``samples=True``)."""
+    out = {}
+    for t in tasks:
+        fields = getattr(get_task_kind(t.kind), "fields", {}) or {}
+        out[t.kind] = tuple(n for n, f in fields.items() if getattr(f, "samples", False))
+    return out
+
+
+def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = False,
+              max_memory: int | None = None) -> list[Task]:
+    """Everything checked before a task runs; returns the planned tasks.
+
+    Raises
+    ------
+    OutDirError
+        ``--out`` is a file, unwritable, or holds another configuration's set of this name.
+    ResourceLimitError
+        A task's memory estimate exceeds ``max_memory`` (default: this machine's available memory).
+    """
+    tasks = plan_tasks(config)
+    check_destination(out, config.name, config.source, overwrite=overwrite)
+    check_tasks(tasks, sample_keys(tasks), limit=max_memory)
+    check_buildable(tasks)
+    return tasks
+
+
+def check_buildable(tasks: list[Task]) -> None:
+    """Build every *registered* component of every task once, so a parameter its constructor refuses
+    (an ε whose arithmetic overflows, a scale below the float-safe range) is exit 2 now, not an error
+    in the report later.
+
+    Only components of the registries (built-ins and installed entry points) are built, after the
+    memory check; ``"module:attr"`` references are not (nothing of an imported module is called
+    before the run). Raises a :class:`~privaudit.audit.app.config.ConfigValueError` naming the key path
+    and the table.
+    """
+    from privaudit.audit.app import components
+    from privaudit.audit.app.fields import ConfigValueError
+
+    registries = {"mechanism": components.MECHANISMS, "prior": components.PRIORS, "learner": components.LEARNERS}
+    for task in tasks:
+        for key in COMPONENT_KEYS:
+            table = task.params.get(key)
+            if not isinstance(table, dict) or table.get("name") not in registries[key]:
+                continue
+            path = f"audits[{task.index}].{key}"
+            try:
+                with warnings.catch_warnings():  # warnings are for the run, not for this check
+                    warnings.simplefilter("ignore")
+                    registries[key].build(table, path)
+            except ConfigError as exc:
+                if f"{path} = " not in str(exc):
+                    exc.args = (f"{exc.args[0]} (got {path} = {table!r})",)
+                raise
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                raise ConfigValueError(f"{path}: {type(exc).__name__}: {exc} (got {path} = {table!r})") from None
+
+
+def run_config(
+    config: Config, *, out: str | Path = "reports", jobs: int = 1, scheduler: str | None = None,
+    progress: bool | None = None, use_cache: bool = True, figures: bool = True, timeout: float = 10.0,
+    overwrite: bool = False, max_memory: int | None = None, budget: float | None = None,
+) -> RunResult:
+    """Run every audit of ``config`` and write ``<out>/<config.name>/`` (report.json, .md, .html, figures, run log).
+
+    Parameters
+    ----------
+    config : Config
+    out : path
+        Parent folder of the report folder.
+    jobs : int
+        Local worker processes (``-1``: every core). Ignored with ``scheduler``.
+    scheduler : str, optional
+        Address of a Dask distributed scheduler, ``tcp://HOST:PORT`` or ``tls://HOST:PORT``.
+    progress : bool, optional
+        Show a tqdm bar (after 2 s); default: only when stdout and stderr are terminals.
+    use_cache : bool
+        Reuse verified finished tasks from ``<out>/<name>/cache`` (and write new ones).
+    figures : bool
+        Render figures (matplotlib) into the report.
+    timeout : float
+        Seconds to wait when connecting to the scheduler.
+    overwrite : bool
+        Replace a report set written from another configuration with the same name.
+    max_memory : int, optional
+        Bytes a task may need (default: the machine's available memory).
+    budget : float, optional
+        Wall-time budget of the run in seconds.
+    """
+    start = time.perf_counter()
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    clock = Budget(budget)
+    if progress is None:
+        progress = sys.stdout.isatty() and sys.stderr.isatty()
+    tasks = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
+    out_dir = Path(out) / config.name
+    recover_set(out_dir)  # a killed writer may have left the cache in its temporary folder
+    warned: list[str] = []
+    seconds: dict[int, float] = {}
+    outcomes, executed, cached = run_tasks(
+        tasks, cache_dir=out_dir / CACHE_DIR if use_cache else None, jobs=jobs, scheduler=scheduler,
+        progress=progress, desc=config.name, timeout=timeout, budget=clock, cache_warnings=warned, seconds=seconds,
+    )
+    report = build_report(config, tasks, outcomes)
+    run_log = {
+        "config": config_identity(config.source), "name": config.name, "started": started,
+        "seconds": round(time.perf_counter() - start, 3), "jobs": jobs, "scheduler": scheduler,
+        "code": code_fingerprint(), "executed": executed, "cached": cached, "cache_warnings": warned,
+        "tasks": [{"index": t.index, "target": t.target, "from_cache": t.index in cached,
+                   "seconds": round(seconds.get(t.index, 0.0), 3)} for t in tasks],
+    }
+    rewritten = write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
+                          run_log=run_log)
+    return RunResult(report, out_dir, executed, cached, time.perf_counter() - start, warned, rewritten)

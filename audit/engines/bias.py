@@ -1,0 +1,496 @@
+"""Bias audit: is an estimator's expectation equal to its claimed target?
+
+Given a sampler that returns n independent draws of an estimator θ̂ (scalars,
+vectors or matrices; trailing dimensions are flattened into p coordinates) and
+the claimed expectation θ, :func:`audit_bias` tests H₀: E[θ̂] = θ.
+
+Tests
+-----
+* **Hotelling T²** (default when 1 ≤ p ≤ ``max_hotelling_dim``, n ≥ 10·p and the
+  sample covariance S is well conditioned): with b̄ the mean bias,
+  T² = n b̄ᵀ S⁻¹ b̄ and F = (n − p)/(p(n − 1))·T² ~ F(p, n − p) under H₀ for
+  Gaussian draws, and asymptotically (CLT) otherwise.
+* **Per-coordinate t-tests with Holm's correction** (fallback when p is large
+  relative to n or S is singular, e.g. a symmetric matrix flattened with both
+  triangles): t_j = √n b̄_j/s_j; the global p-value is min(1, p·min_j p_j),
+  Holm-adjusted p-values flag coordinates.
+
+Coordinates with zero sample variance are exact: they pass iff their mean equals
+the target (relative tolerance 1e-12) and fail (p = 0) otherwise.
+
+Confidence intervals are per coordinate, simultaneous over the p coordinates by
+Bonferroni: b̄_j ± t_{n−1, 1−(1−c)/(2p)} s_j/√n.
+
+Power
+-----
+``min_detectable_bias[j]`` is the bias in coordinate j alone that the test
+detects with probability ``power`` (default 0.9) at the n used:
+
+* Hotelling: b_j = sqrt(λ*/(n (S⁻¹)_jj)), λ* the non-centrality at which the
+  non-central F(p, n − p, λ*) exceeds the critical value with probability
+  ``power``. A bias of norm ≥ sqrt(λ* λ_max(S)/n) in *any* direction is detected
+  with at least that power (``min_detectable_bias_norm``).
+* Holm/Bonferroni: b_j = (t_{1−α/(2p)} + z_power)·s_j/√n; any bias vector with
+  norm ≥ ‖(b_j)_j‖₂ has some coordinate at or above its b_j.
+
+``n_required`` is the number of draws at which a bias of relative size
+``relative_resolution`` (default 1 %) of ‖θ‖₂, in the worst direction, is
+detected with probability ``power`` (from the sample covariance; normal
+approximation, λ* from the non-central χ²).
+
+Chunking
+--------
+Draws are made in chunks of ``chunk_size``; chunk c uses the c-th child of
+``np.random.SeedSequence(seed).spawn``. Per-chunk counts, means and centred
+cross-products are merged exactly (Chan, Golub & LeVeque 1979), so memory is
+O(chunk_size·p + p²), and the result depends only on (seed, n, chunk_size): not on
+the number of workers (``n_jobs``) nor on the order in which chunks are evaluated.
+``chunk_size`` is part of the random stream's definition (it fixes which draws
+each child generator makes), like the block size of a blocked RNG.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import optimize, stats
+
+from privaudit.audit.stats.hotelling import hotelling_from_moments
+from privaudit.audit.results import AuditResult
+from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_int,
+    check_interval,
+)
+
+#: Above this many coordinates the full covariance is not accumulated.
+MAX_COVARIANCE_DIM = 1024
+#: Hotelling needs n ≫ p and a well-conditioned covariance; otherwise fall back to Holm.
+HOTELLING_MIN_RATIO = 10
+CONDITION_LIMIT = 1e10
+EXPECTATIONS = ("unbiased", "biased", "unknown")
+#: Edgeworth-order level error above which the result carries a heavy-tail warning.
+NORMALITY_WARNING = 0.01
+
+
+@dataclasses.dataclass(frozen=True)
+class BiasAudit(AuditResult):
+    """Result of :func:`audit_bias` (``kind = "bias"``).
+
+    Every vector field is flattened in C order over the estimator's shape
+    ``shape`` (p = prod(shape) coordinates); ``()`` means a scalar estimator.
+
+    Attributes
+    ----------
+    target : str
+        Name of the estimator under audit (what the report shows).
+    n : int
+        Number of draws of the estimator.
+    confidence : float
+        Confidence level c; the test has level 1 − c.
+    seed : int
+        Root seed: ``audit_bias(..., rng=seed)`` reproduces the audit whatever ``rng`` was
+        (int, Generator, SeedSequence or None; see :mod:`privaudit.mechanisms.randomness`).
+    verdict : str
+        ``expect="unbiased"``: "pass" if H₀ is not rejected, "fail" if it is.
+        ``expect="biased"`` (a negative control with a known bias): "pass" if the
+        bias is detected, "fail" if the audit misses it. ``expect="unknown"``: "info".
+    expect : str
+        "unbiased", "biased" or "unknown".
+    detected : bool
+        H₀: E[θ̂] = θ rejected at level 1 − c.
+    p_value : float
+        p-value of the global test.
+    test : str
+        "hotelling-T2" or "holm-t".
+    statistic : float
+        T² (Hotelling) or max_j |t_j| (Holm).
+    shape : tuple
+        Shape of one draw.
+    target_value : list of float
+        Claimed expectation θ (flattened).
+    bias : list of float
+        Estimated bias mean(θ̂) − θ per coordinate.
+    bias_ci : list of [low, high]
+        Simultaneous (Bonferroni) confidence interval of each coordinate's bias.
+    std : list of float
+        Standard deviation of one draw per coordinate.
+    bias_norm : float
+        ‖bias‖₂.
+    relative_bias : float
+        ‖bias‖₂/‖θ‖₂ (nan when θ = 0).
+    power : float
+        Power at which detectable biases are stated (0.9 by default).
+    min_detectable_bias : list of float
+        Bias in one coordinate alone detected with probability ``power``.
+    min_detectable_bias_norm : float
+        A bias of at least this norm, in any direction, is detected with probability ≥ ``power``.
+    min_detectable_relative_bias : float
+        ``min_detectable_bias_norm``/‖θ‖₂ (nan when θ = 0).
+    relative_resolution : float
+        Relative bias used for ``n_required``.
+    n_required : int or None
+        Draws needed to detect a relative bias of ``relative_resolution`` with
+        probability ``power`` (None when θ = 0).
+    rejected_coordinates : list of int
+        Coordinates whose Holm-adjusted per-coordinate p-value is below 1 − c.
+    chunk_size : int
+        Draws per seeded chunk.
+    skewness, excess_kurtosis : list of float
+        Sample skewness g₁ and excess kurtosis g₂ of one draw, per coordinate.
+    normality_error : float
+        max_j (|g₂_j| + g₁_j²)/n: the order of the O(1/n) Edgeworth term by which the
+        normal/F approximation can misstate the level of the two-sided test. Above
+        0.01 the note warns that the stated level is approximate (heavy tails:
+        increase n).
+    note : str
+        Free-text context for the report (what the estimator is, why it is expected biased).
+    """
+
+    kind: ClassVar[str] = "bias"
+    target: str
+    n: int
+    confidence: float
+    seed: int | None
+    verdict: str
+    expect: str
+    detected: bool
+    p_value: float
+    test: str
+    statistic: float
+    shape: tuple
+    target_value: list
+    bias: list
+    bias_ci: list
+    std: list
+    bias_norm: float
+    relative_bias: float
+    power: float
+    min_detectable_bias: list
+    min_detectable_bias_norm: float
+    min_detectable_relative_bias: float
+    relative_resolution: float
+    n_required: int | None
+    rejected_coordinates: list
+    chunk_size: int
+    skewness: list = dataclasses.field(default_factory=list)
+    excess_kurtosis: list = dataclasses.field(default_factory=list)
+    normality_error: float = 0.0
+    note: str = ""
+
+    @property
+    def n_coordinates(self) -> int:
+        return len(self.bias)
+
+
+# --- streaming moments -------------------------------------------------------------------------
+@dataclasses.dataclass
+class _Moments:
+    """Count, mean, centred cross-products (or squares) and 3rd/4th central sums of a stream of p-vectors.
+
+    Chunks are merged exactly with the pairwise formulas of Chan et al. (1979) and
+    Pébay (2008), so the result does not depend on how the stream is cut.
+    """
+
+    full: bool
+    count: int = 0
+    mean: np.ndarray | None = None
+    m2: np.ndarray | None = None
+    m2d: np.ndarray | None = None
+    m3: np.ndarray | None = None
+    m4: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, x: np.ndarray, full: bool) -> "_Moments":
+        """Moments of one chunk of draws (k, p)."""
+        mu = x.mean(axis=0)
+        c = x - mu
+        c2 = c * c
+        m2d = c2.sum(axis=0)
+        return cls(full=full, count=x.shape[0], mean=mu, m2=c.T @ c if full else m2d, m2d=m2d,
+                   m3=(c2 * c).sum(axis=0), m4=(c2 * c2).sum(axis=0))
+
+    def update(self, x: np.ndarray) -> None:
+        """Add a chunk of draws (k, p)."""
+        self.merge(_Moments.of(x, self.full))
+
+    def merge(self, other: "_Moments") -> None:
+        """Merge another group's moments into this one (exact pairwise formulas)."""
+        if self.count == 0:
+            self.count, self.mean, self.m2 = other.count, other.mean, other.m2
+            self.m2d, self.m3, self.m4 = other.m2d, other.m3, other.m4
+            return
+        na, nb = self.count, other.count
+        n = na + nb
+        d = other.mean - self.mean
+        d2 = d * d
+        a2, a3, b2, b3 = self.m2d, self.m3, other.m2d, other.m3
+        self.m4 = (self.m4 + other.m4 + d2 * d2 * na * nb * (na * na - na * nb + nb * nb) / n**3
+                   + 6 * d2 * (na * na * b2 + nb * nb * a2) / n**2 + 4 * d * (na * b3 - nb * a3) / n)
+        self.m3 = a3 + b3 + d2 * d * na * nb * (na - nb) / n**2 + 3 * d * (na * b2 - nb * a2) / n
+        self.m2d = a2 + b2 + d2 * na * nb / n
+        self.m2 = self.m2 + other.m2 + (na * nb / n) * (np.outer(d, d) if self.full else d2)
+        self.mean = self.mean + d * (nb / n)
+        self.count = n
+
+    def covariance(self) -> np.ndarray:
+        return self.m2 / (self.count - 1)
+
+    def shape_statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sample skewness g₁ and excess kurtosis g₂ per coordinate (0 for constant coordinates)."""
+        n = self.count
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g1 = np.where(self.m2d > 0, math.sqrt(n) * self.m3 / self.m2d**1.5, 0.0)
+            g2 = np.where(self.m2d > 0, n * self.m4 / self.m2d**2 - 3.0, 0.0)
+        return g1, g2
+
+
+def _draws(sampler: Callable, k: int, rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    out = np.asarray(sampler(k, rng), dtype=float)
+    if out.shape[:1] != (k,) or out.shape[1:] != shape:
+        raise InvalidInputError(
+            f"sampler({k}, rng) must return shape {(k, *shape)} (n draws of an estimator shaped like target), "
+            f"got {out.shape}"
+        )
+    if not np.all(np.isfinite(out)):
+        raise InvalidInputError("sampler returned non-finite draws")
+    return out.reshape(k, -1)
+
+
+def _noncentrality(df1: int, df2: float | None, alpha: float, power: float) -> float:
+    """λ* with P(F'(df1, df2, λ*) > F_crit) = power (df2=None: χ² limit)."""
+    if df2 is None:
+        crit = stats.chi2.isf(alpha, df1)
+        fun = lambda lam: stats.ncx2.sf(crit, df1, lam) - power  # noqa: E731
+    else:
+        crit = stats.f.isf(alpha, df1, df2)
+        fun = lambda lam: stats.ncf.sf(crit, df1, df2, lam) - power  # noqa: E731
+    hi = 1.0
+    while fun(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(fun, 0.0, hi, xtol=1e-10, rtol=1e-10))
+
+
+def holm_reject(p_values, alpha: float) -> np.ndarray:
+    """Holm's step-down rejections at family-wise level α: the flags of statsmodels' ``multipletests(method="holm")``.
+
+    Sort p ascending; reject p_(1), …, p_(k−1) where k is the first index with
+    p_(k) > α/(m − k + 1) (Holm 1979). Written out because statsmodels' Holm branch calls
+    ``gc.collect()`` on every call, which costs ~0.3 s per audit in a process holding
+    torch (measured: 0.31 s vs 0.003 s per ``audit_bias`` call); the tests check that
+    the flags equal statsmodels' on random inputs.
+    """
+    p = np.asarray(p_values, dtype=float).ravel()
+    order = np.argsort(p, kind="stable")
+    ok = p[order] <= alpha / (p.size - np.arange(p.size))
+    k = p.size if ok.all() else int(np.argmin(ok))
+    out = np.zeros(p.size, dtype=bool)
+    out[order[:k]] = True
+    return out
+
+
+def audit_bias(
+    sampler: Callable[[int, np.random.Generator], Any],
+    target,
+    *,
+    n: int = 100_000,
+    confidence: float = 0.95,
+    chunk_size: int = 10_000,
+    rng=None,
+    name: str = "estimator",
+    expect: str = "unbiased",
+    power: float = 0.9,
+    relative_resolution: float = 0.01,
+    test: str = "auto",
+    note: str = "",
+    n_jobs: int | None = None,
+) -> BiasAudit:
+    """Test whether ``sampler``'s draws have expectation ``target``.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(k, rng)`` returns k independent draws of the estimator, shape
+        ``(k, *target.shape)``, using only the Generator ``rng``.
+    target : array-like
+        Claimed expectation θ (scalar, vector or matrix).
+    n : int
+        Total number of draws.
+    confidence : float
+        Confidence level c in (0, 1); the test has level 1 − c.
+    chunk_size : int
+        Draws per call of ``sampler`` (memory is O(chunk_size·p + p²)).
+    rng : int, Generator, SeedSequence or None
+        Resolved to an integer seed s (recorded); chunk c draws from child c of
+        ``SeedSequence(s).spawn``.
+    name : str
+        Name of the estimator, reported as ``target``.
+    expect : {"unbiased", "biased", "unknown"}
+        What the check expects; sets the verdict (see :class:`BiasAudit`).
+    power : float
+        Power at which the minimum detectable bias is stated.
+    relative_resolution : float
+        Relative bias (fraction of ‖θ‖₂) for ``n_required``.
+    test : {"auto", "hotelling", "holm"}
+        Force a test; "hotelling" still falls back to Holm when S is singular.
+    note : str
+        Context for the report.
+    n_jobs : int, optional
+        Evaluate chunks on this many threads (joblib). Chunks keep their own child
+        generators and are merged in order, so the result does not depend on n_jobs;
+        ``sampler`` must then be thread-safe (numpy samplers release the GIL in
+        their vectorised parts).
+
+    Returns
+    -------
+    BiasAudit
+    """
+    n = check_int("n", n, minimum=2)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=2)
+    confidence = check_interval("confidence", confidence, 0.0, 1.0)
+    power = check_interval("power", power, 0.0, 1.0)
+    relative_resolution = check_interval("relative_resolution", relative_resolution, 0.0, math.inf)
+    if expect not in EXPECTATIONS:
+        raise InvalidParameterError(f"expect must be one of {EXPECTATIONS}, got expect={expect!r}")
+    if test not in ("auto", "hotelling", "holm"):
+        raise InvalidParameterError(f"test must be 'auto', 'hotelling' or 'holm', got test={test!r}")
+    if not callable(sampler):
+        raise InvalidParameterError(f"sampler must be callable as sampler(n, rng), got {type(sampler).__name__}")
+    theta_arr = check_array("target", target)
+    shape = tuple(theta_arr.shape)
+    theta = theta_arr.ravel()
+    p = theta.size
+    alpha = 1.0 - confidence
+
+    ss, seed = resolve_seed(rng)
+    n_chunks = -(-n // chunk_size)
+    children = ss.spawn(n_chunks)
+    full = p <= MAX_COVARIANCE_DIM
+
+    def chunk(c: int) -> _Moments:
+        k = min(chunk_size, n - c * chunk_size)
+        return _Moments.of(_draws(sampler, k, np.random.default_rng(children[c]), shape) - theta, full)
+
+    mom = _Moments(full=full)
+    jobs = 1 if n_jobs is None else check_int("n_jobs", n_jobs)
+    if jobs == 1 or n_chunks == 1:
+        for c in range(n_chunks):
+            mom.merge(chunk(c))
+    else:
+        from joblib import Parallel, delayed
+
+        # Chunks are evaluated in parallel but merged in chunk order, so the result is
+        # bit-identical for every n_jobs. Groups bound the memory held by pending chunks.
+        with Parallel(n_jobs=jobs, prefer="threads") as pool:
+            for lo in range(0, n_chunks, 4 * jobs):
+                for part in pool(delayed(chunk)(c) for c in range(lo, min(lo + 4 * jobs, n_chunks))):
+                    mom.merge(part)
+
+    bias = mom.mean
+    var = mom.m2d / (n - 1)
+    std = np.sqrt(np.maximum(var, 0.0))
+    se = std / math.sqrt(n)
+    scale = np.maximum(np.abs(theta), np.abs(bias + theta))
+    degenerate = std <= 1e-12 * np.maximum(scale, 1e-300)
+    # Exact coordinates (no variance): biased iff the (constant) mean differs from θ.
+    exact_bad = degenerate & (np.abs(bias) > 1e-12 * np.maximum(scale, 1.0))
+
+    # Per-coordinate t-tests (always computed: Holm flags, CIs, fallback test).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = np.where(degenerate, 0.0, bias / np.where(degenerate, 1.0, se))
+    p_coord = 2 * stats.t.sf(np.abs(tstat), n - 1)
+    p_coord = np.where(degenerate, np.where(exact_bad, 0.0, 1.0), p_coord)
+    rejected = [int(j) for j in np.flatnonzero(holm_reject(p_coord, alpha))]
+    t_ci = stats.t.isf(alpha / (2 * p), n - 1)
+    ci = np.stack([bias - t_ci * se, bias + t_ci * se], axis=1)
+    z_pow = stats.norm.ppf(power)
+
+    live = ~degenerate
+    q = int(live.sum())
+    use_hotelling = False
+    if test != "holm" and mom.full and q >= 1 and n - q >= 1:
+        if test == "hotelling" or n >= HOTELLING_MIN_RATIO * q:
+            s = mom.covariance()[np.ix_(live, live)]
+            d = np.sqrt(np.diag(s))
+            corr = s / np.outer(d, d)
+            ev = np.linalg.eigvalsh(corr)
+            use_hotelling = ev[0] > 0 and ev[-1] / ev[0] < CONDITION_LIMIT
+
+    theta_norm = float(np.linalg.norm(theta))
+    if use_hotelling:
+        s_inv = np.linalg.inv(s)
+        hot = hotelling_from_moments(bias[live], s, n)
+        t2, p_value = hot.t2, hot.p_value
+        lam = _noncentrality(q, n - q, alpha, power)
+        mdb = np.zeros(p)
+        mdb[live] = np.sqrt(lam / (n * np.diag(s_inv)))
+        lmax = float(np.linalg.eigvalsh(s)[-1])
+        mdb_norm = math.sqrt(lam * lmax / n)
+        statistic, test_name = t2, "hotelling-T2"
+        lam_inf = _noncentrality(q, None, alpha, power)
+        need = lambda delta: lam_inf * lmax / delta**2  # noqa: E731
+    else:
+        p_value = float(min(1.0, p * p_coord.min()))
+        crit = stats.t.isf(alpha / (2 * p), n - 1)
+        mdb = np.where(degenerate, 0.0, (crit + z_pow) * se)
+        mdb_norm = float(np.linalg.norm(mdb))
+        statistic = float(np.max(np.abs(tstat))) if q else 0.0
+        test_name = "holm-t"
+        z_inf = stats.norm.isf(alpha / (2 * p))
+        need = lambda delta: ((z_inf + z_pow) * float(np.linalg.norm(std[live]))) ** 2 / delta**2  # noqa: E731
+    if exact_bad.any():
+        p_value = 0.0
+    g1, g2 = mom.shape_statistics()
+    normality_error = float(np.max((np.abs(g2) + g1 * g1)[live]) / n) if q else 0.0
+    if normality_error > NORMALITY_WARNING:
+        note = (note + "; " if note else "") + (
+            f"heavy tails: (|excess kurtosis| + skewness²)/n = {normality_error:.3f} > {NORMALITY_WARNING}, "
+            "the normal approximation may misstate the level by about that much"
+        )
+    detected = p_value < alpha
+
+    if theta_norm > 0:
+        rel = float(np.linalg.norm(bias) / theta_norm)
+        mdr = mdb_norm / theta_norm
+        n_req = int(math.ceil(need(relative_resolution * theta_norm))) if q else 1
+    else:
+        rel = mdr = float("nan")
+        n_req = None
+    if expect == "unbiased":
+        verdict = "fail" if detected else "pass"
+    elif expect == "biased":
+        verdict = "pass" if detected else "fail"
+    else:
+        verdict = "info"
+    return BiasAudit(
+        target=name, n=n, confidence=confidence, seed=seed, verdict=verdict, expect=expect,
+        detected=bool(detected), p_value=p_value, test=test_name, statistic=float(statistic), shape=shape,
+        target_value=theta.tolist(), bias=bias.tolist(), bias_ci=ci.tolist(), std=std.tolist(),
+        bias_norm=float(np.linalg.norm(bias)), relative_bias=rel, power=power,
+        min_detectable_bias=mdb.tolist(), min_detectable_bias_norm=float(mdb_norm),
+        min_detectable_relative_bias=float(mdr), relative_resolution=relative_resolution, n_required=n_req,
+        rejected_coordinates=rejected, chunk_size=chunk_size, skewness=g1.tolist(), excess_kurtosis=g2.tolist(),
+        normality_error=normality_error, note=note,
+    )
+
+
+def required_draws(audit: BiasAudit, relative_bias: float, *, power: float | None = None) -> int | None:
+    """Draws needed for ``audit``'s test to detect ``relative_bias``·‖θ‖₂ (worst direction).
+
+    Scales ``audit.n_required`` (computed at ``audit.relative_resolution``) by
+    (resolution/relative_bias)², exact for the normal approximation. ``power`` must
+    equal ``audit.power`` (kept for explicitness).
+    """
+    if power is not None and not math.isclose(power, audit.power):
+        raise InvalidParameterError(f"power must equal the audit's power {audit.power}, got power={power!r}")
+    check_interval("relative_bias", relative_bias, 0.0, math.inf)
+    if audit.n_required is None:
+        return None
+    return int(math.ceil(audit.n_required * (audit.relative_resolution / relative_bias) ** 2))

@@ -1,0 +1,578 @@
+"""Hypothesis-test trade-off audits against f_{ε,δ}.
+
+:func:`audit_tradeoff` draws ``n`` releases of a mechanism under each of two
+neighbouring inputs x (null) and x′ (alternative), scores them with a
+distinguisher, and returns a :class:`TradeoffAudit`: the empirical trade-off
+curve with a simultaneous (DKW) band, a lower confidence bound ε̲ on the ε of
+the mechanism at the claimed δ, and the theory curves to plot against it.
+
+Splits. The releases of each hypothesis are cut into contiguous, independent
+blocks: *train* (only for attackers that must be fitted), *select* (choice of
+the attacker of a suite and of its threshold) and *eval* (the bound and the
+curve). The bound is therefore valid at the stated confidence whatever the
+selection did (DESIGN.md, "Standards for audits").
+
+Theory curves. :func:`pld_tradeoff` turns any dp_accounting privacy loss
+distribution into a trade-off curve through its *whole* privacy profile δ(ε):
+T ≥ sup_ε f_{ε,δ(ε)} (Dong, Roth & Su 2019, Prop. 2.12), evaluated on a fine ε
+grid with :func:`privaudit.mechanisms.tradeoff.tradeoff_from_profile`.
+:func:`composed_tradeoff` does so for T (Poisson-subsampled) Gaussian steps,
+e.g. DP-SGD or T rounds of a Gaussian release; for T full Gaussian rounds it
+reproduces G_{μ√T}.
+
+The module is ~540 lines: the audit itself (splits, degenerate outputs, ranking and
+Bonferroni certification of attackers) and its result type belong together; the
+pieces that stand alone live in :mod:`.power`, :mod:`.pair_search` and
+:mod:`.epsilon_bounds`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+from typing import ClassVar
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
+from privaudit.mechanisms.adjacency import adjacent_claim
+from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
+from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
+from privaudit.mechanisms.randomness import draw_seed
+from privaudit.mechanisms.randomness import resolve_seed as resolve_root
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_delta,
+    check_int,
+    check_interval,
+    check_positive,
+)
+
+from privaudit.audit.stats import epsilon_bounds as eb
+from privaudit.audit.stats.power import min_detectable_ratio
+from privaudit.audit.results import AuditResult
+
+ESTIMATORS = ("clopper-pearson", "gdp")
+#: α grid on which theory curves and the band are reported: dense near 0, where ε is decided.
+ALPHA_GRID = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1e-2, 41), np.linspace(0.01, 1.0, 100)]))
+
+
+# --- theory curves of compositions -------------------------------------------------------------
+def pld_tradeoff(pld, alpha, epsilon_grid=None) -> np.ndarray:
+    """Trade-off curve of a dp_accounting ``PrivacyLossDistribution`` from its whole profile.
+
+    δ(ε) is read on ``epsilon_grid`` (default 4000 points on [0, 60]) and the curve is
+    sup_i f_{ε_i, δ(ε_i)}. With dp_accounting's pessimistic discretisation the
+    profile is an upper bound on the true δ(ε), so the curve is a valid *lower*
+    bound on the true trade-off, tight as the grid and discretisation refine.
+    Asymmetric (add/remove) PLDs return max over both directions, i.e. the
+    symmetrised curve.
+    """
+    eps = np.linspace(0.0, 60.0, 4001) if epsilon_grid is None else np.asarray(epsilon_grid, dtype=float)
+    deltas = np.asarray(pld.get_delta_for_epsilon(eps), dtype=float)
+    return tradeoff_from_profile(eps, np.clip(deltas, 0.0, 1.0), alpha)
+
+
+def composed_pld(
+    *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3,
+):
+    """PLD of ``steps`` Gaussian steps of noise multiplier z (σ over the ℓ₂ bound), via dp_accounting.
+
+    Under ``"replace-one"``/``"label"`` dp_accounting treats one replacement as a
+    shift of twice the bound, exactly as :func:`privaudit.mechanisms.dpsgd_epsilon`.
+    """
+    z = check_positive("noise_multiplier", noise_multiplier)
+    steps = check_int("steps", steps)
+    q = check_interval("sampling_rate", sampling_rate, 0.0, 1.0, closed="right")
+    one = pld_lib.from_gaussian_mechanism(
+        standard_deviation=z, sensitivity=1.0, sampling_prob=q, neighboring_relation=neighboring_relation(adjacency),
+        value_discretization_interval=check_positive("value_discretization_interval", value_discretization_interval),
+    )
+    return one.self_compose(steps)
+
+
+def composed_tradeoff(
+    alpha, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3, epsilon_grid=None,
+) -> np.ndarray:
+    """Trade-off curve of T composed (subsampled) Gaussian steps from dp_accounting's PLD.
+
+    For full participation (``sampling_rate=1``) under add/remove this is G_μ with
+    μ = √T/z (Dong, Roth & Su 2019, Cor. 3.3), up to the grid/discretisation error.
+    """
+    pld = composed_pld(noise_multiplier=noise_multiplier, steps=steps, sampling_rate=sampling_rate,
+                       adjacency=adjacency, value_discretization_interval=value_discretization_interval)
+    return pld_tradeoff(pld, alpha, epsilon_grid)
+
+
+# --- the result --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TradeoffAudit(AuditResult):
+    """Result of a trade-off audit (``kind = "tradeoff"``). Field names are stable for reports.
+
+    Attributes
+    ----------
+    target : str
+        Name of the audited mechanism (``repr`` by default).
+    attacker : str
+        Registered name of the distinguisher used (the one chosen, for a suite).
+    attackers_tried : tuple of str
+        Every attacker compared on the selection split.
+    claim : PrivacyClaim
+        The claim under test.
+    estimator : {"clopper-pearson", "gdp"}
+        How ε̲ was computed (see :mod:`privaudit.audit.stats.epsilon_bounds`).
+    selection : {"split", "bonferroni"}
+        How the threshold was chosen.
+    epsilon_lb : float
+        Lower confidence bound on ε at ``delta``: P(ε̲ ≤ ε_true) ≥ ``confidence``.
+    mu_lb : float or None
+        Lower bound on μ (GDP estimator only).
+    delta : float
+        δ at which ε̲ is computed (the claim's δ).
+    epsilon_exact : float or None
+        Exact ε of the mechanism at ``delta`` (worst-case pair), when known.
+    verdict : {"pass", "violation"}
+        "violation" iff ``epsilon_lb > claim.epsilon`` and ε̲ was computed at a
+        δ ≥ the claim's δ; "inconclusive" when ε̲ exceeds the claim at a smaller δ
+        (not comparable: a smaller δ allows a larger ε).
+    n : int
+        Releases drawn per hypothesis.
+    n_train, n_select, n_eval : int
+        Releases per hypothesis that trained the attackers, chose the test, and
+        evaluated the reported test. The exact likelihood ratio of a suite (certified
+        whatever the ranking, trained on nothing) is evaluated on the training and
+        held-out releases together, so when it is reported n_eval = n − n_select;
+        otherwise n_eval = n − n_train − n_select.
+    confidence : float
+        Confidence level of ε̲ and of the band.
+    seed : int
+        Root seed: rerunning with ``rng=seed`` reproduces the audit.
+    operating_point : dict
+        The test ε̲ was read from: threshold, direction, empirical and upper-bound
+        FPR/FNR on the evaluation split.
+    fpr, fnr : ndarray
+        Empirical trade-off curve (vertices, increasing FPR) on the evaluation split.
+    alpha : ndarray
+        Grid of type-I errors for the curves below.
+    band : dict
+        ``{"lower": ..., "upper": ..., "method": "DKW"}``: simultaneous band, on
+        ``alpha``, for the trade-off curve of the attacker's threshold tests.
+    claim_curve : ndarray
+        f_{ε,δ}(alpha) of the claim.
+    exact_curve : ndarray or None
+        Exact trade-off curve of the mechanism (worst-case pair), when known.
+    notes : tuple of str
+        Assumptions and caveats (e.g. the Gaussian-trade-off assumption of "gdp").
+    assumptions : tuple of str
+        What ε̲ rests on (estimator, selection, any distributional assumption).
+    min_detectable_ratio : float
+        Stated power: the smallest ε′/ε_claim this audit could have detected at its
+        n (:func:`privaudit.audit.stats.power.min_detectable_ratio`); ``inf`` if none.
+    leaks : dict
+        Degenerate outputs seen: fraction of non-finite rows under each input,
+        whether the output shapes differ.
+    """
+
+    kind: ClassVar[str] = "tradeoff"
+    target: str
+    attacker: str
+    attackers_tried: tuple
+    claim: PrivacyClaim
+    estimator: str
+    selection: str
+    epsilon_lb: float
+    mu_lb: float | None
+    delta: float
+    epsilon_exact: float | None
+    verdict: str
+    n: int
+    n_train: int
+    n_select: int
+    n_eval: int
+    confidence: float
+    seed: int
+    operating_point: dict
+    fpr: np.ndarray
+    fnr: np.ndarray
+    alpha: np.ndarray
+    band: dict
+    claim_curve: np.ndarray
+    exact_curve: np.ndarray | None
+    notes: tuple = ()
+    assumptions: tuple = ()
+    min_detectable_ratio: float = math.inf
+    leaks: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def band_lower(self) -> np.ndarray:
+        return self.band["lower"]
+
+    @property
+    def band_upper(self) -> np.ndarray:
+        return self.band["upper"]
+
+    def __repr__(self) -> str:
+        exact = "None" if self.epsilon_exact is None else f"{self.epsilon_exact:.4g}"
+        return (f"TradeoffAudit(target={self.target!r}, attacker={self.attacker!r}, estimator={self.estimator!r}, "
+                f"epsilon_lb={self.epsilon_lb:.4g}, claim_epsilon={self.claim.epsilon:.4g}, epsilon_exact={exact}, "
+                f"verdict={self.verdict!r}, n={self.n}, confidence={self.confidence}, "
+                f"min_detectable_ratio={self.min_detectable_ratio:.3g})")
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def resolve_seed(rng) -> int:
+    """The integer seed that reproduces an audit (int, Generator, SeedSequence or None; see mechanisms.randomness)."""
+    return draw_seed(rng)
+
+
+def _exact_curve(mechanism, x, x_prime, alpha):
+    fn = getattr(mechanism, "tradeoff", None)
+    if not callable(fn):
+        return None
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "x" in params and "x_prime" in params:
+        return np.asarray(fn(alpha, x=x, x_prime=x_prime), dtype=float)
+    return np.asarray(fn(alpha), dtype=float)
+
+
+def _exact_epsilon(mechanism, delta: float) -> float | None:
+    fn = getattr(mechanism, "exact_epsilon", None)
+    if not callable(fn):
+        return None
+    try:
+        return float(fn(delta)) if delta > 0 else float(fn(0.0))
+    except (ValueError, TypeError):
+        return None
+
+
+#: Smallest n accepted: every split keeps enough releases per hypothesis for the attackers to run.
+MIN_N = 200
+#: At most this many releases per hypothesis are spent on training (the classifiers use ≤ 20 000).
+MAX_TRAIN = 100_000
+#: At most this many releases per hypothesis choose the threshold: beyond it the choice barely
+#: improves, while every release moved to the evaluation split tightens ε̲.
+MAX_SELECT = 250_000
+#: The best-ranked attackers of a suite certified on the evaluation split (Bonferroni over them).
+CERTIFIED_ATTACKERS = 2
+#: Attackers of a suite are ranked on at most this many selection releases per hypothesis.
+RANK_ROWS = 100_000
+
+
+def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
+    n_train = min(int(round(train_fraction * n)), MAX_TRAIN) if needs_training else 0
+    n_select = max(1, min(int(round(selection_fraction * n)), MAX_SELECT))
+    n_eval = n - n_train - n_select
+    if n_eval < 1:
+        raise InvalidParameterError(f"n={n} is too small for the train/select/eval splits")
+    return n_train, n_select, n_eval
+
+
+def _has_numeric(mechanism, attr: str) -> bool:
+    v = getattr(mechanism, attr, None)
+    return isinstance(v, int | float | np.floating) and not isinstance(v, bool) and v > 0
+
+
+def default_attackers(mechanism) -> list:
+    """The default (black-box first) suite for ``mechanism``.
+
+    Always the generic suite (:data:`~privaudit.attacks.distinguishers.GENERIC_SUITE`:
+    point masses, lattices and near-atoms, bit patterns, projection, classifiers),
+    plus the exact likelihood ratio when the mechanism declares ``log_density`` and the
+    numpy-Laplace reachability attacker when it declares a Laplace ``scale``. The
+    declared density is *one* candidate, never trusted alone: a bug in ``sample``
+    that the density does not describe must still be caught.
+    """
+    specs = []
+    if callable(getattr(mechanism, "log_density", None)):
+        specs.append("likelihood-ratio")
+    specs += list(GENERIC_SUITE)
+    if _has_numeric(mechanism, "scale"):
+        specs.append("reach-numpy-laplace")
+    return specs
+
+
+def _certified(crits: list, forced: int | None) -> list[int]:
+    """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
+
+    ``forced`` (the exact likelihood ratio, :func:`_forced`), when there is one, always takes one
+    of the two places: for a mechanism that implements its density it is the most powerful test,
+    but at small ε the ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
+    attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
+    ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
+    ``sample`` that the density does not describe is still certified.
+    """
+    ranked = [int(i) for i in np.argsort(crits)[::-1]]
+    first = [] if forced is None else [forced]
+    return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
+
+
+def _forced(fitted: list) -> int | None:
+    """Index of the attacker certified whatever the ranking (the first exact likelihood ratio), if any.
+
+    Neither its fit nor its being certified depends on the training split, so it is also
+    evaluated on the training releases (:func:`audit_tradeoff`).
+    """
+    return next((i for i, a in enumerate(fitted) if attacker_name(a) == "likelihood-ratio"
+                 and not getattr(a, "requires_training", True)), None)
+
+
+def _check_gdp(estimator: str, claim: PrivacyClaim, assume_gaussian: bool) -> None:
+    if estimator == "gdp" and claim.mu is None and not assume_gaussian:
+        raise InvalidParameterError(
+            "estimator='gdp' assumes the mechanism's trade-off curve is Gaussian (G_mu); the claim "
+            f"{claim} carries no mu. Pass assume_gaussian=True if the release is known to be Gaussian, "
+            "or use estimator='clopper-pearson' (valid for every mechanism)."
+        )
+
+
+# --- degenerate outputs -------------------------------------------------------------------------
+def _as_rows(out, n: int, which: str) -> np.ndarray:
+    """Releases as a float (n, k) array; a wrong number of releases is a protocol error, not a leak."""
+    try:
+        a = np.asarray(out, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidInputError(f"mechanism.sample({which}, n) must return numbers; got {type(out).__name__}") from err
+    if a.ndim == 0 or a.shape[0] != n:
+        raise InvalidInputError(f"mechanism.sample({which}, n={n}) must return n releases (leading axis n), "
+                                f"got shape {a.shape}")
+    return a.reshape(n, -1)
+
+
+def _harmonise(out0: np.ndarray, out1: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Pad rows of different widths with NaN (a shape that depends on the input is a perfect leak)."""
+    leaks = {
+        "nonfinite_fraction_x": float(np.mean(~np.isfinite(out0).all(axis=1))) if out0.size else 0.0,
+        "nonfinite_fraction_x_prime": float(np.mean(~np.isfinite(out1).all(axis=1))) if out1.size else 0.0,
+        "shape_differs": out0.shape[1] != out1.shape[1],
+    }
+    w = max(out0.shape[1], out1.shape[1], 1)
+    pad = [np.hstack([o, np.full((o.shape[0], w - o.shape[1]), np.nan)]) if o.shape[1] < w else o
+           for o in (out0, out1)]
+    return pad[0], pad[1], leaks
+
+
+def _safe_scores(attacker, rows: np.ndarray, shape: tuple) -> np.ndarray:
+    """Scores with non-finite outputs made harmless: attackers that cannot read NaN/inf see 0 there."""
+    if not getattr(attacker, "handles_nonfinite", False) and not np.isfinite(rows).all():
+        rows = np.where(np.isfinite(rows), rows, 0.0)
+    s = np.asarray(attacker.score(rows.reshape(shape)), dtype=float).ravel()
+    return np.nan_to_num(s, nan=0.0, posinf=1e300, neginf=-1e300)
+
+
+# --- the audit -----------------------------------------------------------------------------------
+def audit_tradeoff(
+    mechanism, x, x_prime, *, n: int = 100_000, attacker=None, confidence: float = 0.95,
+    estimator: str = "clopper-pearson", selection: str = "split", rng=None, delta: float | None = None,
+    claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.2,
+    train_fraction: float = 0.2, n_thresholds: int = 256, exact_curve=None, epsilon_exact: float | None = None,
+    assume_gaussian: bool = False, adjacency: str = "check",
+) -> TradeoffAudit:
+    """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
+
+    Parameters
+    ----------
+    mechanism : object with ``claim`` and ``sample(x, n, rng)``
+        Anything satisfying :class:`privaudit.mechanisms.Mechanism`.
+    x, x_prime : array-like
+        The neighbouring inputs (null and alternative).
+    n : int
+        Releases per hypothesis (split into train/select/eval); at least :data:`MIN_N`.
+    attacker : str, class, instance, list of those, or None
+        None runs the black-box-first default suite (:func:`default_attackers`): the
+        exact likelihood ratio when the mechanism has ``log_density`` *together with*
+        the generic suite (atoms, lattices and near-atoms, bit patterns, projection,
+        classifiers) and, for a declared Laplace ``scale``, the numpy-Laplace
+        reachability attacker. An implementation bug that the declared density does
+        not describe is therefore still caught. With several attackers the best on the
+        selection split is certified on the held-out evaluation split: one test is
+        evaluated, so no multiplicity correction is needed.
+    confidence : float
+        Confidence c of ε̲ and of the band.
+    estimator : {"clopper-pearson", "gdp"}
+        ``"gdp"`` assumes the mechanism's trade-off curve is Gaussian (Nasr et al.
+        2023); it is accepted only when the claim carries ``mu`` or
+        ``assume_gaussian=True``.
+    selection : {"split", "bonferroni"}
+        Threshold chosen on the selection split, or best of the candidates with a
+        Bonferroni correction.
+    rng : int, Generator, SeedSequence or None
+        Root randomness; the result records the integer seed that reproduces the audit.
+    delta : float, optional
+        δ at which ε is bounded; default the claim's δ. A "violation" needs δ ≥ the claim's δ.
+    claim : PrivacyClaim, optional
+        Claim to test; default ``mechanism.claim``.
+    target : str, optional
+        Name shown in reports; default ``repr(mechanism)``.
+    selection_fraction, train_fraction : float
+        Shares of the n releases per hypothesis used to choose the attacker and
+        threshold (default 0.2, at most :data:`MAX_SELECT` releases) and, only when an
+        attacker must be fitted, to fit it (default 0.2, at most :data:`MAX_TRAIN`
+        releases); the rest is the evaluation
+        split. Attackers that need no training never cost a training split.
+    n_thresholds : int
+        Candidate thresholds (pooled-score quantiles of the selection split).
+    exact_curve : callable or array, optional
+        Exact trade-off curve (callable of α, or values on :data:`ALPHA_GRID`),
+        overriding ``mechanism.tradeoff``; ``epsilon_exact`` likewise.
+    assume_gaussian : bool
+        The caller asserts the release's trade-off curve is Gaussian (allows "gdp").
+    adjacency : {"check", "group", "ignore"}
+        ``"check"``: a pair that is not adjacent under ``claim.adjacency`` is an error;
+        ``"group"``: it is audited against the group-privacy claim of its distance;
+        ``"ignore"``: no check (pairs of a derived release, e.g. a transcript).
+
+    Returns
+    -------
+    TradeoffAudit
+    """
+    claim = getattr(mechanism, "claim", None) if claim is None else claim
+    if not isinstance(claim, PrivacyClaim):
+        raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
+    if not callable(getattr(mechanism, "sample", None)):
+        raise InvalidParameterError(f"mechanism must have a sample(x, n, rng) method, got {type(mechanism).__name__}")
+    n = check_int("n", n, minimum=MIN_N)
+    confidence = check_interval("confidence", confidence, 0.0, 1.0)
+    if estimator not in ESTIMATORS:
+        raise InvalidParameterError(f"estimator must be one of {ESTIMATORS}, got estimator={estimator!r}")
+    if selection not in eb.SELECTIONS:
+        raise InvalidParameterError(f"selection must be one of {eb.SELECTIONS}, got selection={selection!r}")
+    claim, pair_note = adjacent_claim(claim, x, x_prime, mode=adjacency)
+    _check_gdp(estimator, claim, assume_gaussian)
+    delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
+    check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
+    check_interval("train_fraction", train_fraction, 0.0, 1.0, closed="left")
+    root, seed = resolve_root(rng)
+    ss_sample0, ss_sample1, ss_attack = root.spawn(3)
+
+    specs = default_attackers(mechanism) if attacker is None else (
+        list(attacker) if isinstance(attacker, list | tuple) else [attacker])
+    attackers = [make_attacker(s, random_state=np.random.default_rng(child))
+                 for s, child in zip(specs, ss_attack.spawn(len(specs)))]
+    needs_training = any(getattr(a, "requires_training", True) for a in attackers)
+    n_train, n_select, n_eval = _split_sizes(n, needs_training, selection_fraction, train_fraction)
+
+    out0 = _as_rows(mechanism.sample(x, n, np.random.default_rng(ss_sample0)), n, "x")
+    out1 = _as_rows(mechanism.sample(x_prime, n, np.random.default_rng(ss_sample1)), n, "x_prime")
+    out0, out1, leaks = _harmonise(out0, out1)
+    shape = (-1, *np.shape(np.asarray(x, dtype=float))) if out0.shape[1] == max(np.size(x), 1) and \
+        not leaks["shape_differs"] else (-1, out0.shape[1])
+    if leaks["shape_differs"]:  # a density for the declared shape no longer applies
+        attackers = [a for a in attackers if not getattr(a, "requires_density", False)]
+    tr, se = slice(0, n_train), slice(n_train, n_train + n_select)
+    ev = slice(n_train + n_select, n)
+    fitted = []
+    for a in attackers:  # a handful of attackers, each vectorised over samples
+        if getattr(a, "requires_training", True):
+            t0, t1 = out0[tr], out1[tr]
+            if not getattr(a, "handles_nonfinite", False):
+                t0, t1 = (np.where(np.isfinite(t), t, 0.0) for t in (t0, t1))
+            a.fit(t0.reshape(shape), t1.reshape(shape), mechanism=mechanism, x=x, x_prime=x_prime)
+        else:
+            a.fit(None, None, mechanism=mechanism, x=x, x_prime=x_prime)
+        fitted.append(a)
+    forced = _forced(fitted) if len(fitted) > 1 else None
+    # Rank the attackers on (a prefix of) the selection split only; the evaluation split is never seen.
+    if len(fitted) > 1:
+        rk = slice(n_train, n_train + min(n_select, RANK_ROWS))
+        crits = []
+        for a in fitted:
+            s0, s1 = _safe_scores(a, out0[rk], shape), _safe_scores(a, out1[rk], shape)
+            crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
+                                             estimator=estimator, n_thresholds=n_thresholds,
+                                             select_level=eb.RANK_LEVEL, cross_validate=False,
+                                             log_likelihood_ratio=getattr(a, "llr_scores", False)).criterion)
+        order = _certified(crits, forced)
+    else:
+        order = [0]
+    # Certify the top-ranked attackers on the evaluation split, each at 1 − (1 − c)/k (Bonferroni):
+    # the reported maximum holds at confidence c. Two guard against a ranking error between a rare but
+    # perfect leak (an atom, a NaN) and a bulk shift, whose selection-split criteria are close.
+    k = len(order)
+    level_each = 1 - (1 - confidence) / k
+    results = []
+    # The forced likelihood ratio is evaluated on the training releases too: they are independent of
+    # its test (chosen on the selection split) and of its being certified, so no release is wasted.
+    for idx in order:
+        a = fitted[idx]
+        sel0, sel1 = _safe_scores(a, out0[se], shape), _safe_scores(a, out1[se], shape)
+        rows = np.r_[0:n_train, n_train + n_select:n] if idx == forced else ev
+        e0 = np.sort(_safe_scores(a, out0[rows], shape))
+        e1 = np.sort(_safe_scores(a, out1[rows], shape))
+        b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
+                             estimator=estimator, n_thresholds=n_thresholds, presorted=True,
+                             log_likelihood_ratio=getattr(a, "llr_scores", False))
+        results.append((b.epsilon, idx, b, e0, e1))
+    del out0, out1
+    _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
+    chosen = fitted[best]
+    n_eval = ev0.size  # releases per hypothesis behind the reported test
+
+    fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
+    lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
+    claim_curve = tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID)
+    if exact_curve is None:
+        exact = _exact_curve(mechanism, x, x_prime, ALPHA_GRID)
+    else:
+        exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
+    eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
+
+    notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), assume_gaussian, leaks)
+    if pair_note:
+        notes.append(pair_note)
+    if forced is not None:
+        assumptions.append("the exact likelihood ratio takes one certified place whatever the ranking and trains on "
+                           "nothing, so it is evaluated on the training releases as well as the held-out ones")
+    exceeds = claim.is_private and bound.epsilon > claim.epsilon
+    verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
+    if exceeds and delta < claim.delta:
+        notes.append(f"epsilon_lb was computed at delta={delta:g} < the claim's delta={claim.delta:g}: a smaller "
+                     "delta allows a larger epsilon, so exceeding the claimed epsilon there is not a violation")
+    op = {
+        "threshold": bound.threshold, "reverse_threshold": bound.reverse_threshold, "direction": bound.direction,
+        "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
+    }
+    return TradeoffAudit(
+        target=target or repr(mechanism), attacker=attacker_name(chosen),
+        attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim, estimator=estimator,
+        selection=selection, epsilon_lb=bound.epsilon, mu_lb=bound.mu, delta=delta, epsilon_exact=eps_exact,
+        verdict=verdict, n=n, n_train=n_train, n_select=n_select, n_eval=n_eval, confidence=confidence, seed=seed,
+        operating_point=op, fpr=fpr, fnr=fnr, alpha=ALPHA_GRID.copy(),
+        band={"lower": lower, "upper": upper, "method": "DKW"}, claim_curve=claim_curve, exact_curve=exact,
+        notes=tuple(notes), assumptions=tuple(assumptions),
+        min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, n_eval, confidence, mu=claim.mu), leaks=leaks,
+    )
+
+
+def _notes(estimator, selection, claim, delta, n_attackers, assume_gaussian, leaks):
+    """Caveats (notes) and what ε̲ rests on (assumptions)."""
+    notes, assumptions = [], []
+    if estimator == "gdp":
+        why = "the claim carries mu" if claim.mu is not None and not assume_gaussian else "assume_gaussian=True"
+        assumptions.append(f"GDP estimator: assumes the trade-off curve is Gaussian (G_mu) ({why}); "
+                           "for a non-Gaussian mechanism epsilon_lb may exceed the true epsilon")
+    else:
+        assumptions.append("Clopper-Pearson bounds on both error rates (exact binomial, no distributional assumption)")
+    if selection == "split":
+        k = min(n_attackers, CERTIFIED_ATTACKERS)
+        assumptions.append(f"attackers ranked (of {n_attackers}) and thresholds chosen on a separate selection "
+                           f"split; the top {k} evaluated on held-out releases, each at confidence 1 - (1 - c)/{k} "
+                           "(Bonferroni), so the reported maximum holds at confidence c")
+    else:
+        assumptions.append("Bonferroni correction over the candidate thresholds of the attacker chosen on the "
+                           "selection split")
+    if not claim.is_private:
+        notes.append("the claim is epsilon = inf: nothing to violate")
+    if leaks["shape_differs"]:
+        notes.append("the output shape depends on the input: a perfect leak (padded with NaN for the attackers)")
+    if leaks["nonfinite_fraction_x"] != leaks["nonfinite_fraction_x_prime"]:
+        notes.append(f"non-finite outputs: {leaks['nonfinite_fraction_x']:.3g} of releases under x, "
+                     f"{leaks['nonfinite_fraction_x_prime']:.3g} under x_prime")
+    return notes, assumptions

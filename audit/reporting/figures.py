@@ -1,0 +1,158 @@
+"""Figures, headlines and summary tables of a report, rendered from its audit entries (plain dicts).
+
+Every function here reads the JSON form of an audit entry
+(:meth:`~privaudit.audit.results.AuditEntry.to_dict`), so a report can be
+re-rendered from ``report.json`` alone. What to draw and say about an entry is
+declared by the kind that produces its result (:mod:`privaudit.audit.kinds`:
+``headline``, ``figures``, ``table_rows``); this module only iterates over the
+registry. Entries of a kind nobody registered render their scalar fields in the
+report's tables (:func:`privaudit.audit.reporting.render.scalar_rows`) and no figure.
+
+Summary tables (:data:`SUMMARY_TABLES`): claimed / exact / certified ε of every
+privacy audit, with the largest ε its sample size could certify, and every bias audit.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import warnings
+
+from privaudit.audit.reporting.formatting import fnum, num
+from privaudit.audit.kinds import renderer
+from privaudit.audit.reporting.plotting import new_figure, png
+from privaudit.audit.verdicts import outcome_label
+
+#: Summary tables: name -> (title, header after "#", note, figure file name). Kinds contribute rows
+#: through ``AuditKind.table_rows[name]``.
+SUMMARY_TABLES = {
+    "epsilon": (
+        "Privacy: claimed, exact and certified ε",
+        ["target", "claimed ε", "δ", "exact ε", "certified ε̲", "estimator (assumption)", "n (eval, per hypothesis)",
+         "max certifiable ε", "outcome"],
+        "Certified ε̲: a lower confidence bound on the ε of the target, from the estimator named in its row: "
+        "Clopper–Pearson bounds on the attack's error rates hold for every mechanism; the GDP fit assumes the "
+        "trade-off curve is Gaussian and is an estimate under that assumption. A claim is refuted when ε̲ exceeds "
+        "it. Max certifiable ε: the largest ε̲ a Clopper–Pearson audit with this many evaluation samples per "
+        "hypothesis can reach (zero errors on both sides): ln((1−δ−u)/u), u = 1−((1−c)/2)^{1/n}, "
+        "≈ ln(n/ln(2/(1−c))); a claim above it cannot be refuted at this sample size.",
+        "epsilon-table.png",
+    ),
+    "bias": (
+        "Bias checks",
+        ["estimator", "expect", "‖bias‖", "relative bias", "min detectable rel. bias", "p-value", "n", "outcome"],
+        "A claimed-unbiased estimator fails when the test rejects E[θ̂] = θ; a known-biased control passes "
+        "when its bias is detected.",
+        "bias-table.png",
+    ),
+}
+
+
+# --------------------------------------------------------------------------- headlines
+def headline(audit: dict) -> str:
+    """One-line summary of an audit entry for the overview table."""
+    if audit.get("verdict") == "error":
+        return str(audit.get("error", "error"))[:160]
+    prefix = f"{outcome_label(audit)}: " if audit.get("expect") == "violation" else ""
+    kind = renderer(audit.get("kind"))
+    if kind is not None and kind.headline is not None:
+        return prefix + kind.headline(audit)
+    scalars = [(k, v) for k, v in audit.items() if k not in ("kind", "target", "verdict", "task")
+               and num(v) is not None]
+    return prefix + ", ".join(f"{k} = {fnum(v)}" for k, v in scalars[:3])
+
+
+# --------------------------------------------------------------------------- figures
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower()[:40] or "audit"
+
+
+def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
+    """PNG figures of every audit, keyed by the audit's position: ``{i: [(filename, png, caption), ...]}``.
+
+    File names are ``<i>-<kind>-<target slug>-<figure>.png``. A figure that fails to
+    render is skipped with a RuntimeWarning (the report still has the numbers);
+    entries whose kind declares no figures get none.
+    """
+    out: dict[int, list[tuple[str, bytes, str]]] = {}
+    for i, audit in enumerate(report.get("audits", [])):
+        kind = renderer(audit.get("kind"))
+        if kind is None or kind.figures is None or audit.get("verdict") == "error":
+            continue
+        items = []
+        try:
+            figs = kind.figures(audit)
+        except Exception as exc:  # noqa: BLE001 - a malformed entry must not lose the whole report
+            warnings.warn(f"no figure for audit {i} ({audit.get('kind')}: {audit.get('target')}): {exc!r}",
+                          RuntimeWarning, stacklevel=2)
+            figs = []
+        for suffix, fig, caption in figs:
+            name = f"{i:02d}-{audit['kind']}-{_slug(audit.get('target', ''))}-{suffix}.png"
+            items.append((name, png(fig), caption))
+        if items:
+            out[i] = items
+    return out
+
+
+def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = ""):
+    """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text).
+
+    Column widths follow the longest text of each column (cells cut at 48 characters);
+    the figure is as wide as the text needs, at 8 pt.
+    """
+    cells = [[c if len(c) <= 48 else c[:45] + "..." for c in r] for r in rows]
+    chars = [max([len(header[j])] + [len(r[j]) for r in cells]) + 2 for j in range(len(header))]
+    width = min(max(0.085 * sum(chars), 6.0), 24.0)  # ~0.085 in per character at 8 pt
+    note_lines = textwrap.wrap(note, int(width * 14)) if note else []
+    row_h = 0.24
+    height = row_h * (len(rows) + 1) + 0.45 + 0.16 * len(note_lines)
+    fig, ax = new_figure(size=(width, height))
+    ax = ax[0, 0]
+    ax.axis("off")
+    # Axes coordinates: the table fills the top, the note sits below it.
+    table_h = row_h * (len(rows) + 1) / height
+    top = 1 - 0.35 / height
+    table = ax.table(cellText=cells, colLabels=header, cellLoc="left", colWidths=[c / sum(chars) for c in chars],
+                     bbox=[0.0, top - table_h, 1.0, table_h])
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    ax.text(0.5, 1.0, title, fontsize=10, ha="center", va="top", transform=ax.transAxes)
+    if note_lines:
+        ax.text(0.0, top - table_h - 0.05 / height, "\n".join(note_lines), fontsize=7, va="top",
+                transform=ax.transAxes)
+    return fig
+
+
+def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:
+    """``figures/epsilon-table.png`` and ``figures/bias-table.png`` when the report has such audits."""
+    files = {title: file for title, _, _, file in SUMMARY_TABLES.values()}
+    return [(files[title], png(table_figure(title, header, rows, note)), title)
+            for title, header, rows, note in summary_tables(report) if title in files]
+
+
+# --------------------------------------------------------------------------- summary tables
+def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """Cross-audit tables (:data:`SUMMARY_TABLES`) with the rows the entries' kinds contribute.
+
+    Each is ``(title, header, rows, note)``, columns ``#, target, outcome, ...``; a table without rows is
+    left out.
+    """
+    rows: dict[str, list[list[str]]] = {name: [] for name in SUMMARY_TABLES}
+    for i, audit in enumerate(report.get("audits", [])):
+        kind = renderer(audit.get("kind"))
+        if kind is None or audit.get("verdict") == "error":
+            continue
+        for name, row_of in kind.table_rows.items():
+            row = row_of(audit) if name in rows else None
+            if row is not None:
+                rows[name].append([str(i), *_outcome_first(row)])
+    return [(title, ["#", *_outcome_first(header)], rows[name], note)
+            for name, (title, header, note, _) in SUMMARY_TABLES.items() if rows[name]]
+
+
+def _outcome_first(row: list[str]) -> list[str]:
+    """Kinds give ``[target, ..., outcome]``; tables show ``[target, outcome, ...]`` (read first, seen on phones)."""
+    return [row[0], row[-1], *row[1:-1]]
+
+
+__all__ = ["SUMMARY_TABLES", "headline", "render_figures", "render_table_figures", "summary_tables", "table_figure"]

@@ -1,0 +1,1 @@
+"""Studies of the three papers: catalogues of bias checks and the papers' experiments."""

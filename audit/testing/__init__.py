@@ -1,0 +1,291 @@
+"""pytest plugin: privacy assertions, seeded fixtures and options.
+
+Registered through the ``pytest11`` entry point, so installing privaudit is enough.
+
+Assertions
+----------
+:func:`assert_private`, :func:`assert_unbiased` and
+:func:`assert_reconstruction_bounded` run an audit and raise
+:class:`PrivacyAssertionError` (an ``AssertionError``) with a message that states
+the certified bound, the claim, n, the confidence and the seed.
+
+False failures
+--------------
+An assertion fails only when the audit's *lower* confidence bound exceeds the
+claim (or a bias test rejects). With the default confidence 0.999 a correct
+mechanism therefore fails an assertion with probability at most 1 − 0.999 = 1e−3
+(the Clopper–Pearson bounds are exact-coverage-conservative, and thresholds are
+chosen on a separate split). ``benchmarks/bench_plugin.py`` measures the rate.
+
+Options
+-------
+``--privacy-seed S``
+    Root seed of every ``privacy_rng`` and of every assertion that is not given
+    an ``rng`` (default 0). It is printed in the session header so that any
+    failure can be reproduced.
+``--privacy-samples X``
+    Multiplies the sample size of every assertion (default 1.0).
+
+Marker
+------
+``@pytest.mark.privacy(epsilon=..., delta=..., n=..., confidence=...)`` sets the
+defaults of the assertions made inside one test. ``epsilon``/``delta`` must agree
+with the mechanism's own claim (a disagreeing marker is an error, never a silent
+pass or a spurious failure); ``n`` and ``confidence`` set the audit's size.
+
+Messages
+--------
+Every failure message starts the traceback (the plugin's frames are hidden with
+``__tracebackhide__``) and states the integer seed that reproduces the audit
+(``rng=<seed>``), whatever generator was passed (e.g. ``privacy_rng``), and the
+stated power of the audit.
+
+Fixtures
+--------
+``privacy_rng``
+    A ``numpy.random.Generator`` derived from the root seed and the test's node id,
+    so that tests draw independent, reproducible streams whatever their order.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import hashlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+DEFAULT_CONFIDENCE = 0.999
+DEFAULT_SAMPLES = {"private": 200_000, "unbiased": 100_000, "reconstruction": 20_000}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """What the running test contributes to assertion defaults."""
+
+    seed: int = 0
+    scale: float = 1.0
+    nodeid: str = ""
+    marker: dict = dataclasses.field(default_factory=dict)
+
+
+_CONTEXT: contextvars.ContextVar[_Context] = contextvars.ContextVar("privaudit_context", default=_Context())
+
+
+class PrivacyAssertionError(AssertionError):
+    """A privacy assertion failed: the audit found evidence against the claim."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("privaudit", "privacy assertions (privaudit)")
+    group.addoption("--privacy-seed", type=int, default=0, help="root seed of privacy assertions and privacy_rng (default 0)")
+    group.addoption(
+        "--privacy-samples", type=float, default=1.0,
+        help="multiply the sample size of every privacy assertion by this factor (default 1.0)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None): per-test privacy budget and audit size"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (
+        f"privaudit: --privacy-seed={config.getoption('--privacy-seed')} "
+        f"--privacy-samples={config.getoption('--privacy-samples')}"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    marker = item.get_closest_marker("privacy")
+    token = _CONTEXT.set(_Context(
+        seed=item.config.getoption("--privacy-seed"),
+        scale=item.config.getoption("--privacy-samples"),
+        nodeid=item.nodeid,
+        marker=dict(marker.kwargs) if marker else {},
+    ))
+    try:
+        return (yield)
+    finally:
+        _CONTEXT.reset(token)
+
+
+def node_seed(root: int, nodeid: str) -> np.random.SeedSequence:
+    """SeedSequence of one test: the root seed plus a stable hash of its node id."""
+    digest = int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "little")
+    return np.random.SeedSequence([root, digest])
+
+
+@pytest.fixture
+def privacy_rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """A Generator seeded from ``--privacy-seed`` and the test's node id."""
+    return np.random.default_rng(node_seed(request.config.getoption("--privacy-seed"), request.node.nodeid))
+
+
+def _setting(name: str, given: Any, default: Any) -> Any:
+    """An explicit argument, else the test's ``privacy`` marker, else the default."""
+    if given is not None:
+        return given
+    return _CONTEXT.get().marker.get(name, default)
+
+
+def _samples(given: int | None, kind: str) -> int:
+    ctx = _CONTEXT.get()
+    n = _setting("n", given, DEFAULT_SAMPLES[kind])
+    return max(1, int(round(n * ctx.scale)))
+
+
+def _rng(rng) -> tuple[int, str]:
+    """The integer seed to run with and how to reproduce it, for the failure message.
+
+    Whatever ``rng`` is (an int, a Generator such as ``privacy_rng``, a SeedSequence
+    or None), one integer is drawn from it and the audit runs from that integer, so
+    ``rng=<that integer>`` reproduces the audit exactly.
+    """
+    from privaudit.mechanisms.randomness import draw_seed
+
+    if rng is not None:
+        seed = draw_seed(rng)
+        return seed, f"seed {seed} (rerun with rng={seed})"
+    ctx = _CONTEXT.get()
+    seed = draw_seed(node_seed(ctx.seed, ctx.nodeid))
+    return seed, f"seed {seed} (rerun with rng={seed}; --privacy-seed={ctx.seed}, test {ctx.nodeid or '?'})"
+
+
+class PrivacyPowerWarning(UserWarning):
+    """A privacy assertion is too small to refute its claim (see ``min_detectable_ratio``)."""
+
+
+#: assert_private warns when it could only detect a true ε above this multiple of the claim.
+POWER_WARNING_RATIO = 2.0
+
+
+def _marker_budget(claim) -> tuple[float, float]:
+    """(ε, δ) of the ``privacy`` marker, which must agree with the mechanism's own claim."""
+    __tracebackhide__ = True
+    import math
+
+    from privaudit.mechanisms import InvalidParameterError
+
+    marker = _CONTEXT.get().marker
+    eps, delta = marker.get("epsilon", claim.epsilon), marker.get("delta", claim.delta)
+    if not (math.isclose(eps, claim.epsilon, rel_tol=1e-9) and math.isclose(delta, claim.delta, rel_tol=1e-9,
+                                                                           abs_tol=0.0)):
+        raise InvalidParameterError(
+            f"@pytest.mark.privacy(epsilon={eps!r}, delta={delta!r}) disagrees with the mechanism's own claim "
+            f"(epsilon={claim.epsilon!r}, delta={claim.delta!r}): a marker cannot change what the mechanism "
+            "promises. Fix the marker, or pass epsilon=/delta= to assert_private to test a different budget."
+        )
+    return eps, delta
+
+
+def _power_text(result) -> str:
+    r = result.min_detectable_ratio
+    if r == float("inf"):
+        return "at this n the audit cannot refute the claim at all"
+    return f"at this n the audit detects only a true epsilon above {r:.3g}x the claim"
+
+
+def assert_private(
+    mechanism, x=None, x_prime=None, *, epsilon: float | None = None, delta: float | None = None,
+    n: int | None = None, confidence: float | None = None, attacker=None, rng=None, domain=None,
+    adjacency: str = "check",
+):
+    """Assert that no attack certifies more privacy loss than (ε, δ) between ``x`` and ``x_prime``.
+
+    (ε, δ) default to ``mechanism.claim``; a ``privacy`` marker may restate them but
+    must agree with the claim (else :class:`~privaudit.mechanisms.InvalidParameterError`);
+    explicit ``epsilon=``/``delta=`` test a different budget. ``n`` is the number of
+    releases per hypothesis. Without a pair, ``domain=(low, high)`` runs
+    :func:`~privaudit.audit.engines.pair_search.search_pairs` and certifies the worst pair found.
+    ``adjacency`` is passed to :func:`~privaudit.audit.engines.tradeoff.audit_tradeoff`
+    (a non-adjacent pair is an error unless ``"group"``).
+
+    Every message states the certified bound, the claim, n, the confidence, the stated
+    power (:attr:`TradeoffAudit.min_detectable_ratio`) and the integer seed that
+    reproduces the audit; a :class:`PrivacyPowerWarning` is issued when the audit could
+    only detect a true ε above ``POWER_WARNING_RATIO`` times the claim.
+    Returns the :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit` on success.
+    """
+    __tracebackhide__ = True
+    import warnings
+
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+    from privaudit.mechanisms import InvalidParameterError, PrivacyClaim
+
+    claim = mechanism.claim
+    m_eps, m_delta = _marker_budget(claim)
+    epsilon = m_eps if epsilon is None else epsilon
+    delta = m_delta if delta is None else delta
+    n = _samples(n, "private")
+    confidence = _setting("confidence", confidence, DEFAULT_CONFIDENCE)
+    seed, how = _rng(rng)
+    stated = PrivacyClaim(epsilon, delta, claim.adjacency, mu=claim.mu if (epsilon, delta) == (claim.epsilon, claim.delta) else None)
+    if x is None or x_prime is None:
+        if domain is None:
+            raise InvalidParameterError("assert_private needs a pair (x, x_prime) or a domain=(low, high) to search")
+        from privaudit.audit.engines.pair_search import search_pairs
+
+        found = search_pairs(mechanism, domain, n=n, confidence=confidence, attacker=attacker, rng=seed, claim=stated)
+        result = found.best
+        where = f"worst pair found by search_pairs ({result.target})"
+    else:
+        result = audit_tradeoff(mechanism, x, x_prime, n=n, attacker=attacker, confidence=confidence,
+                                rng=seed, claim=stated, adjacency=adjacency)
+        where = "the given pair"
+    if result.verdict == "violation":
+        raise PrivacyAssertionError(
+            f"privacy violation: certified epsilon >= {result.epsilon_lb:.4g} at {confidence:.4%} confidence, "
+            f"but the claim is (epsilon={result.claim.epsilon:g}, delta={result.claim.delta:g}) under "
+            f"{claim.adjacency!r}; attack {result.attacker!r} on {where}, estimator {result.estimator!r}, "
+            f"n={n} releases per hypothesis, {how}."
+            + (f" Exact epsilon of the mechanism: {result.epsilon_exact:.4g}." if result.epsilon_exact is not None else "")
+        )
+    if result.min_detectable_ratio > POWER_WARNING_RATIO:
+        warnings.warn(PrivacyPowerWarning(
+            f"assert_private passed, but {_power_text(result)} (n={n}, confidence {confidence:.4%}, "
+            f"claim epsilon={result.claim.epsilon:g}); raise n or --privacy-samples to make it informative"
+        ), stacklevel=2)
+    return result
+
+
+def assert_unbiased(sampler, target, *, n: int | None = None, confidence: float | None = None, rng=None, name: str = "estimator"):
+    """Assert that ``sampler(n, rng)`` draws have expectation ``target``. Returns the BiasAudit."""
+    __tracebackhide__ = True
+    from privaudit.audit.engines.bias import audit_bias
+
+    n = _samples(n, "unbiased")
+    confidence = _setting("confidence", confidence, DEFAULT_CONFIDENCE)
+    seed, how = _rng(rng)
+    result = audit_bias(sampler, target, n=n, confidence=confidence, rng=seed, name=name)
+    if result.verdict == "fail":
+        worst = int(np.argmax(np.abs(np.asarray(result.bias, dtype=float))))
+        lo, hi = np.asarray(result.bias_ci, dtype=float).reshape(-1, 2)[worst]
+        raise PrivacyAssertionError(
+            f"{name} is biased: {result.test} p-value {result.p_value:.3g} at confidence {confidence:.4%}; "
+            f"largest bias {result.bias[worst]:.4g} at coordinate {worst} (simultaneous CI [{lo:.4g}, {hi:.4g}]), "
+            f"relative bias {result.relative_bias:.3g}; n={n}, {how}."
+        )
+    return result
+
+
+def assert_reconstruction_bounded(mechanism, attacker=None, x=None, prior=None, *, n: int | None = None, rng=None):
+    """Assert that no attacker reconstructs below the bounds that apply to it. Returns the ReconstructionAudit."""
+    __tracebackhide__ = True
+    from privaudit.audit.engines.reconstruction import audit_reconstruction
+
+    n = _samples(n, "reconstruction")
+    seed, how = _rng(rng)
+    result = audit_reconstruction(mechanism, attacker, x=x, prior=prior, n=n, rng=seed)
+    if result.verdict == "violation":
+        raise PrivacyAssertionError(
+            f"reconstruction below its bound: MSE {result.mse:.4g} (CI {result.mse_ci}) against "
+            f"CRB {result.crb!r} / van Trees {result.van_trees!r}; ratios {result.ratio}; "
+            f"attacker {getattr(result, 'attacker', attacker)!r}, n={n}, {how}."
+        )
+    return result
