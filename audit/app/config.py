@@ -121,9 +121,12 @@ class Config:
         }
 
 
-_SEED = Field("int", 0, low=0, doc="root seed")
-_SAMPLES = Field("float", 1.0, low=0.0, closed="right", doc="sample-size factor")
-_NAME = Field("str", REQUIRED)
+_SEED = Field("int", 0, low=0, doc="root seed: task i draws from SeedSequence(seed).spawn(...)[i]")
+_SAMPLES = Field("float", 1.0, low=0.0, closed="right", doc="factor applied to every sample-size field")
+_NAME = Field("str", REQUIRED, doc="report folder name: reports go to <out>/<name>/ (default: the file's stem)")
+#: The top-level keys besides ``audits`` (the keys reference, :mod:`privaudit.audit.app.keys_reference`, reads it).
+TOP_LEVEL_FIELDS = {"name": dataclasses.replace(_NAME, default=None), "description": Field("str", "", doc="one line shown at the top of the report"),
+                    "seed": _SEED, "samples": _SAMPLES}
 
 
 def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str = "",
