@@ -1,12 +1,31 @@
-"""Structural protocols for what privaudit can audit.
+"""Structural protocols: what privaudit can audit, and the capabilities that unlock stronger audits.
 
-Any object with a ``claim`` and a vectorised ``sample`` is a :class:`Mechanism`;
-audits need nothing more. Mechanisms whose output density is known also satisfy
-:class:`DensityMechanism`, which unlocks the exact likelihood-ratio attacker and
-Fisher-information bounds. Mechanisms that describe themselves to dp_accounting
-satisfy :class:`AccountableMechanism`: audits then get their exact privacy curve
-through :func:`privaudit.mechanisms.accounting.privacy_loss_distribution` without
-knowing their type.
+Any object with a ``claim`` and a vectorised ``sample`` is a :class:`Mechanism`; audits
+need nothing more. Each further capability is one small ``@runtime_checkable`` protocol,
+and the audit engines dispatch on these protocols only, never on a concrete class: a
+third-party mechanism that implements a protocol gets the same audit as a built-in one.
+
+================================  =========================================================
+protocol                          unlocks
+================================  =========================================================
+:class:`HasDensity`               the exact likelihood-ratio attacker
+:class:`HasExactTradeoff`         the exact trade-off curve beside the empirical one
+:class:`HasExactEpsilon`          the exact ε of the noise drawn, beside the claim
+:class:`HasExactDelta`            the exact δ(ε) (calibration audits)
+:class:`HasDPEvent`               dp_accounting's PLD of one release
+                                  (:func:`privaudit.mechanisms.accounting.privacy_loss_distribution`)
+:class:`HasFisherInformation`     Cramér–Rao, van Trees and HCR bounds of reconstruction audits
+:class:`HasLaplaceScale`          the numpy-Laplace reachability attacker
+:class:`HasBatchRelease`          one release per row of a batch of inputs (one per client)
+:class:`IsotropicGaussianRelease` closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
+:class:`ModulatedRelease`         closed forms of seed 000's modulated map (phases, χ², μ)
+:class:`HasNoiseFreeMap`          χ² of a release fn(x) + N(0, σ²I) (HCR bound)
+================================  =========================================================
+
+A runtime check of a protocol tests that the members exist, not their meaning. The two
+closed-form protocols (:class:`IsotropicGaussianRelease`, :class:`ModulatedRelease`)
+therefore name members that together state the release law (their docstrings say which
+law): an object that has all of them asserts that law, as a built-in does.
 """
 
 from __future__ import annotations
@@ -32,18 +51,153 @@ class Mechanism(Protocol):
 
 
 @runtime_checkable
-class DensityMechanism(Mechanism, Protocol):
-    """A mechanism whose output log-density is known in closed form."""
+class HasDensity(Protocol):
+    """The output log-density (or log-pmf) is known in closed form."""
 
     def log_density(self, outputs: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Log-density (or log-pmf) of each output row given input ``x``; shape ``(n,)``."""
+        """Log-density of each output row given input ``x``; shape ``(n,)``."""
         ...
 
 
 @runtime_checkable
-class AccountableMechanism(Mechanism, Protocol):
-    """A mechanism that states its dp_accounting event (every built-in mechanism does)."""
+class DensityMechanism(Mechanism, HasDensity, Protocol):
+    """A :class:`Mechanism` whose output log-density is known in closed form."""
+
+
+@runtime_checkable
+class HasExactTradeoff(Protocol):
+    """The exact trade-off curve of the worst-case pair is known.
+
+    Mechanisms whose curve depends on the pair (e.g. the exponential mechanism) accept
+    ``x`` and ``x_prime`` as keywords; the engines pass them when the signature has them.
+    """
+
+    def tradeoff(self, alpha: np.ndarray) -> np.ndarray:
+        """β = f(α): the smallest type-II error of a test of type-I error α."""
+        ...
+
+
+@runtime_checkable
+class HasExactEpsilon(Protocol):
+    """The exact ε(δ) of the noise actually drawn is known (not only the claim)."""
+
+    def exact_epsilon(self, delta: float) -> float:
+        """Exact ε at ``delta`` of the worst-case pair."""
+        ...
+
+
+@runtime_checkable
+class HasExactDelta(Protocol):
+    """The exact δ(ε) of the noise actually drawn is known."""
+
+    def exact_delta(self, epsilon: float) -> float:
+        """Exact δ at ``epsilon`` of the worst-case pair."""
+        ...
+
+
+@runtime_checkable
+class HasDPEvent(Protocol):
+    """The mechanism describes one release to dp_accounting.
+
+    A mechanism without an exact event returns dp_accounting's ``UnsupportedDpEvent``
+    (its docstring says why), never an event that would over-state its privacy.
+    """
 
     def dp_event(self, distance: float | None = None):
         """The ``dp_accounting.DpEvent`` of one release between inputs at ``distance`` (default: worst case)."""
         ...
+
+
+@runtime_checkable
+class AccountableMechanism(Mechanism, HasDPEvent, Protocol):
+    """A :class:`Mechanism` that states its dp_accounting event (every built-in and external mechanism does)."""
+
+
+@runtime_checkable
+class HasFisherInformation(Protocol):
+    """The Fisher information about the input of one release is known."""
+
+    def fisher_information(self, x: np.ndarray) -> np.ndarray:
+        """Fisher information about ``x``, shape ``(d, d)``."""
+        ...
+
+
+@runtime_checkable
+class HasLaplaceScale(Protocol):
+    """The release adds Laplace noise of scale ``scale`` (drawn with numpy's Laplace sampler, whose
+    reachable outputs the ``reach-numpy-laplace`` attacker enumerates)."""
+
+    scale: float
+
+
+@runtime_checkable
+class HasBatchRelease(Protocol):
+    """Releases a batch of different inputs at once (one client per row)."""
+
+    def release(self, X: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """One release per row of ``X``; shape ``(n, k)``."""
+        ...
+
+
+@runtime_checkable
+class HasNoiseFreeMap(Protocol):
+    """A release r = mean(x) + N(0, σ² I): the noise-free map and the noise scale are known."""
+
+    sigma: float
+
+    def mean(self, X: np.ndarray) -> np.ndarray:
+        """Noise-free outputs per row of ``X``; shape ``(n, k)``."""
+        ...
+
+
+@runtime_checkable
+class IsotropicGaussianRelease(Protocol):
+    """The Gaussian mechanism's law: r = x + N(0, σ² I) for inputs at ℓ₂ distance ≤ ``sensitivity``.
+
+    The release is translation-equivariant (x + the release of 0 has the law of the
+    release of x), its Fisher information does not depend on x, and a shift h has
+    log(1 + χ²) = ‖h‖²/σ²; a release on a dithered lattice (post-processing) keeps these.
+    """
+
+    sigma: float
+    sensitivity: float
+
+    def sample(self, x: np.ndarray, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray: ...
+
+    def fisher_information(self, x: np.ndarray) -> np.ndarray: ...
+
+    def tradeoff(self, alpha: np.ndarray) -> np.ndarray: ...
+
+    def dp_event(self, distance: float | None = None): ...
+
+
+@runtime_checkable
+class ModulatedRelease(Protocol):
+    """Seed 000's modulated release: g(x) = (1 − α)x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I).
+
+    φ_j are uniform phases, fresh per release unless given; the columns of ``basis`` are
+    the m = ``n_vectors`` orthonormal v_j and ``lipschitz`` is L = |1 − α| + λω/m. The
+    phase-averaged Fisher information ``fisher_information(x)`` does not depend on x.
+    """
+
+    alpha: float
+    lam: float
+    omega: float
+    n_vectors: int
+    sigma: float
+    basis: np.ndarray
+    lipschitz: float
+
+    def release(self, X: np.ndarray, rng: np.random.Generator | int | None = None, *,
+                phase: np.ndarray | None = None) -> np.ndarray: ...
+
+    def fisher_information(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray: ...
+
+    def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray: ...
+
+
+__all__ = [
+    "AccountableMechanism", "DensityMechanism", "HasBatchRelease", "HasDPEvent", "HasDensity", "HasExactDelta",
+    "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale", "HasNoiseFreeMap", "IsotropicGaussianRelease",
+    "Mechanism", "ModulatedRelease",
+]

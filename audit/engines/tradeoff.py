@@ -20,10 +20,18 @@ grid with :func:`privaudit.mechanisms.tradeoff.tradeoff_from_profile`.
 e.g. DP-SGD or T rounds of a Gaussian release; for T full Gaussian rounds it
 reproduces G_{μ√T}.
 
-The module is ~540 lines: the audit itself (splits, degenerate outputs, ranking and
-Bonferroni certification of attackers) and its result type belong together; the
-pieces that stand alone live in :mod:`.power`, :mod:`.pair_search` and
-:mod:`.epsilon_bounds`.
+Pipeline. :func:`audit_tradeoff` runs named stages, each a function that can be tested
+alone: :func:`plan_splits` (split), :func:`draw_releases` (draw), :func:`fit_attackers`
+(fit), :func:`select_attackers` (select: rank a suite on the selection block),
+:func:`certify` (Bonferroni certification on held-out releases), :func:`trace_curves`
+(curve and band) and :func:`judge` (verdict). The statistics live in
+:mod:`privaudit.audit.stats.epsilon_bounds` and :mod:`privaudit.audit.stats.power`; the
+search for the worst pair in :mod:`privaudit.audit.engines.pair_search`.
+
+Capabilities. The engine reads what a mechanism declares through the protocols of
+:mod:`privaudit.mechanisms.protocol` (``HasDensity``, ``HasExactTradeoff``,
+``HasExactEpsilon``, ``HasLaplaceScale``) and what an attacker declares through
+:func:`privaudit.attacks.protocol.distinguisher_traits`, never through its class.
 """
 
 from __future__ import annotations
@@ -37,11 +45,12 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
+from privaudit.attacks.protocol import distinguisher_traits
 from privaudit.mechanisms.adjacency import adjacent_claim
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
 from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
-from privaudit.mechanisms.randomness import draw_seed
-from privaudit.mechanisms.randomness import resolve_seed as resolve_root
+from privaudit.mechanisms.protocol import HasDensity, HasExactEpsilon, HasExactTradeoff, HasLaplaceScale
+from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -224,16 +233,12 @@ class TradeoffAudit(AuditResult):
                 f"min_detectable_ratio={self.min_detectable_ratio:.3g})")
 
 
-# --- helpers -------------------------------------------------------------------------------------
-def resolve_seed(rng) -> int:
-    """The integer seed that reproduces an audit (int, Generator, SeedSequence or None; see mechanisms.randomness)."""
-    return draw_seed(rng)
-
-
-def _exact_curve(mechanism, x, x_prime, alpha):
-    fn = getattr(mechanism, "tradeoff", None)
-    if not callable(fn):
+# --- capabilities the mechanism declares -----------------------------------------------------------
+def _exact_curve(mechanism, x, x_prime, alpha) -> np.ndarray | None:
+    """The mechanism's exact trade-off curve on ``alpha`` (:class:`HasExactTradeoff`), else None."""
+    if not isinstance(mechanism, HasExactTradeoff):
         return None
+    fn = mechanism.tradeoff
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -244,11 +249,11 @@ def _exact_curve(mechanism, x, x_prime, alpha):
 
 
 def _exact_epsilon(mechanism, delta: float) -> float | None:
-    fn = getattr(mechanism, "exact_epsilon", None)
-    if not callable(fn):
+    """The mechanism's exact ε at ``delta`` (:class:`HasExactEpsilon`), else None (also when it cannot say)."""
+    if not isinstance(mechanism, HasExactEpsilon):
         return None
     try:
-        return float(fn(delta)) if delta > 0 else float(fn(0.0))
+        return float(mechanism.exact_epsilon(delta)) if delta > 0 else float(mechanism.exact_epsilon(0.0))
     except (ValueError, TypeError):
         return None
 
@@ -266,62 +271,39 @@ CERTIFIED_ATTACKERS = 2
 RANK_ROWS = 100_000
 
 
-def _split_sizes(n: int, needs_training: bool, selection_fraction: float, train_fraction: float):
-    n_train = min(int(round(train_fraction * n)), MAX_TRAIN) if needs_training else 0
-    n_select = max(1, min(int(round(selection_fraction * n)), MAX_SELECT))
-    n_eval = n - n_train - n_select
-    if n_eval < 1:
-        raise InvalidParameterError(f"n={n} is too small for the train/select/eval splits")
-    return n_train, n_select, n_eval
-
-
-def _has_numeric(mechanism, attr: str) -> bool:
-    v = getattr(mechanism, attr, None)
-    return isinstance(v, int | float | np.floating) and not isinstance(v, bool) and v > 0
-
-
 def default_attackers(mechanism) -> list:
     """The default (black-box first) suite for ``mechanism``.
 
     Always the generic suite (:data:`~privaudit.attacks.distinguishers.GENERIC_SUITE`:
     point masses, lattices and near-atoms, bit patterns, projection, classifiers),
-    plus the exact likelihood ratio when the mechanism declares ``log_density`` and the
-    numpy-Laplace reachability attacker when it declares a Laplace ``scale``. The
-    declared density is *one* candidate, never trusted alone: a bug in ``sample``
-    that the density does not describe must still be caught.
+    plus the exact likelihood ratio when the mechanism declares ``log_density``
+    (:class:`~privaudit.mechanisms.protocol.HasDensity`) and the numpy-Laplace
+    reachability attacker when it declares a positive Laplace ``scale``
+    (:class:`~privaudit.mechanisms.protocol.HasLaplaceScale`). The declared density is
+    *one* candidate, never trusted alone: a bug in ``sample`` that the density does not
+    describe must still be caught.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The audited mechanism.
+
+    Returns
+    -------
+    list of str
+        Registered attacker names.
     """
     specs = []
-    if callable(getattr(mechanism, "log_density", None)):
+    if isinstance(mechanism, HasDensity):
         specs.append("likelihood-ratio")
     specs += list(GENERIC_SUITE)
-    if _has_numeric(mechanism, "scale"):
+    if isinstance(mechanism, HasLaplaceScale) and _positive_number(mechanism.scale):
         specs.append("reach-numpy-laplace")
     return specs
 
 
-def _certified(crits: list, forced: int | None) -> list[int]:
-    """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
-
-    ``forced`` (the exact likelihood ratio, :func:`_forced`), when there is one, always takes one
-    of the two places: for a mechanism that implements its density it is the most powerful test,
-    but at small ε the ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
-    attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
-    ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
-    ``sample`` that the density does not describe is still certified.
-    """
-    ranked = [int(i) for i in np.argsort(crits)[::-1]]
-    first = [] if forced is None else [forced]
-    return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
-
-
-def _forced(fitted: list) -> int | None:
-    """Index of the attacker certified whatever the ranking (the first exact likelihood ratio), if any.
-
-    Neither its fit nor its being certified depends on the training split, so it is also
-    evaluated on the training releases (:func:`audit_tradeoff`).
-    """
-    return next((i for i, a in enumerate(fitted) if attacker_name(a) == "likelihood-ratio"
-                 and not getattr(a, "requires_training", True)), None)
+def _positive_number(v) -> bool:
+    return isinstance(v, int | float | np.floating) and not isinstance(v, bool) and v > 0
 
 
 def _check_gdp(estimator: str, claim: PrivacyClaim, assume_gaussian: bool) -> None:
@@ -361,10 +343,383 @@ def _harmonise(out0: np.ndarray, out1: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _safe_scores(attacker, rows: np.ndarray, shape: tuple) -> np.ndarray:
     """Scores with non-finite outputs made harmless: attackers that cannot read NaN/inf see 0 there."""
-    if not getattr(attacker, "handles_nonfinite", False) and not np.isfinite(rows).all():
+    if not distinguisher_traits(attacker).handles_nonfinite and not np.isfinite(rows).all():
         rows = np.where(np.isfinite(rows), rows, 0.0)
     s = np.asarray(attacker.score(rows.reshape(shape)), dtype=float).ravel()
     return np.nan_to_num(s, nan=0.0, posinf=1e300, neginf=-1e300)
+
+
+# --- the stages of the audit ------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Splits:
+    """Contiguous blocks of the n releases per hypothesis: train, then select, then evaluate.
+
+    Attributes
+    ----------
+    n_train, n_select, n_eval : int
+        Releases per hypothesis in each block (``n_eval`` is the planned evaluation block;
+        the forced likelihood ratio is also evaluated on the training block).
+    """
+
+    n_train: int
+    n_select: int
+    n_eval: int
+
+    @property
+    def n(self) -> int:
+        """Releases per hypothesis in all."""
+        return self.n_train + self.n_select + self.n_eval
+
+    @property
+    def train(self) -> slice:
+        return slice(0, self.n_train)
+
+    @property
+    def select(self) -> slice:
+        return slice(self.n_train, self.n_train + self.n_select)
+
+    @property
+    def evaluate(self) -> slice:
+        return slice(self.n_train + self.n_select, self.n)
+
+    @property
+    def rank(self) -> slice:
+        """The prefix of the selection block (at most :data:`RANK_ROWS`) on which a suite is ranked."""
+        return slice(self.n_train, self.n_train + min(self.n_select, RANK_ROWS))
+
+
+def plan_splits(n: int, needs_training: bool, selection_fraction: float, train_fraction: float) -> Splits:
+    """Stage *split*: sizes of the train/select/eval blocks of ``n`` releases per hypothesis.
+
+    Parameters
+    ----------
+    n : int
+        Releases per hypothesis.
+    needs_training : bool
+        Whether an attacker must be fitted (otherwise no training block is spent).
+    selection_fraction, train_fraction : float
+        Shares of ``n`` for the selection block (at most :data:`MAX_SELECT`) and the
+        training block (at most :data:`MAX_TRAIN`).
+
+    Returns
+    -------
+    Splits
+
+    Raises
+    ------
+    InvalidParameterError
+        If no release is left for the evaluation block.
+    """
+    n_train = min(int(round(train_fraction * n)), MAX_TRAIN) if needs_training else 0
+    n_select = max(1, min(int(round(selection_fraction * n)), MAX_SELECT))
+    n_eval = n - n_train - n_select
+    if n_eval < 1:
+        raise InvalidParameterError(f"n={n} is too small for the train/select/eval splits")
+    return Splits(n_train, n_select, n_eval)
+
+
+@dataclasses.dataclass(frozen=True)
+class Releases:
+    """The releases under x (``out0``) and x′ (``out1``) as (n, k) float rows, and what they leak.
+
+    Attributes
+    ----------
+    out0, out1 : ndarray (n, k)
+        Rows padded with NaN to one width when the shape depends on the input.
+    leaks : dict
+        ``nonfinite_fraction_x``, ``nonfinite_fraction_x_prime``, ``shape_differs``.
+    shape : tuple
+        The shape the attackers see a batch in: ``(-1, *x.shape)`` for releases of the
+        input's shape, else ``(-1, k)``.
+    """
+
+    out0: np.ndarray
+    out1: np.ndarray
+    leaks: dict
+    shape: tuple
+
+
+def draw_releases(mechanism, x, x_prime, n: int, seed0, seed1) -> Releases:
+    """Stage *draw*: n releases of each input, each from its own generator.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The audited mechanism.
+    x, x_prime : array-like
+        The pair.
+    n : int
+        Releases per input.
+    seed0, seed1 : SeedSequence, int or Generator
+        Randomness of the releases under x and under x′.
+
+    Returns
+    -------
+    Releases
+    """
+    out0 = _as_rows(mechanism.sample(x, n, np.random.default_rng(seed0)), n, "x")
+    out1 = _as_rows(mechanism.sample(x_prime, n, np.random.default_rng(seed1)), n, "x_prime")
+    out0, out1, leaks = _harmonise(out0, out1)
+    shape = (-1, *np.shape(np.asarray(x, dtype=float))) if out0.shape[1] == max(np.size(x), 1) and \
+        not leaks["shape_differs"] else (-1, out0.shape[1])
+    return Releases(out0, out1, leaks, shape)
+
+
+def fit_attackers(attackers: list, releases: Releases, splits: Splits, mechanism, x, x_prime) -> list:
+    """Stage *fit*: fit each attacker on the training block (attackers that need no training on nothing).
+
+    Attackers that need the mechanism's density are dropped when the output shape depends
+    on the input: a density for the declared shape no longer applies.
+
+    Parameters
+    ----------
+    attackers : list of Distinguisher
+        Unfitted attackers.
+    releases : Releases
+        The drawn releases.
+    splits : Splits
+        The blocks; only ``splits.train`` is read.
+    mechanism, x, x_prime
+        Handed to each attacker's ``fit``.
+
+    Returns
+    -------
+    list of Distinguisher
+        The fitted attackers, in the given order.
+    """
+    if releases.leaks["shape_differs"]:
+        attackers = [a for a in attackers if not distinguisher_traits(a).requires_density]
+    fitted = []
+    for a in attackers:  # a handful of attackers, each vectorised over samples
+        traits = distinguisher_traits(a)
+        if traits.requires_training:
+            t0, t1 = releases.out0[splits.train], releases.out1[splits.train]
+            if not traits.handles_nonfinite:
+                t0, t1 = (np.where(np.isfinite(t), t, 0.0) for t in (t0, t1))
+            a.fit(t0.reshape(releases.shape), t1.reshape(releases.shape), mechanism=mechanism, x=x, x_prime=x_prime)
+        else:
+            a.fit(None, None, mechanism=mechanism, x=x, x_prime=x_prime)
+        fitted.append(a)
+    return fitted
+
+
+def _certified(crits: list, forced: int | None) -> list[int]:
+    """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
+
+    ``forced`` (the exact likelihood ratio, :func:`_forced`), when there is one, always takes one
+    of the two places: for a mechanism that implements its density it is the most powerful test,
+    but at small ε the ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
+    attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
+    ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
+    ``sample`` that the density does not describe is still certified.
+    """
+    ranked = [int(i) for i in np.argsort(crits)[::-1]]
+    first = [] if forced is None else [forced]
+    return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
+
+
+def _forced(fitted: list) -> int | None:
+    """Index of the attacker certified whatever the ranking (the first exact likelihood ratio), if any.
+
+    Neither its fit nor its being certified depends on the training split, so it is also
+    evaluated on the training releases (:func:`certify`).
+    """
+    return next((i for i, a in enumerate(fitted) if attacker_name(a) == "likelihood-ratio"
+                 and not distinguisher_traits(a).requires_training), None)
+
+
+def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta: float, confidence: float,
+                     estimator: str, n_thresholds: int) -> tuple[list[int], int | None]:
+    """Stage *select*: rank a suite on the selection block and pick the attackers to certify.
+
+    The evaluation block is never read. A single attacker is certified as is.
+
+    Parameters
+    ----------
+    fitted : list of Distinguisher
+        Fitted attackers.
+    releases : Releases
+        The drawn releases.
+    splits : Splits
+        The blocks; only ``splits.rank`` is read.
+    delta, confidence, estimator, n_thresholds
+        As in :func:`audit_tradeoff`; the criterion is that of a test evaluated on
+        ``splits.n_eval`` releases.
+
+    Returns
+    -------
+    order : list of int
+        Indices into ``fitted`` of the attackers to certify (at most :data:`CERTIFIED_ATTACKERS`).
+    forced : int or None
+        Index of the exact likelihood ratio certified whatever the ranking (:func:`_forced`).
+    """
+    if len(fitted) <= 1:
+        return [0], None
+    forced = _forced(fitted)
+    rk = splits.rank
+    crits = []
+    for a in fitted:
+        s0, s1 = _safe_scores(a, releases.out0[rk], releases.shape), _safe_scores(a, releases.out1[rk], releases.shape)
+        crits.append(eb.select_threshold(s0, s1, splits.n_eval, splits.n_eval, delta=delta, confidence=confidence,
+                                         estimator=estimator, n_thresholds=n_thresholds,
+                                         select_level=eb.RANK_LEVEL, cross_validate=False,
+                                         log_likelihood_ratio=distinguisher_traits(a).llr_scores).criterion)
+    return _certified(crits, forced), forced
+
+
+@dataclasses.dataclass(frozen=True)
+class Certificate:
+    """The certified test: the attacker whose ε̲ is reported, its bound, and its sorted evaluation scores.
+
+    Attributes
+    ----------
+    index : int
+        Index of the attacker in the fitted list.
+    bound : EpsilonBound
+        Its bound (:func:`privaudit.audit.stats.epsilon_bounds.epsilon_bound`).
+    scores0, scores1 : ndarray
+        Its sorted scores on the evaluation releases under x and x′.
+    """
+
+    index: int
+    bound: object
+    scores0: np.ndarray
+    scores1: np.ndarray
+
+    @property
+    def n_eval(self) -> int:
+        """Releases per hypothesis behind the reported test."""
+        return self.scores0.size
+
+
+def certify(fitted: list, order: list[int], forced: int | None, releases: Releases, splits: Splits, *,
+            delta: float, confidence: float, selection: str, estimator: str, n_thresholds: int) -> Certificate:
+    """Stage *certify*: bound ε for each selected attacker on held-out releases; report the largest.
+
+    Each of the k selected attackers is certified at 1 − (1 − c)/k (Bonferroni), so the
+    reported maximum holds at confidence c. Two guard against a ranking error between a
+    rare but perfect leak (an atom, a NaN) and a bulk shift, whose selection-split criteria
+    are close. The forced likelihood ratio is evaluated on the training releases too: they
+    are independent of its test (chosen on the selection block) and of its being
+    certified, so no release is wasted.
+
+    Parameters
+    ----------
+    fitted, order, forced
+        From :func:`fit_attackers` and :func:`select_attackers`.
+    releases : Releases
+        The drawn releases.
+    splits : Splits
+        The blocks.
+    delta, confidence, selection, estimator, n_thresholds
+        As in :func:`audit_tradeoff`.
+
+    Returns
+    -------
+    Certificate
+        The attacker with the largest ε̲ (the first of equals).
+    """
+    level_each = 1 - (1 - confidence) / len(order)
+    n = splits.n
+    results = []
+    for idx in order:
+        a = fitted[idx]
+        sel0 = _safe_scores(a, releases.out0[splits.select], releases.shape)
+        sel1 = _safe_scores(a, releases.out1[splits.select], releases.shape)
+        rows = np.r_[0:splits.n_train, splits.n_train + splits.n_select:n] if idx == forced else splits.evaluate
+        e0 = np.sort(_safe_scores(a, releases.out0[rows], releases.shape))
+        e1 = np.sort(_safe_scores(a, releases.out1[rows], releases.shape))
+        b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
+                             estimator=estimator, n_thresholds=n_thresholds, presorted=True,
+                             log_likelihood_ratio=distinguisher_traits(a).llr_scores)
+        results.append((b.epsilon, idx, b, e0, e1))
+    _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
+    return Certificate(best, bound, ev0, ev1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Curves:
+    """The curves of a trade-off audit on :data:`ALPHA_GRID`.
+
+    Attributes
+    ----------
+    fpr, fnr : ndarray
+        Empirical trade-off curve of the certified attacker's threshold tests.
+    band_lower, band_upper : ndarray
+        Simultaneous DKW band on the grid.
+    claim_curve : ndarray
+        f_{ε,δ} of the claim.
+    exact_curve : ndarray or None
+        The mechanism's exact curve, when known.
+    """
+
+    fpr: np.ndarray
+    fnr: np.ndarray
+    band_lower: np.ndarray
+    band_upper: np.ndarray
+    claim_curve: np.ndarray
+    exact_curve: np.ndarray | None
+
+
+def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: float, mechanism, x, x_prime,
+                 exact_curve=None) -> Curves:
+    """Stage *curves*: the empirical curve with its band, the claim's curve and the exact one.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        The certified test (its evaluation scores give the empirical curve).
+    claim : PrivacyClaim
+        The claim (its f_{ε,δ}).
+    confidence : float
+        Level of the simultaneous band.
+    mechanism, x, x_prime
+        For the exact curve (:class:`~privaudit.mechanisms.protocol.HasExactTradeoff`).
+    exact_curve : callable or array, optional
+        Overrides the mechanism's curve.
+
+    Returns
+    -------
+    Curves
+    """
+    n_eval = certificate.n_eval
+    fpr, fnr, _ = eb.empirical_curve(certificate.scores0, certificate.scores1, presorted=True)
+    lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
+    claim_curve = tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID)
+    if exact_curve is None:
+        exact = _exact_curve(mechanism, x, x_prime, ALPHA_GRID)
+    else:
+        exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
+    return Curves(fpr, fnr, lower, upper, claim_curve, exact)
+
+
+def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, str | None]:
+    """Stage *judge*: the verdict of ε̲ (computed at ``delta``) against the claim.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim
+        The claim under test.
+    epsilon_lb : float
+        The certified lower bound on ε.
+    delta : float
+        The δ at which ``epsilon_lb`` holds.
+
+    Returns
+    -------
+    verdict : {"pass", "violation", "inconclusive"}
+        "violation" iff ε̲ exceeds the claimed ε at a δ ≥ the claim's; "inconclusive" when it
+        exceeds it at a smaller δ (not comparable: a smaller δ allows a larger ε).
+    note : str or None
+        Why an excess is not a violation, when it is not.
+    """
+    exceeds = claim.is_private and epsilon_lb > claim.epsilon
+    verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
+    note = None
+    if exceeds and delta < claim.delta:
+        note = (f"epsilon_lb was computed at delta={delta:g} < the claim's delta={claim.delta:g}: a smaller "
+                "delta allows a larger epsilon, so exceeding the claimed epsilon there is not a violation")
+    return verdict, note
 
 
 # --- the audit -----------------------------------------------------------------------------------
@@ -376,6 +731,10 @@ def audit_tradeoff(
     assume_gaussian: bool = False, adjacency: str = "check",
 ) -> TradeoffAudit:
     """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
+
+    The audit is the pipeline :func:`plan_splits` → :func:`draw_releases` →
+    :func:`fit_attackers` → :func:`select_attackers` → :func:`certify` →
+    :func:`trace_curves` → :func:`judge`.
 
     Parameters
     ----------
@@ -449,80 +808,26 @@ def audit_tradeoff(
     delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
     check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
     check_interval("train_fraction", train_fraction, 0.0, 1.0, closed="left")
-    root, seed = resolve_root(rng)
+    root, seed = resolve_seed(rng)
     ss_sample0, ss_sample1, ss_attack = root.spawn(3)
 
     specs = default_attackers(mechanism) if attacker is None else (
         list(attacker) if isinstance(attacker, list | tuple) else [attacker])
     attackers = [make_attacker(s, random_state=np.random.default_rng(child))
                  for s, child in zip(specs, ss_attack.spawn(len(specs)))]
-    needs_training = any(getattr(a, "requires_training", True) for a in attackers)
-    n_train, n_select, n_eval = _split_sizes(n, needs_training, selection_fraction, train_fraction)
-
-    out0 = _as_rows(mechanism.sample(x, n, np.random.default_rng(ss_sample0)), n, "x")
-    out1 = _as_rows(mechanism.sample(x_prime, n, np.random.default_rng(ss_sample1)), n, "x_prime")
-    out0, out1, leaks = _harmonise(out0, out1)
-    shape = (-1, *np.shape(np.asarray(x, dtype=float))) if out0.shape[1] == max(np.size(x), 1) and \
-        not leaks["shape_differs"] else (-1, out0.shape[1])
-    if leaks["shape_differs"]:  # a density for the declared shape no longer applies
-        attackers = [a for a in attackers if not getattr(a, "requires_density", False)]
-    tr, se = slice(0, n_train), slice(n_train, n_train + n_select)
-    ev = slice(n_train + n_select, n)
-    fitted = []
-    for a in attackers:  # a handful of attackers, each vectorised over samples
-        if getattr(a, "requires_training", True):
-            t0, t1 = out0[tr], out1[tr]
-            if not getattr(a, "handles_nonfinite", False):
-                t0, t1 = (np.where(np.isfinite(t), t, 0.0) for t in (t0, t1))
-            a.fit(t0.reshape(shape), t1.reshape(shape), mechanism=mechanism, x=x, x_prime=x_prime)
-        else:
-            a.fit(None, None, mechanism=mechanism, x=x, x_prime=x_prime)
-        fitted.append(a)
-    forced = _forced(fitted) if len(fitted) > 1 else None
-    # Rank the attackers on (a prefix of) the selection split only; the evaluation split is never seen.
-    if len(fitted) > 1:
-        rk = slice(n_train, n_train + min(n_select, RANK_ROWS))
-        crits = []
-        for a in fitted:
-            s0, s1 = _safe_scores(a, out0[rk], shape), _safe_scores(a, out1[rk], shape)
-            crits.append(eb.select_threshold(s0, s1, n_eval, n_eval, delta=delta, confidence=confidence,
-                                             estimator=estimator, n_thresholds=n_thresholds,
-                                             select_level=eb.RANK_LEVEL, cross_validate=False,
-                                             log_likelihood_ratio=getattr(a, "llr_scores", False)).criterion)
-        order = _certified(crits, forced)
-    else:
-        order = [0]
-    # Certify the top-ranked attackers on the evaluation split, each at 1 − (1 − c)/k (Bonferroni):
-    # the reported maximum holds at confidence c. Two guard against a ranking error between a rare but
-    # perfect leak (an atom, a NaN) and a bulk shift, whose selection-split criteria are close.
-    k = len(order)
-    level_each = 1 - (1 - confidence) / k
-    results = []
-    # The forced likelihood ratio is evaluated on the training releases too: they are independent of
-    # its test (chosen on the selection split) and of its being certified, so no release is wasted.
-    for idx in order:
-        a = fitted[idx]
-        sel0, sel1 = _safe_scores(a, out0[se], shape), _safe_scores(a, out1[se], shape)
-        rows = np.r_[0:n_train, n_train + n_select:n] if idx == forced else ev
-        e0 = np.sort(_safe_scores(a, out0[rows], shape))
-        e1 = np.sort(_safe_scores(a, out1[rows], shape))
-        b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
-                             estimator=estimator, n_thresholds=n_thresholds, presorted=True,
-                             log_likelihood_ratio=getattr(a, "llr_scores", False))
-        results.append((b.epsilon, idx, b, e0, e1))
-    del out0, out1
-    _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
-    chosen = fitted[best]
-    n_eval = ev0.size  # releases per hypothesis behind the reported test
-
-    fpr, fnr, _ = eb.empirical_curve(ev0, ev1, presorted=True)
-    lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
-    claim_curve = tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID)
-    if exact_curve is None:
-        exact = _exact_curve(mechanism, x, x_prime, ALPHA_GRID)
-    else:
-        exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
+    splits = plan_splits(n, any(distinguisher_traits(a).requires_training for a in attackers),
+                         selection_fraction, train_fraction)
+    releases = draw_releases(mechanism, x, x_prime, n, ss_sample0, ss_sample1)
+    fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
+    order, forced = select_attackers(fitted, releases, splits, delta=delta, confidence=confidence,
+                                     estimator=estimator, n_thresholds=n_thresholds)
+    cert = certify(fitted, order, forced, releases, splits, delta=delta, confidence=confidence,
+                   selection=selection, estimator=estimator, n_thresholds=n_thresholds)
+    leaks = releases.leaks
+    del releases  # the releases can be large; only the certified scores are needed from here on
+    curves = trace_curves(cert, claim, confidence, mechanism, x, x_prime, exact_curve)
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
+    bound = cert.bound
 
     notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), assume_gaussian, leaks)
     if pair_note:
@@ -530,24 +835,24 @@ def audit_tradeoff(
     if forced is not None:
         assumptions.append("the exact likelihood ratio takes one certified place whatever the ranking and trains on "
                            "nothing, so it is evaluated on the training releases as well as the held-out ones")
-    exceeds = claim.is_private and bound.epsilon > claim.epsilon
-    verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
-    if exceeds and delta < claim.delta:
-        notes.append(f"epsilon_lb was computed at delta={delta:g} < the claim's delta={claim.delta:g}: a smaller "
-                     "delta allows a larger epsilon, so exceeding the claimed epsilon there is not a violation")
+    verdict, note = judge(claim, bound.epsilon, delta)
+    if note:
+        notes.append(note)
     op = {
         "threshold": bound.threshold, "reverse_threshold": bound.reverse_threshold, "direction": bound.direction,
         "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
     }
     return TradeoffAudit(
-        target=target or repr(mechanism), attacker=attacker_name(chosen),
+        target=target or repr(mechanism), attacker=attacker_name(fitted[cert.index]),
         attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim, estimator=estimator,
         selection=selection, epsilon_lb=bound.epsilon, mu_lb=bound.mu, delta=delta, epsilon_exact=eps_exact,
-        verdict=verdict, n=n, n_train=n_train, n_select=n_select, n_eval=n_eval, confidence=confidence, seed=seed,
-        operating_point=op, fpr=fpr, fnr=fnr, alpha=ALPHA_GRID.copy(),
-        band={"lower": lower, "upper": upper, "method": "DKW"}, claim_curve=claim_curve, exact_curve=exact,
-        notes=tuple(notes), assumptions=tuple(assumptions),
-        min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, n_eval, confidence, mu=claim.mu), leaks=leaks,
+        verdict=verdict, n=n, n_train=splits.n_train, n_select=splits.n_select, n_eval=cert.n_eval,
+        confidence=confidence, seed=seed, operating_point=op, fpr=curves.fpr, fnr=curves.fnr,
+        alpha=ALPHA_GRID.copy(), band={"lower": curves.band_lower, "upper": curves.band_upper, "method": "DKW"},
+        claim_curve=curves.claim_curve, exact_curve=curves.exact_curve, notes=tuple(notes),
+        assumptions=tuple(assumptions),
+        min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, cert.n_eval, confidence, mu=claim.mu),
+        leaks=leaks,
     )
 
 

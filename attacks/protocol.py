@@ -1,0 +1,87 @@
+"""Structural protocols of attackers, and the traits a distinguisher declares.
+
+The audit engines accept any object that implements one of these protocols, built-in or
+not: the registered attackers derive from the base classes
+:class:`privaudit.attacks.distinguishers.Distinguisher` and
+:class:`privaudit.attacks.reconstruction.ReconstructionAttacker`, which implement them.
+
+A distinguisher states what it needs and what its scores mean as class attributes
+(:class:`DistinguisherTraits`). An attacker written without the base class may omit them;
+:func:`distinguisher_traits` then applies the documented defaults, the conservative ones:
+it is trained, cannot read non-finite outputs, needs no density, and its scores are not
+exact log-likelihood ratios.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Distinguisher(Protocol):
+    """Scores releases, higher meaning "the input was x′".
+
+    ``fit`` receives training releases under x and x′ (``None`` for attackers with
+    ``requires_training = False``) and returns the attacker; ``score`` is vectorised over
+    the n releases.
+    """
+
+    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher": ...
+
+    def score(self, outputs: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Reconstructor(Protocol):
+    """Estimates the client's input from releases: ``reconstruct(outputs, *, phase, y) -> (n, d)``."""
+
+    def reconstruct(self, outputs: np.ndarray, *, phase: np.ndarray | None = None,
+                    y: np.ndarray | None = None) -> np.ndarray: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class DistinguisherTraits:
+    """What a distinguisher declares about itself.
+
+    Attributes
+    ----------
+    requires_training : bool
+        ``fit`` needs training releases (default True: the audit then spends a training split).
+    handles_nonfinite : bool
+        ``score`` reads NaN/inf outputs itself (default False: the audit replaces them by 0).
+    requires_density : bool
+        The attacker needs ``mechanism.log_density`` (default False); it is dropped when
+        the output shape depends on the input, where no declared density applies.
+    llr_scores : bool
+        Scores are exact log-likelihood ratios (default False): the audit may then pool
+        the two hypotheses' rate estimates when choosing the test.
+    """
+
+    requires_training: bool = True
+    handles_nonfinite: bool = False
+    requires_density: bool = False
+    llr_scores: bool = False
+
+
+def distinguisher_traits(attacker) -> DistinguisherTraits:
+    """The traits ``attacker`` (an instance or a class) declares, with the documented defaults for the rest.
+
+    Parameters
+    ----------
+    attacker : object
+        A distinguisher instance or class.
+
+    Returns
+    -------
+    DistinguisherTraits
+    """
+    defaults = DistinguisherTraits()
+    return DistinguisherTraits(**{
+        f.name: bool(getattr(attacker, f.name, getattr(defaults, f.name))) for f in dataclasses.fields(defaults)
+    })
+
+
+__all__ = ["Distinguisher", "DistinguisherTraits", "Reconstructor", "distinguisher_traits"]
