@@ -42,6 +42,50 @@ class Reconstructor(Protocol):
                     y: np.ndarray | None = None) -> np.ndarray: ...
 
 
+@runtime_checkable
+class Prior(Protocol):
+    """A prior on the client's input: ``dim`` and ``sample(n, rng) -> (n, dim)``."""
+
+    dim: int
+
+    def sample(self, n: int, rng=None) -> np.ndarray: ...
+
+
+@runtime_checkable
+class FinitePrior(Prior, Protocol):
+    """A prior on finitely many points (``support``, (K, d)) whose largest mass is ``kappa``.
+
+    Reconstruction audits measure exact reconstruction (ReRo) under it; van Trees, which
+    needs a density vanishing at the boundary of its support, does not apply.
+    """
+
+    support: np.ndarray
+    kappa: float
+
+
+def declares_unbiased(attacker, mechanism, information: str = "known") -> bool:
+    """Whether a reconstruction attacker declares itself exactly unbiased on ``mechanism``.
+
+    Parameters
+    ----------
+    attacker : object
+        A reconstruction attacker (class or instance).
+    mechanism : mechanism or sequence of mechanisms
+        The release it attacks.
+    information : {"known", "hidden", "fixed"}
+        What it sees of the modulation phases.
+
+    Returns
+    -------
+    bool
+        ``attacker.is_unbiased(mechanism, information=...)`` when it has that method, else its
+        ``unbiased`` attribute, else False (the unbiased bounds then do not bind it).
+    """
+    if callable(getattr(attacker, "is_unbiased", None)):
+        return bool(attacker.is_unbiased(mechanism, information=information))
+    return bool(getattr(attacker, "unbiased", False))
+
+
 @dataclasses.dataclass(frozen=True)
 class DistinguisherTraits:
     """What a distinguisher declares about itself.
@@ -84,4 +128,5 @@ def distinguisher_traits(attacker) -> DistinguisherTraits:
     })
 
 
-__all__ = ["Distinguisher", "DistinguisherTraits", "Reconstructor", "distinguisher_traits"]
+__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "Prior", "Reconstructor", "declares_unbiased",
+           "distinguisher_traits"]

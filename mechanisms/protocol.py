@@ -16,6 +16,7 @@ protocol                          unlocks
                                   (:func:`privaudit.mechanisms.accounting.privacy_loss_distribution`)
 :class:`HasFisherInformation`     Cramér–Rao, van Trees and HCR bounds of reconstruction audits
 :class:`HasLaplaceScale`          the numpy-Laplace reachability attacker
+:class:`HasMarginalFisherInformation` bounds for an attacker who does not see hidden phases
 :class:`HasBatchRelease`          one release per row of a batch of inputs (one per client)
 :class:`IsotropicGaussianRelease` closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
 :class:`ModulatedRelease`         closed forms of seed 000's modulated map (phases, χ², μ)
@@ -131,6 +132,15 @@ class HasLaplaceScale(Protocol):
 
 
 @runtime_checkable
+class HasMarginalFisherInformation(Protocol):
+    """The release has hidden randomness (e.g. a phase) whose marginalised Fisher information is known."""
+
+    def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Fisher information about ``x`` of the release alone, the hidden randomness marginalised; ``(d, d)``."""
+        ...
+
+
+@runtime_checkable
 class HasBatchRelease(Protocol):
     """Releases a batch of different inputs at once (one client per row)."""
 
@@ -178,8 +188,10 @@ class ModulatedRelease(Protocol):
     φ_j are uniform phases, fresh per release unless given; the columns of ``basis`` are
     the m = ``n_vectors`` orthonormal v_j and ``lipschitz`` is L = |1 − α| + λω/m. The
     phase-averaged Fisher information ``fisher_information(x)`` does not depend on x.
+    ``with_basis(V)`` is the same release (same σ and claim) with other modulation vectors.
     """
 
+    dim: int
     alpha: float
     lam: float
     omega: float
@@ -195,9 +207,12 @@ class ModulatedRelease(Protocol):
 
     def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray: ...
 
+    def with_basis(self, basis: np.ndarray) -> "ModulatedRelease": ...
+
 
 __all__ = [
     "AccountableMechanism", "DensityMechanism", "HasBatchRelease", "HasDPEvent", "HasDensity", "HasExactDelta",
-    "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale", "HasNoiseFreeMap", "IsotropicGaussianRelease",
+    "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale",
+    "HasMarginalFisherInformation", "HasNoiseFreeMap", "IsotropicGaussianRelease",
     "Mechanism", "ModulatedRelease",
 ]

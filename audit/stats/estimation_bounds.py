@@ -34,8 +34,9 @@ import numpy as np
 from scipy.special import logsumexp, ndtr, ndtri
 
 from privaudit.attacks.priors import DiscretePrior, GaussianPrior
+from privaudit.attacks.protocol import FinitePrior
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
-from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
+from privaudit.mechanisms.protocol import HasNoiseFreeMap, IsotropicGaussianRelease, ModulatedRelease
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -108,7 +109,7 @@ def van_trees(fisher, prior, *, n_mc: int = 20_000, rng=None) -> float:
     With a Gaussian prior and a linear-Gaussian release it is attained by the
     posterior mean.
     """
-    if isinstance(prior, DiscretePrior):
+    if isinstance(prior, FinitePrior):
         raise InvalidParameterError("van Trees needs a prior with a density that vanishes at its boundary; "
                                     "for a DiscretePrior use rero_bound")
     rng = np.random.default_rng(rng)
@@ -158,9 +159,9 @@ def _log1p_chi2_mixture_shift(shifts: np.ndarray, amplitude: float, sigma: float
 
 def _log1p_chi2_round(mech, x: np.ndarray, h: np.ndarray, phase, information: str) -> np.ndarray:
     """log(1 + χ²) between releases of x + h_k and x, for each row h_k of h (K, d)."""
-    if isinstance(mech, GaussianMechanism):
+    if isinstance(mech, IsotropicGaussianRelease):
         return np.einsum("kd,kd->k", h, h) / mech.sigma**2
-    if isinstance(mech, ModulatedMechanism):
+    if isinstance(mech, ModulatedRelease):
         s2 = mech.sigma**2
         v = mech.basis
         c = 1 - mech.alpha
@@ -187,7 +188,7 @@ def _log1p_chi2_round(mech, x: np.ndarray, h: np.ndarray, phase, information: st
         else:  # E over each independent uniform phase, then multiply over j.
             along = (logsumexp(expo, axis=-1) - math.log(w)).sum(axis=1)
         return log_perp + along
-    if hasattr(mech, "mean") and hasattr(mech, "sigma"):
+    if isinstance(mech, HasNoiseFreeMap):
         base = mech.mean(x)[0]
         dm = mech.mean(x + h) - base
         return np.einsum("kd,kd->k", dm, dm) / mech.sigma**2
@@ -285,7 +286,9 @@ def rero_bound(kappa: float, tradeoff: Callable[[np.ndarray], np.ndarray] | None
 def rero_mu(mechanism, prior: DiscretePrior, *, information: str = "known") -> float:
     """The GDP μ between releases of any two support points of ``prior``.
 
-    Gaussian mechanism: max ‖z − z′‖/σ (exact). Modulated mechanism with the phase
+    Gaussian release (:class:`~privaudit.mechanisms.protocol.IsotropicGaussianRelease`):
+    max ‖z − z′‖/σ (exact). Modulated release
+    (:class:`~privaudit.mechanisms.protocol.ModulatedRelease`) with the phase
     known: max ‖z − z′‖·L/σ (L-Lipschitz map; an upper bound, valid for ReRo). Over
     T rounds μ adds in quadrature.
     """
@@ -293,9 +296,9 @@ def rero_mu(mechanism, prior: DiscretePrior, *, information: str = "known") -> f
     diam = float(np.sqrt(((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)).max())
     mus = []
     for mech in as_rounds(mechanism):
-        if isinstance(mech, GaussianMechanism):
+        if isinstance(mech, IsotropicGaussianRelease):
             mus.append(diam / mech.sigma)
-        elif isinstance(mech, ModulatedMechanism):
+        elif isinstance(mech, ModulatedRelease):
             mus.append(diam * mech.lipschitz / mech.sigma)
         else:
             raise InvalidParameterError(f"no GDP parameter is known for mechanism={mech!r}; pass rero_bound a tradeoff")

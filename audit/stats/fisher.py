@@ -6,8 +6,10 @@ For a release r = f(x) + ξ with ξ ~ N(0, σ² I) (seed 000, §6),
 
 where J_f is the Jacobian of the noise-free map. This module provides it
 
-* analytically for :class:`~privaudit.mechanisms.GaussianMechanism` (I/σ²) and
-  :class:`~privaudit.mechanisms.ModulatedMechanism` — per phase, I(x | φ) = JᵀJ/σ²,
+* analytically for every mechanism that declares it
+  (:class:`~privaudit.mechanisms.protocol.HasFisherInformation`: the Gaussian's I/σ²) and
+  for seed 000's modulated release (:class:`~privaudit.mechanisms.protocol.ModulatedRelease`)
+  — per phase, I(x | φ) = JᵀJ/σ²,
   and averaged over the uniform phase, E_φ I(x | φ), which is the information of an
   observer who sees the release *and* its phase (the phase law does not depend on x);
   both are delegated to the mechanism;
@@ -31,7 +33,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from privaudit.attacks.reconstruction import as_rounds
-from privaudit.mechanisms import ModulatedMechanism, PrivacyClaim
+from privaudit.mechanisms import PrivacyClaim
+from privaudit.mechanisms.protocol import HasFisherInformation, HasMarginalFisherInformation, ModulatedRelease
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -81,9 +84,9 @@ def marginal_fisher(mechanism, x=None) -> np.ndarray:
     For a mechanism without hidden randomness (a Gaussian) it is its own
     ``fisher_information``.
     """
-    if hasattr(mechanism, "marginal_fisher_information"):
+    if isinstance(mechanism, HasMarginalFisherInformation):
         return mechanism.marginal_fisher_information(x)
-    if hasattr(mechanism, "fisher_information"):
+    if isinstance(mechanism, HasFisherInformation):
         # No hidden randomness beyond the noise: the release's own information (a
         # Gaussian's is constant in x; x = None stands for a scalar input).
         return mechanism.fisher_information(np.zeros(1) if x is None else x)
@@ -230,14 +233,14 @@ def release_fisher(
             raise InvalidInputError(f"phase must have one row per round ({len(rounds)}), got shape {phases.shape}")
     infos = []
     for t, mech in enumerate(rounds):
-        if isinstance(mech, ModulatedMechanism):
+        if isinstance(mech, ModulatedRelease):
             if phases is not None:
                 infos.append(mech.fisher_information(x, phases[t]))
             elif information == "hidden":
                 infos.append(marginal_fisher(mech, x))
             else:
                 infos.append(mech.fisher_information(x))
-        elif hasattr(mech, "fisher_information"):
+        elif isinstance(mech, HasFisherInformation):
             infos.append(np.asarray(mech.fisher_information(x), dtype=float))
         else:
             raise InvalidParameterError(f"no Fisher information is known for mechanism={mech!r}")
