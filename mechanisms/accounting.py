@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass
 
 import dp_accounting as dpa
+import numpy as np
 from dp_accounting import dp_event as dp_event_lib
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
@@ -39,6 +40,7 @@ from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from scipy.optimize import brentq
 
 from .claim import neighboring_relation
+from .tradeoff import pld_tradeoff
 from .validation import InvalidParameterError, check_delta, check_epsilon, check_int, check_interval, check_positive
 
 ZCDP_CONVERSIONS = ("seed", "rdp", "gaussian")
@@ -260,6 +262,70 @@ def privacy_loss_distribution(mechanism, distance: float | None = None, *,
     """
     vdi = check_positive("value_discretization_interval", value_discretization_interval)
     return _event_pld(dp_event_of(mechanism, distance), vdi)
+
+
+def composed_pld(
+    *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3,
+):
+    """PLD of ``steps`` Gaussian steps of noise multiplier z (σ over the ℓ₂ bound), via dp_accounting.
+
+    Under ``"replace-one"``/``"label"`` dp_accounting treats one replacement as a
+    shift of twice the bound, exactly as :func:`dpsgd_epsilon`.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ / (ℓ₂ bound).
+    steps : int
+        T, the composed steps.
+    sampling_rate : float
+        Poisson sampling probability q of each step.
+    adjacency : str
+        Neighbouring relation of the claim.
+    value_discretization_interval : float
+        Grid of the privacy-loss values.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+    """
+    z = check_positive("noise_multiplier", noise_multiplier)
+    steps = check_int("steps", steps)
+    q = check_interval("sampling_rate", sampling_rate, 0.0, 1.0, closed="right")
+    one = pld_lib.from_gaussian_mechanism(
+        standard_deviation=z, sensitivity=1.0, sampling_prob=q, neighboring_relation=neighboring_relation(adjacency),
+        value_discretization_interval=check_positive("value_discretization_interval", value_discretization_interval),
+    )
+    return one.self_compose(steps)
+
+
+def composed_tradeoff(
+    alpha, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3, epsilon_grid=None,
+) -> np.ndarray:
+    """Trade-off curve of T composed (subsampled) Gaussian steps from dp_accounting's PLD.
+
+    For full participation (``sampling_rate=1``) under add/remove this is G_μ with
+    μ = √T/z (Dong, Roth & Su 2019, Cor. 3.3), up to the grid/discretisation error.
+
+    Parameters
+    ----------
+    alpha : array-like
+        Type-I errors in [0, 1].
+    noise_multiplier, steps, sampling_rate, adjacency, value_discretization_interval :
+        As :func:`composed_pld` takes them.
+    epsilon_grid : array-like, optional
+        As :func:`privaudit.mechanisms.tradeoff.pld_tradeoff` takes it.
+
+    Returns
+    -------
+    numpy.ndarray
+        Type-II errors, the shape of ``alpha``.
+    """
+    pld = composed_pld(noise_multiplier=noise_multiplier, steps=steps, sampling_rate=sampling_rate,
+                       adjacency=adjacency, value_discretization_interval=value_discretization_interval)
+    return pld_tradeoff(pld, alpha, epsilon_grid)
 
 
 def gaussian_mixture_pld(mus, weights, *, value_discretization_interval: float = PLD_DISCRETIZATION):

@@ -104,3 +104,32 @@ def tradeoff_from_profile(epsilons, deltas, alpha) -> np.ndarray:
     e = np.exp(eps)
     curves = np.maximum(np.maximum(0.0, 1 - dl - e * a), (1 - dl - a) / e)
     return curves.max(axis=-1)
+
+
+def pld_tradeoff(pld, alpha, epsilon_grid=None) -> np.ndarray:
+    """Trade-off curve of a dp_accounting ``PrivacyLossDistribution`` from its whole profile.
+
+    δ(ε) is read on ``epsilon_grid`` (default 4000 points on [0, 60]) and the curve is
+    sup_i f_{ε_i, δ(ε_i)}. With dp_accounting's pessimistic discretisation the
+    profile is an upper bound on the true δ(ε), so the curve is a valid *lower*
+    bound on the true trade-off, tight as the grid and discretisation refine.
+    Asymmetric (add/remove) PLDs return max over both directions, i.e. the
+    symmetrised curve.
+
+    Parameters
+    ----------
+    pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        Anything with ``get_delta_for_epsilon`` over an array of ε.
+    alpha : array-like
+        Type-I errors in [0, 1].
+    epsilon_grid : array-like, optional
+        The ε at which the profile is read.
+
+    Returns
+    -------
+    numpy.ndarray
+        Type-II errors, the shape of ``alpha``.
+    """
+    eps = np.linspace(0.0, 60.0, 4001) if epsilon_grid is None else np.asarray(epsilon_grid, dtype=float)
+    deltas = np.asarray(pld.get_delta_for_epsilon(eps), dtype=float)
+    return tradeoff_from_profile(eps, np.clip(deltas, 0.0, 1.0), alpha)

@@ -42,13 +42,15 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
 from privaudit.attacks.protocol import distinguisher_traits
 from privaudit.mechanisms.adjacency import adjacent_claim
-from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
-from privaudit.mechanisms.tradeoff import tradeoff_curve, tradeoff_from_profile
+from privaudit.mechanisms.claim import PrivacyClaim
+# The theory curves of compositions describe mechanisms (release views use them), so they are defined
+# there; privaudit.audit re-exports composed_tradeoff and pld_tradeoff from here.
+from privaudit.mechanisms.accounting import composed_tradeoff
+from privaudit.mechanisms.tradeoff import pld_tradeoff, tradeoff_curve
 from privaudit.mechanisms.protocol import HasDensity, HasExactEpsilon, HasExactTradeoff, HasLaplaceScale
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
@@ -57,7 +59,6 @@ from privaudit.mechanisms.validation import (
     check_delta,
     check_int,
     check_interval,
-    check_positive,
 )
 
 from privaudit.audit.stats import epsilon_bounds as eb
@@ -67,55 +68,6 @@ from privaudit.audit.results import AuditResult
 ESTIMATORS = ("clopper-pearson", "gdp")
 #: α grid on which theory curves and the band are reported: dense near 0, where ε is decided.
 ALPHA_GRID = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1e-2, 41), np.linspace(0.01, 1.0, 100)]))
-
-
-# --- theory curves of compositions -------------------------------------------------------------
-def pld_tradeoff(pld, alpha, epsilon_grid=None) -> np.ndarray:
-    """Trade-off curve of a dp_accounting ``PrivacyLossDistribution`` from its whole profile.
-
-    δ(ε) is read on ``epsilon_grid`` (default 4000 points on [0, 60]) and the curve is
-    sup_i f_{ε_i, δ(ε_i)}. With dp_accounting's pessimistic discretisation the
-    profile is an upper bound on the true δ(ε), so the curve is a valid *lower*
-    bound on the true trade-off, tight as the grid and discretisation refine.
-    Asymmetric (add/remove) PLDs return max over both directions, i.e. the
-    symmetrised curve.
-    """
-    eps = np.linspace(0.0, 60.0, 4001) if epsilon_grid is None else np.asarray(epsilon_grid, dtype=float)
-    deltas = np.asarray(pld.get_delta_for_epsilon(eps), dtype=float)
-    return tradeoff_from_profile(eps, np.clip(deltas, 0.0, 1.0), alpha)
-
-
-def composed_pld(
-    *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
-    value_discretization_interval: float = 1e-3,
-):
-    """PLD of ``steps`` Gaussian steps of noise multiplier z (σ over the ℓ₂ bound), via dp_accounting.
-
-    Under ``"replace-one"``/``"label"`` dp_accounting treats one replacement as a
-    shift of twice the bound, exactly as :func:`privaudit.mechanisms.dpsgd_epsilon`.
-    """
-    z = check_positive("noise_multiplier", noise_multiplier)
-    steps = check_int("steps", steps)
-    q = check_interval("sampling_rate", sampling_rate, 0.0, 1.0, closed="right")
-    one = pld_lib.from_gaussian_mechanism(
-        standard_deviation=z, sensitivity=1.0, sampling_prob=q, neighboring_relation=neighboring_relation(adjacency),
-        value_discretization_interval=check_positive("value_discretization_interval", value_discretization_interval),
-    )
-    return one.self_compose(steps)
-
-
-def composed_tradeoff(
-    alpha, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
-    value_discretization_interval: float = 1e-3, epsilon_grid=None,
-) -> np.ndarray:
-    """Trade-off curve of T composed (subsampled) Gaussian steps from dp_accounting's PLD.
-
-    For full participation (``sampling_rate=1``) under add/remove this is G_μ with
-    μ = √T/z (Dong, Roth & Su 2019, Cor. 3.3), up to the grid/discretisation error.
-    """
-    pld = composed_pld(noise_multiplier=noise_multiplier, steps=steps, sampling_rate=sampling_rate,
-                       adjacency=adjacency, value_discretization_interval=value_discretization_interval)
-    return pld_tradeoff(pld, alpha, epsilon_grid)
 
 
 # --- the result --------------------------------------------------------------------------------
