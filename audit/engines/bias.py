@@ -47,6 +47,13 @@ O(chunk_size·p + p²), and the result depends only on (seed, n, chunk_size): no
 the number of workers (``n_jobs``) nor on the order in which chunks are evaluated.
 ``chunk_size`` is part of the random stream's definition (it fixes which draws
 each child generator makes), like the block size of a blocked RNG.
+
+Pipeline
+--------
+:func:`audit_bias` runs named stages, each a function that can be tested alone:
+:func:`accumulate_moments` (draw), :func:`per_coordinate_tests` (t-tests, Holm flags,
+intervals), :func:`choose_test` (Hotelling or Holm), :func:`global_test` (the test and its
+power), :func:`normality` (the level's approximation error) and :func:`judge` (verdict).
 """
 
 from __future__ import annotations
@@ -296,6 +303,291 @@ def holm_reject(p_values, alpha: float) -> np.ndarray:
     return out
 
 
+# --- the stages of the audit ------------------------------------------------------------------------
+def accumulate_moments(sampler: Callable, theta: np.ndarray, shape: tuple, n: int, chunk_size: int,
+                       seed_sequence: np.random.SeedSequence, n_jobs: int | None = None) -> _Moments:
+    """Stage *draw*: the moments of the n draws' errors θ̂ − θ, drawn and merged chunk by chunk.
+
+    Chunk c draws from child c of ``seed_sequence``; chunks are merged in chunk order, so
+    the result is bit-identical for every ``n_jobs``.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(k, rng)`` returns k draws shaped ``(k, *shape)``.
+    theta : ndarray (p,)
+        The claimed expectation, flattened.
+    shape : tuple
+        Shape of one draw.
+    n, chunk_size : int
+        Draws in all and per chunk.
+    seed_sequence : SeedSequence
+        Root of the chunks' generators.
+    n_jobs : int, optional
+        Threads evaluating chunks (joblib).
+
+    Returns
+    -------
+    _Moments
+    """
+    n_chunks = -(-n // chunk_size)
+    children = seed_sequence.spawn(n_chunks)
+    full = theta.size <= MAX_COVARIANCE_DIM
+
+    def chunk(c: int) -> _Moments:
+        k = min(chunk_size, n - c * chunk_size)
+        return _Moments.of(_draws(sampler, k, np.random.default_rng(children[c]), shape) - theta, full)
+
+    mom = _Moments(full=full)
+    jobs = 1 if n_jobs is None else check_int("n_jobs", n_jobs)
+    if jobs == 1 or n_chunks == 1:
+        for c in range(n_chunks):
+            mom.merge(chunk(c))
+    else:
+        from joblib import Parallel, delayed
+
+        # Chunks are evaluated in parallel but merged in chunk order, so the result is
+        # bit-identical for every n_jobs. Groups bound the memory held by pending chunks.
+        with Parallel(n_jobs=jobs, prefer="threads") as pool:
+            for lo in range(0, n_chunks, 4 * jobs):
+                for part in pool(delayed(chunk)(c) for c in range(lo, min(lo + 4 * jobs, n_chunks))):
+                    mom.merge(part)
+    return mom
+
+
+@dataclasses.dataclass(frozen=True)
+class CoordinateTests:
+    """Per-coordinate bias, spread, t-tests with Holm's flags and simultaneous intervals.
+
+    Attributes
+    ----------
+    bias, std, se : ndarray (p,)
+        Mean error, standard deviation of one draw, standard error of the mean.
+    degenerate : ndarray of bool (p,)
+        Coordinates without variance (exact).
+    exact_bad : ndarray of bool (p,)
+        Exact coordinates whose constant value differs from the target.
+    tstat, p_coord : ndarray (p,)
+        t statistics and two-sided p-values (exact coordinates: 0 or 1).
+    rejected : list of int
+        Coordinates rejected by Holm's procedure at level α.
+    ci : ndarray (p, 2)
+        Bonferroni-simultaneous intervals of the biases.
+    """
+
+    bias: np.ndarray
+    std: np.ndarray
+    se: np.ndarray
+    degenerate: np.ndarray
+    exact_bad: np.ndarray
+    tstat: np.ndarray
+    p_coord: np.ndarray
+    rejected: list
+    ci: np.ndarray
+
+    @property
+    def live(self) -> np.ndarray:
+        """Coordinates with variance."""
+        return ~self.degenerate
+
+
+def per_coordinate_tests(mom: _Moments, theta: np.ndarray, n: int, alpha: float) -> CoordinateTests:
+    """Stage *coordinates*: per-coordinate t-tests (always computed: Holm flags, intervals, fallback test).
+
+    Parameters
+    ----------
+    mom : _Moments
+        Moments of the errors.
+    theta : ndarray (p,)
+        The target (scales the tolerance of exact coordinates).
+    n : int
+        Draws.
+    alpha : float
+        Level 1 − c.
+
+    Returns
+    -------
+    CoordinateTests
+    """
+    p = theta.size
+    bias = mom.mean
+    var = mom.m2d / (n - 1)
+    std = np.sqrt(np.maximum(var, 0.0))
+    se = std / math.sqrt(n)
+    scale = np.maximum(np.abs(theta), np.abs(bias + theta))
+    degenerate = std <= 1e-12 * np.maximum(scale, 1e-300)
+    # Exact coordinates (no variance): biased iff the (constant) mean differs from θ.
+    exact_bad = degenerate & (np.abs(bias) > 1e-12 * np.maximum(scale, 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = np.where(degenerate, 0.0, bias / np.where(degenerate, 1.0, se))
+    p_coord = 2 * stats.t.sf(np.abs(tstat), n - 1)
+    p_coord = np.where(degenerate, np.where(exact_bad, 0.0, 1.0), p_coord)
+    rejected = [int(j) for j in np.flatnonzero(holm_reject(p_coord, alpha))]
+    t_ci = stats.t.isf(alpha / (2 * p), n - 1)
+    ci = np.stack([bias - t_ci * se, bias + t_ci * se], axis=1)
+    return CoordinateTests(bias, std, se, degenerate, exact_bad, tstat, p_coord, rejected, ci)
+
+
+def choose_test(mom: _Moments, coords: CoordinateTests, n: int, test: str = "auto") -> np.ndarray | None:
+    """Stage *select*: the covariance for Hotelling's T², or None to fall back to Holm's t-tests.
+
+    Hotelling needs the full covariance, n ≥ :data:`HOTELLING_MIN_RATIO`·q (unless forced)
+    and a correlation matrix with condition number below :data:`CONDITION_LIMIT`.
+
+    Parameters
+    ----------
+    mom : _Moments
+        Moments of the errors.
+    coords : CoordinateTests
+        Which coordinates have variance.
+    n : int
+        Draws.
+    test : {"auto", "hotelling", "holm"}
+        The requested test.
+
+    Returns
+    -------
+    ndarray (q, q) or None
+        The covariance of the q live coordinates when Hotelling applies.
+    """
+    live = coords.live
+    q = int(live.sum())
+    if test != "holm" and mom.full and q >= 1 and n - q >= 1:
+        if test == "hotelling" or n >= HOTELLING_MIN_RATIO * q:
+            s = mom.covariance()[np.ix_(live, live)]
+            d = np.sqrt(np.diag(s))
+            corr = s / np.outer(d, d)
+            ev = np.linalg.eigvalsh(corr)
+            if ev[0] > 0 and ev[-1] / ev[0] < CONDITION_LIMIT:
+                return s
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalTest:
+    """The global test of H₀: E[θ̂] = θ and the power it has at its n.
+
+    Attributes
+    ----------
+    test : {"hotelling-T2", "holm-t"}
+    statistic, p_value : float
+        T² or max_j |t_j|, and the global p-value (0 when an exact coordinate is off).
+    min_detectable_bias : ndarray (p,)
+        Bias in one coordinate alone detected with the stated power.
+    min_detectable_bias_norm : float
+        A bias of at least this norm, in any direction, is detected with that power.
+    need : callable
+        ``need(delta)``: draws to detect a bias of norm ``delta`` in the worst direction.
+    """
+
+    test: str
+    statistic: float
+    p_value: float
+    min_detectable_bias: np.ndarray
+    min_detectable_bias_norm: float
+    need: Callable[[float], float]
+
+
+def global_test(coords: CoordinateTests, covariance: np.ndarray | None, n: int, alpha: float,
+                power: float) -> GlobalTest:
+    """Stage *test*: Hotelling's T² on the live coordinates, or the Holm/Bonferroni global test.
+
+    Parameters
+    ----------
+    coords : CoordinateTests
+        The per-coordinate tests.
+    covariance : ndarray or None
+        From :func:`choose_test` (None: Holm).
+    n : int
+        Draws.
+    alpha : float
+        Level 1 − c.
+    power : float
+        Power at which detectable biases are stated.
+
+    Returns
+    -------
+    GlobalTest
+    """
+    p = coords.bias.size
+    live, degenerate = coords.live, coords.degenerate
+    q = int(live.sum())
+    z_pow = stats.norm.ppf(power)
+    if covariance is not None:
+        s = covariance
+        s_inv = np.linalg.inv(s)
+        hot = hotelling_from_moments(coords.bias[live], s, n)
+        t2, p_value = hot.t2, hot.p_value
+        lam = _noncentrality(q, n - q, alpha, power)
+        mdb = np.zeros(p)
+        mdb[live] = np.sqrt(lam / (n * np.diag(s_inv)))
+        lmax = float(np.linalg.eigvalsh(s)[-1])
+        mdb_norm = math.sqrt(lam * lmax / n)
+        statistic, test_name = t2, "hotelling-T2"
+        lam_inf = _noncentrality(q, None, alpha, power)
+        need = lambda delta: lam_inf * lmax / delta**2  # noqa: E731
+    else:
+        p_value = float(min(1.0, p * coords.p_coord.min()))
+        crit = stats.t.isf(alpha / (2 * p), n - 1)
+        mdb = np.where(degenerate, 0.0, (crit + z_pow) * coords.se)
+        mdb_norm = float(np.linalg.norm(mdb))
+        statistic = float(np.max(np.abs(coords.tstat))) if q else 0.0
+        test_name = "holm-t"
+        z_inf = stats.norm.isf(alpha / (2 * p))
+        std_live = float(np.linalg.norm(coords.std[live]))
+        need = lambda delta: ((z_inf + z_pow) * std_live) ** 2 / delta**2  # noqa: E731
+    if coords.exact_bad.any():
+        p_value = 0.0
+    return GlobalTest(test_name, statistic, p_value, mdb, mdb_norm, need)
+
+
+def normality(mom: _Moments, live: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Stage *check*: skewness, excess kurtosis and the Edgeworth-order level error of the normal approximation.
+
+    Parameters
+    ----------
+    mom : _Moments
+        Moments of the errors.
+    live : ndarray of bool
+        Coordinates with variance.
+    n : int
+        Draws.
+
+    Returns
+    -------
+    g1, g2 : ndarray (p,)
+        Sample skewness and excess kurtosis per coordinate.
+    normality_error : float
+        max over live coordinates of (|g₂| + g₁²)/n (0 without live coordinates).
+    """
+    g1, g2 = mom.shape_statistics()
+    normality_error = float(np.max((np.abs(g2) + g1 * g1)[live]) / n) if live.any() else 0.0
+    return g1, g2, normality_error
+
+
+def judge(detected: bool, expect: str) -> str:
+    """Stage *judge*: the verdict of a detection under what the check expects.
+
+    Parameters
+    ----------
+    detected : bool
+        H₀ rejected.
+    expect : {"unbiased", "biased", "unknown"}
+        What the check expects.
+
+    Returns
+    -------
+    {"pass", "fail", "info"}
+        ``"unbiased"``: fail iff detected; ``"biased"`` (a negative control): pass iff
+        detected; ``"unknown"``: info.
+    """
+    if expect == "unbiased":
+        return "fail" if detected else "pass"
+    if expect == "biased":
+        return "pass" if detected else "fail"
+    return "info"
+
+
 def audit_bias(
     sampler: Callable[[int, np.random.Generator], Any],
     target,
@@ -313,6 +605,9 @@ def audit_bias(
     n_jobs: int | None = None,
 ) -> BiasAudit:
     """Test whether ``sampler``'s draws have expectation ``target``.
+
+    The audit is the pipeline :func:`accumulate_moments` → :func:`per_coordinate_tests` →
+    :func:`choose_test` → :func:`global_test` → :func:`normality` → :func:`judge`.
 
     Parameters
     ----------
@@ -366,117 +661,38 @@ def audit_bias(
     theta_arr = check_array("target", target)
     shape = tuple(theta_arr.shape)
     theta = theta_arr.ravel()
-    p = theta.size
     alpha = 1.0 - confidence
-
     ss, seed = resolve_seed(rng)
-    n_chunks = -(-n // chunk_size)
-    children = ss.spawn(n_chunks)
-    full = p <= MAX_COVARIANCE_DIM
 
-    def chunk(c: int) -> _Moments:
-        k = min(chunk_size, n - c * chunk_size)
-        return _Moments.of(_draws(sampler, k, np.random.default_rng(children[c]), shape) - theta, full)
-
-    mom = _Moments(full=full)
-    jobs = 1 if n_jobs is None else check_int("n_jobs", n_jobs)
-    if jobs == 1 or n_chunks == 1:
-        for c in range(n_chunks):
-            mom.merge(chunk(c))
-    else:
-        from joblib import Parallel, delayed
-
-        # Chunks are evaluated in parallel but merged in chunk order, so the result is
-        # bit-identical for every n_jobs. Groups bound the memory held by pending chunks.
-        with Parallel(n_jobs=jobs, prefer="threads") as pool:
-            for lo in range(0, n_chunks, 4 * jobs):
-                for part in pool(delayed(chunk)(c) for c in range(lo, min(lo + 4 * jobs, n_chunks))):
-                    mom.merge(part)
-
-    bias = mom.mean
-    var = mom.m2d / (n - 1)
-    std = np.sqrt(np.maximum(var, 0.0))
-    se = std / math.sqrt(n)
-    scale = np.maximum(np.abs(theta), np.abs(bias + theta))
-    degenerate = std <= 1e-12 * np.maximum(scale, 1e-300)
-    # Exact coordinates (no variance): biased iff the (constant) mean differs from θ.
-    exact_bad = degenerate & (np.abs(bias) > 1e-12 * np.maximum(scale, 1.0))
-
-    # Per-coordinate t-tests (always computed: Holm flags, CIs, fallback test).
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tstat = np.where(degenerate, 0.0, bias / np.where(degenerate, 1.0, se))
-    p_coord = 2 * stats.t.sf(np.abs(tstat), n - 1)
-    p_coord = np.where(degenerate, np.where(exact_bad, 0.0, 1.0), p_coord)
-    rejected = [int(j) for j in np.flatnonzero(holm_reject(p_coord, alpha))]
-    t_ci = stats.t.isf(alpha / (2 * p), n - 1)
-    ci = np.stack([bias - t_ci * se, bias + t_ci * se], axis=1)
-    z_pow = stats.norm.ppf(power)
-
-    live = ~degenerate
-    q = int(live.sum())
-    use_hotelling = False
-    if test != "holm" and mom.full and q >= 1 and n - q >= 1:
-        if test == "hotelling" or n >= HOTELLING_MIN_RATIO * q:
-            s = mom.covariance()[np.ix_(live, live)]
-            d = np.sqrt(np.diag(s))
-            corr = s / np.outer(d, d)
-            ev = np.linalg.eigvalsh(corr)
-            use_hotelling = ev[0] > 0 and ev[-1] / ev[0] < CONDITION_LIMIT
-
-    theta_norm = float(np.linalg.norm(theta))
-    if use_hotelling:
-        s_inv = np.linalg.inv(s)
-        hot = hotelling_from_moments(bias[live], s, n)
-        t2, p_value = hot.t2, hot.p_value
-        lam = _noncentrality(q, n - q, alpha, power)
-        mdb = np.zeros(p)
-        mdb[live] = np.sqrt(lam / (n * np.diag(s_inv)))
-        lmax = float(np.linalg.eigvalsh(s)[-1])
-        mdb_norm = math.sqrt(lam * lmax / n)
-        statistic, test_name = t2, "hotelling-T2"
-        lam_inf = _noncentrality(q, None, alpha, power)
-        need = lambda delta: lam_inf * lmax / delta**2  # noqa: E731
-    else:
-        p_value = float(min(1.0, p * p_coord.min()))
-        crit = stats.t.isf(alpha / (2 * p), n - 1)
-        mdb = np.where(degenerate, 0.0, (crit + z_pow) * se)
-        mdb_norm = float(np.linalg.norm(mdb))
-        statistic = float(np.max(np.abs(tstat))) if q else 0.0
-        test_name = "holm-t"
-        z_inf = stats.norm.isf(alpha / (2 * p))
-        need = lambda delta: ((z_inf + z_pow) * float(np.linalg.norm(std[live]))) ** 2 / delta**2  # noqa: E731
-    if exact_bad.any():
-        p_value = 0.0
-    g1, g2 = mom.shape_statistics()
-    normality_error = float(np.max((np.abs(g2) + g1 * g1)[live]) / n) if q else 0.0
+    mom = accumulate_moments(sampler, theta, shape, n, chunk_size, ss, n_jobs)
+    coords = per_coordinate_tests(mom, theta, n, alpha)
+    found = global_test(coords, choose_test(mom, coords, n, test), n, alpha, power)
+    g1, g2, normality_error = normality(mom, coords.live, n)
     if normality_error > NORMALITY_WARNING:
         note = (note + "; " if note else "") + (
             f"heavy tails: (|excess kurtosis| + skewness²)/n = {normality_error:.3f} > {NORMALITY_WARNING}, "
             "the normal approximation may misstate the level by about that much"
         )
-    detected = p_value < alpha
+    detected = found.p_value < alpha
 
+    bias = coords.bias
+    theta_norm = float(np.linalg.norm(theta))
     if theta_norm > 0:
         rel = float(np.linalg.norm(bias) / theta_norm)
-        mdr = mdb_norm / theta_norm
-        n_req = int(math.ceil(need(relative_resolution * theta_norm))) if q else 1
+        mdr = found.min_detectable_bias_norm / theta_norm
+        n_req = int(math.ceil(found.need(relative_resolution * theta_norm))) if coords.live.any() else 1
     else:
         rel = mdr = float("nan")
         n_req = None
-    if expect == "unbiased":
-        verdict = "fail" if detected else "pass"
-    elif expect == "biased":
-        verdict = "pass" if detected else "fail"
-    else:
-        verdict = "info"
     return BiasAudit(
-        target=name, n=n, confidence=confidence, seed=seed, verdict=verdict, expect=expect,
-        detected=bool(detected), p_value=p_value, test=test_name, statistic=float(statistic), shape=shape,
-        target_value=theta.tolist(), bias=bias.tolist(), bias_ci=ci.tolist(), std=std.tolist(),
-        bias_norm=float(np.linalg.norm(bias)), relative_bias=rel, power=power,
-        min_detectable_bias=mdb.tolist(), min_detectable_bias_norm=float(mdb_norm),
-        min_detectable_relative_bias=float(mdr), relative_resolution=relative_resolution, n_required=n_req,
-        rejected_coordinates=rejected, chunk_size=chunk_size, skewness=g1.tolist(), excess_kurtosis=g2.tolist(),
+        target=name, n=n, confidence=confidence, seed=seed, verdict=judge(detected, expect), expect=expect,
+        detected=bool(detected), p_value=found.p_value, test=found.test, statistic=float(found.statistic),
+        shape=shape, target_value=theta.tolist(), bias=bias.tolist(), bias_ci=coords.ci.tolist(),
+        std=coords.std.tolist(), bias_norm=float(np.linalg.norm(bias)), relative_bias=rel, power=power,
+        min_detectable_bias=found.min_detectable_bias.tolist(),
+        min_detectable_bias_norm=float(found.min_detectable_bias_norm), min_detectable_relative_bias=float(mdr),
+        relative_resolution=relative_resolution, n_required=n_req, rejected_coordinates=coords.rejected,
+        chunk_size=chunk_size, skewness=g1.tolist(), excess_kurtosis=g2.tolist(),
         normality_error=normality_error, note=note,
     )
 
