@@ -49,17 +49,11 @@ from .reconstruction import (  # noqa: E402
 )
 
 
-def load_all() -> None:
-    """Import every built-in attack module (already done on import; kept for compatibility)."""
-    for mod in BUILTIN_MODULES:
-        import_module(f".{mod}", __name__)
-
-
 __all__ = [
     "AtomAttack", "AttackRegistryError", "AutodiffMLE", "BUILTIN_MODULES", "DPSGDLabelInference", "DiscreteMAP",
     "DiscretePrior", "GaussianPrior", "IWPDenoiser", "IdentityAttack", "LikelihoodRatioAttack", "LogisticAttack",
     "MAPAttack", "MLPAttack", "NaiveInverse", "NeighbouringPair", "PosteriorMean", "ProjectionAttack",
     "RRLabelPosterior", "RROnBinsLabelAttack", "ReconstructionAttacker", "SplitMLE", "SplitMLEMarginal",
-    "YAidedMLE", "available_attacks", "get_attack", "label_canaries", "load_all", "random_pair", "register_attack",
+    "YAidedMLE", "available_attacks", "get_attack", "label_canaries", "random_pair", "register_attack",
     "torch_map", "worst_case_pair",
 ]

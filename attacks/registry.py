@@ -1,9 +1,11 @@
-"""A registry of attackers, keyed by name.
+"""A registry of attackers, keyed by name (a :class:`~privaudit.mechanisms.registry.Registry`).
 
-Names are unique: registering a taken name raises unless ``force=True``
-(as Opacus' registries do). Third-party packages add attackers through the
-``privaudit.attacks`` entry-point group; each entry point loads to an attacker
-class, registered under the entry point's name the first time the registry is read.
+Names are unique: registering a different class under a taken name raises, naming both
+sources, unless ``force=True``. Third-party packages add attackers through the
+``privaudit.attacks`` entry-point group; each entry point loads to an attacker class,
+registered under the entry point's name the first time the registry is listed or a name
+it does not hold is looked up. An entry point that fails to load is skipped with a
+:class:`~privaudit.mechanisms.registry.PluginWarning`.
 
 Every attacker class declares ``kind``: ``"distinguisher"`` (``score(outputs)``),
 ``"reconstruction"`` (``reconstruct(outputs)``) or ``"label"``.
@@ -11,57 +13,97 @@ Every attacker class declares ``kind``: ``"distinguisher"`` (``score(outputs)``)
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from collections.abc import Callable
 
-from privaudit.mechanisms import InvalidParameterError
+from privaudit.mechanisms.registry import Registry, RegistryError
 
 KINDS = ("distinguisher", "reconstruction", "label")
-_REGISTRY: dict[str, type] = {}
-_ENTRY_POINTS_LOADED = False
+#: Entry-point group of third-party attackers.
+ENTRY_POINT_GROUP = "privaudit.attacks"
 
 
-class AttackRegistryError(InvalidParameterError):
+class AttackRegistryError(RegistryError):
     """A name clash, an unknown name or a malformed attacker class."""
 
 
-def register_attack(name: str, cls: type | None = None, *, force: bool = False):
-    """Register ``cls`` under ``name``; usable as a decorator when ``cls`` is omitted."""
+def _check_attack_class(name: str, cls: object) -> None:
+    kind = getattr(cls, "kind", None)
+    if not isinstance(cls, type) or kind not in KINDS:
+        raise AttackRegistryError(f"attack {name!r}: {cls!r} must be a class declaring kind in {KINDS}, "
+                                  f"got kind={kind!r}")
+
+
+#: Every attacker class, by name.
+ATTACKS: Registry[type] = Registry("attack", ENTRY_POINT_GROUP, error=AttackRegistryError,
+                                   validate=_check_attack_class)
+
+
+def register_attack(name: str, cls: type | None = None, *, force: bool = False) -> type | Callable[[type], type]:
+    """Register the attacker class ``cls`` under ``name``; a decorator when ``cls`` is omitted.
+
+    Parameters
+    ----------
+    name : str
+        Non-empty, without ``":"``.
+    cls : type, optional
+        A class declaring ``kind`` in :data:`KINDS`.
+    force : bool
+        Replace another class registered under ``name``.
+
+    Returns
+    -------
+    type or callable
+        ``cls``, or the decorator registering the class it decorates.
+
+    Raises
+    ------
+    AttackRegistryError
+        A malformed name or class, or a clash (naming both sources) without ``force``.
+    """
     if cls is None:
         return lambda c: register_attack(name, c, force=force)
-    if not isinstance(name, str) or not name:
-        raise AttackRegistryError(f"attack name must be a non-empty string, got {name!r}")
-    kind = getattr(cls, "kind", None)
-    if kind not in KINDS:
-        raise AttackRegistryError(f"attack class {cls!r} must declare kind in {KINDS}, got kind={kind!r}")
-    if name in _REGISTRY and _REGISTRY[name] is not cls and not force:
-        raise AttackRegistryError(
-            f"attack name {name!r} is already registered to {_REGISTRY[name].__qualname__}; pass force=True to replace it"
-        )
-    _REGISTRY[name] = cls
-    return cls
-
-
-def _load_entry_points() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for ep in entry_points(group="privaudit.attacks"):
-        register_attack(ep.name, ep.load())
+    return ATTACKS.register(name, cls, force=force)
 
 
 def get_attack(name: str) -> type:
-    """The attacker class registered under ``name``."""
-    _load_entry_points()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise AttackRegistryError(f"unknown attack {name!r}; registered: {sorted(_REGISTRY)}") from None
+    """The attacker class registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    type
+
+    Raises
+    ------
+    AttackRegistryError
+        Unknown name (the message lists the registered ones).
+    """
+    return ATTACKS.get(name)
 
 
 def available_attacks(kind: str | None = None) -> dict[str, type]:
-    """Registered attackers (optionally of one ``kind``), by name."""
-    _load_entry_points()
+    """Registered attackers (optionally of one ``kind``), by name, sorted.
+
+    Parameters
+    ----------
+    kind : {"distinguisher", "reconstruction", "label"}, optional
+
+    Returns
+    -------
+    dict of str to type
+
+    Raises
+    ------
+    AttackRegistryError
+        ``kind`` is not one of :data:`KINDS`.
+    """
     if kind is not None and kind not in KINDS:
         raise AttackRegistryError(f"kind must be one of {KINDS}, got kind={kind!r}")
-    return {n: c for n, c in sorted(_REGISTRY.items()) if kind is None or c.kind == kind}
+    return {n: c for n, c in sorted(ATTACKS.items().items()) if kind is None or c.kind == kind}
+
+
+__all__ = ["ATTACKS", "AttackRegistryError", "ENTRY_POINT_GROUP", "KINDS", "available_attacks", "get_attack",
+           "register_attack"]

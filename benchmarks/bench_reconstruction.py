@@ -26,7 +26,7 @@ import timeit
 import numpy as np
 import torch
 
-from privaudit.attacks import available_attacks, load_all
+from privaudit.attacks import available_attacks
 from privaudit.attacks.priors import GaussianPrior
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, random_orthonormal_basis
 
@@ -48,7 +48,6 @@ def main(argv=None) -> None:
     torch.set_num_threads(1)
     n = 2000 if args.quick else args.n
     rng = np.random.default_rng(0)
-    load_all()
     prior = GaussianPrior(np.zeros(D), 0.5)
     mod = ModulatedMechanism(alpha=0.4, lam=0.7, omega=0.5, n_vectors=2, dim=D, sigma=0.4,
                              basis=random_orthonormal_basis(D, 2, rng))

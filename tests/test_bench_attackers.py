@@ -72,11 +72,11 @@ def test_third_party_attacker_via_entry_point(monkeypatch):
     module.SignAttack = SignAttack
     monkeypatch.setitem(sys.modules, "thirdparty_attack", module)
     ep = importlib.metadata.EntryPoint("sign-attack", "thirdparty_attack:SignAttack", "privaudit.attacks")
-    monkeypatch.setattr(registry, "entry_points", lambda group: [ep] if group == "privaudit.attacks" else [])
-    monkeypatch.setattr(registry, "_ENTRY_POINTS_LOADED", False)
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    assert registry.get_attack("sign-attack") is SignAttack
-    board = run_attacker_benchmark(settings=["gaussian-eps1-d1"], attackers=["sign-attack"], samples=2000, seed=0, repeats=1)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [ep] if group == "privaudit.attacks" else [])
+    with registry.ATTACKS.isolated():  # entry points read afresh inside, the registry restored after
+        assert registry.get_attack("sign-attack") is SignAttack
+        board = run_attacker_benchmark(settings=["gaussian-eps1-d1"], attackers=["sign-attack"], samples=2000,
+                                       seed=0, repeats=1)
     assert board["rows"][0]["status"] == "ok" and board["rows"][0]["epsilon_lb"] > 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privaudit.attacks import available_attacks, get_attack, load_all
+from privaudit.attacks import available_attacks, get_attack
 from privaudit.attacks.distinguishers import AtomAttack, LikelihoodRatioAttack, make_attacker, row_hashes
 from privaudit.attacks.pairs import modulated_pair, random_pair, steepest_phase, worst_case_pair
 from privaudit.audit import audit_tradeoff
@@ -20,7 +20,6 @@ from privaudit.mechanisms import (
 
 
 def test_registered_names():
-    load_all()
     names = set(available_attacks("distinguisher"))
     assert {"likelihood-ratio", "projection", "logistic", "mlp", "atom"} <= names
     assert get_attack("atom") is AtomAttack

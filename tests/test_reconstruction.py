@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from privaudit.attacks import AttackRegistryError, available_attacks, load_all
+from privaudit.attacks import AttackRegistryError, available_attacks
 from privaudit.attacks.priors import GaussianPrior
 from privaudit.attacks import PosteriorMean, SplitMLE
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction, composition_curve, mse_crb_curve
@@ -23,7 +23,6 @@ from privaudit.mechanisms import (
     random_orthonormal_basis,
 )
 
-load_all()
 D = 6
 CONF = 0.9999
 

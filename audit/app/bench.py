@@ -165,9 +165,8 @@ def run_attacker_benchmark(
     threshold-selection noise. A cell that raises is recorded with ``status = "error"``
     and its message; the others still run.
     """
-    from privaudit.attacks import available_attacks, load_all
+    from privaudit.attacks import available_attacks
 
-    load_all()
     grid = default_settings()
     chosen = list(grid) if settings is None else list(settings)
     unknown = [s for s in chosen if s not in grid]

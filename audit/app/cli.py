@@ -26,11 +26,12 @@ is validated is still exit 2, reported as a validation bug with the file it came
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -167,6 +168,25 @@ def _emit(text: str) -> None:
         os.close(devnull)
 
 
+@contextlib.contextmanager
+def _plugin_warnings() -> Iterator[None]:
+    """Print each :class:`~privaudit.mechanisms.registry.PluginWarning` raised inside as one
+    ``privaudit: warning:`` line (a skipped plugin is news, not a traceback); other warnings pass on."""
+    from privaudit.mechanisms.registry import PluginWarning
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PluginWarning)
+            yield
+    finally:  # also when loading fails: the skipped plugin may be why
+        for w in caught:
+            if issubclass(w.category, PluginWarning):
+                print(f"privaudit: warning: {w.message}", file=sys.stderr)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 # --------------------------------------------------------------------------- loading
 def _is_explicit_file(spec: str) -> bool:
     return spec.endswith(".toml") or "/" in spec or os.sep in spec or spec.startswith(".")
@@ -246,7 +266,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``privaudit run``: load and preflight (every problem exit 2), then run and summarise."""
     usage = _usage_errors()
     try:
-        config, tasks = _prepare(args)
+        with _plugin_warnings():
+            config, tasks = _prepare(args)
     except usage as exc:
         return _error(str(exc))
     except RecursionError:
@@ -365,17 +386,14 @@ def _listing(what: str) -> dict[str, dict[str, str]]:
     if what in ("all", "attackers"):
         from privaudit import attacks
 
-        try:
-            attacks.load_all()
-        except ImportError as exc:  # an attack module still being written must not break `list`
-            print(f"privaudit: warning: some attack modules failed to import: {exc}", file=sys.stderr)
         sections["attackers"] = {n: f"{c.kind}: {_first_line(c)}" for n, c in attacks.available_attacks().items()}
     return sections
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``)."""
-    sections = _listing(args.what)
+    with _plugin_warnings():
+        sections = _listing(args.what)
     if args.json:
         _emit(json.dumps(sections, indent=2))
         return EXIT_OK

@@ -5,7 +5,9 @@ A configuration names a component by a registered name (``mechanism = { name =
 imported lazily so that validating a file does not import torch) and the components
 installed packages declare through entry points (groups ``privaudit.mechanisms``,
 ``privaudit.priors``, ``privaudit.learners``, ``privaudit.experiments``,
-``privaudit.samplers``; loaded on first use). A name clash is refused.
+``privaudit.samplers``; loaded on first use, a broken one skipped with a warning). A name
+clash raises, naming both sources (one :class:`~privaudit.mechanisms.registry.Registry`
+class holds kinds, components and attackers alike).
 
 No code from configurations
     A ``"package.module:attr"`` reference imports code, so it is refused unless the
@@ -35,7 +37,6 @@ import importlib
 import inspect
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from importlib.metadata import entry_points
 from numbers import Integral, Real
 from typing import Any
 
@@ -43,6 +44,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 from privaudit.mechanisms.external import register_external_mechanisms
+from privaudit.mechanisms.registry import Registry, reference
 
 from privaudit.audit.app.fields import (
     ConfigKeyError,
@@ -224,46 +226,99 @@ class Component:
         return load_reference(self.ref, path) if isinstance(self.ref, str) else self.ref
 
 
+def _component_identity(comp: Component) -> Any:
+    return comp.ref
+
+
 class ComponentRegistry:
-    """Components of one sort, by name; built-ins registered eagerly, entry points loaded on first use."""
+    """Components of one sort, by name, in a :class:`~privaudit.mechanisms.registry.Registry`.
+
+    Built-ins are registered eagerly by reference (imported on first use); installed
+    entry points are read on the first lookup of a name that is not registered (or a
+    listing), and one that fails to load is skipped with a
+    :class:`~privaudit.mechanisms.registry.PluginWarning`. A name clash raises, naming
+    both sources, unless ``force``.
+
+    Parameters
+    ----------
+    sort : str
+        What the registry holds, for messages (``"mechanism"``).
+    group : str
+        Entry-point group of installed components.
+    """
 
     def __init__(self, sort: str, group: str) -> None:
         self.sort, self.group = sort, group
-        self._items: dict[str, Component] = {}
-        self._entry_points_loaded = False
+        self.registry: Registry[Component] = Registry(
+            sort, group, error=ConfigValueError, identity=_component_identity,
+            describe=lambda comp: reference(comp.ref),
+            from_entry_point=lambda ep: Component(ep.name, ep.load(), doc=f"from entry point {ep.value}"),
+        )
 
     def register(self, name: str, ref: Any, *, constraints: Constraints | None = None,
                  check: Callable[[str, dict], None] | None = None, doc: str = "", force: bool = False) -> None:
-        """Register ``ref`` under ``name``; a clash with a different component raises unless ``force``."""
-        if not isinstance(name, str) or not name or ":" in name:
-            raise ConfigValueError(f"a {self.sort} name must be a non-empty string without ':', got {name!r}")
-        new = Component(name, ref, constraints, check, doc)
-        old = self._items.get(name)
-        if old is not None and old.ref != ref and not force:
-            raise ConfigValueError(f"{self.sort} {name!r} is already registered ({old.ref!r}); pass force=True to replace it")
-        self._items[name] = new
+        """Register ``ref`` under ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Non-empty, without ``":"``.
+        ref : str or object
+            ``"module:attr"`` (imported on first use) or the component itself.
+        constraints : mapping, optional
+            Parameter specification (default: the object's ``_parameter_constraints``).
+        check : callable(path, table), optional
+            Validation spanning several parameters.
+        doc : str
+            One line for ``privaudit list``.
+        force : bool
+            Replace a different component of the same name.
+
+        Raises
+        ------
+        ConfigValueError
+            A malformed name, or a clash (naming both sources) without ``force``.
+        """
+        self.registry.register(name, Component(name, ref, constraints, check, doc), force=force)
 
     def unregister(self, name: str) -> None:
-        self._items.pop(name, None)
+        """Remove ``name`` (for tests that register temporary components).
 
-    def _load_entry_points(self) -> None:
-        if self._entry_points_loaded:
-            return
-        self._entry_points_loaded = True
-        for ep in entry_points(group=self.group):
-            if ep.name not in self._items:
-                self.register(ep.name, ep.value, doc=f"from entry point {ep.value}")
+        Parameters
+        ----------
+        name : str
+        """
+        self.registry.unregister(name)
 
     def names(self) -> list[str]:
-        self._load_entry_points()
-        return list(self._items)
+        """Every registered name (built-ins first, then entry points).
+
+        Returns
+        -------
+        list of str
+        """
+        return self.registry.names()
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
+        return name in self.registry
 
     def get(self, name: str) -> Component:
-        self._load_entry_points()
-        return self._items[name]
+        """The component registered as ``name``.
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        Component
+
+        Raises
+        ------
+        ConfigValueError
+            Unknown name.
+        """
+        return self.registry.get(name)
 
     def resolve(self, name: str, path: str) -> tuple[Any, Component | None]:
         """The object named ``name`` (a registered name, or an allowed ``"module:attr"``); nothing is called."""

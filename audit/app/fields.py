@@ -13,13 +13,13 @@ offending value, and is a ``TypeError`` or ``ValueError`` subclass (the CLI maps
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from privaudit.mechanisms.registry import did_you_mean
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
 #: Marker of a required field (no default).
@@ -44,12 +44,6 @@ class ConfigTypeError(ConfigError, ParameterTypeError):
 
 class ConfigFileError(ConfigError, InvalidInputError):
     """A missing or unreadable configuration file, a TOML syntax error or an unknown preset."""
-
-
-def did_you_mean(word: str, candidates) -> str:
-    """``"; did you mean 'x'?"`` for the closest candidate (difflib ratio ≥ 0.6), else ``""``."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def check_keys(path: str, table: Mapping[str, Any], allowed, *, where: str = "") -> None:

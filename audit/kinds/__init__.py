@@ -14,8 +14,9 @@ them switches on kind names, so adding a kind is one module::
 
 Built-in kinds are the modules of this package, registered when it is imported.
 Installed packages add kinds through the entry-point group ``privaudit.audit_kinds``
-(each entry point names an :class:`AuditKind`), loaded on first lookup. A name clash
-is refused unless ``force=True``.
+(each entry point names an :class:`AuditKind`), loaded on first lookup; one that fails
+to load is skipped with a :class:`~privaudit.mechanisms.registry.PluginWarning`. A name
+clash raises, naming both sources, unless ``force=True``.
 
 Kinds and result kinds
     Several kinds may produce the same result type (``tradeoff`` and
@@ -29,10 +30,11 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
-from privaudit.audit.app.fields import ConfigValueError, Field, did_you_mean
+from privaudit.mechanisms.registry import Registry, reference
+
+from privaudit.audit.app.fields import ConfigValueError, Field
 from privaudit.audit.results import AuditResult
 from privaudit.audit.kinds.base import AuditKind
 
@@ -42,19 +44,41 @@ ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
                    "learner_reconstruction", "one_run_label", "utility", "opacus")
 
-_KINDS: dict[str, AuditKind] = {}
-_ENTRY_POINTS_LOADED = False
+
+def _check_kind(name: str, kind: object) -> None:
+    if not isinstance(kind, AuditKind) or kind.name != name:
+        raise ConfigValueError(f"audit kind {name!r} must be an AuditKind named {name!r}, got {kind!r:.120}")
+
+
+#: Every audit kind, by name (see :class:`~privaudit.mechanisms.registry.Registry` for the clash and plugin rules).
+KINDS: Registry[AuditKind] = Registry("audit kind", ENTRY_POINT_GROUP, error=ConfigValueError, validate=_check_kind,
+                                      describe=lambda kind: reference(kind.run))
 
 
 def register_kind(kind: AuditKind, *, force: bool = False) -> AuditKind:
-    """Register ``kind``; a different kind of the same name raises unless ``force=True``."""
+    """Register ``kind`` under ``kind.name``.
+
+    Parameters
+    ----------
+    kind : AuditKind
+    force : bool
+        Replace a different kind of the same name.
+
+    Returns
+    -------
+    AuditKind
+        ``kind``.
+
+    Raises
+    ------
+    TypeError
+        ``kind`` is not an :class:`AuditKind`.
+    ConfigValueError
+        A different kind of that name is registered (the message names both sources) and not ``force``.
+    """
     if not isinstance(kind, AuditKind):
         raise TypeError(f"register_kind needs an AuditKind, got {type(kind).__name__}")
-    old = _KINDS.get(kind.name)
-    if old is not None and old != kind and not force:
-        raise ConfigValueError(f"audit kind {kind.name!r} is already registered; pass force=True to replace it")
-    _KINDS[kind.name] = kind
-    return kind
+    return KINDS.register(kind.name, kind, force=force)
 
 
 def register_task_kind(
@@ -69,7 +93,7 @@ def register_task_kind(
     """
 
     def deco(run: Callable) -> Callable:
-        old = _KINDS.get(name)
+        old = KINDS.find(name)
         if old is not None and old.run is run:
             return run
         register_kind(AuditKind(name, run, dict(fields), doc=doc or (inspect.getdoc(run) or "").split("\n")[0],
@@ -80,55 +104,75 @@ def register_task_kind(
 
 
 def unregister_kind(name: str) -> None:
-    """Remove a kind (for tests that register temporary kinds)."""
-    _KINDS.pop(name, None)
+    """Remove a kind (for tests that register temporary kinds).
+
+    Parameters
+    ----------
+    name : str
+    """
+    KINDS.unregister(name)
 
 
 unregister_task_kind = unregister_kind
 
 
-def _load_entry_points() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in _KINDS:
-            continue  # a built-in or an explicitly registered kind wins; never replaced silently
-        kind = ep.load()
-        if not isinstance(kind, AuditKind) or kind.name != ep.name:
-            raise ConfigValueError(f"entry point {ep.name} = {ep.value!r} of {ENTRY_POINT_GROUP} is not an "
-                                   f"AuditKind named {ep.name!r}")
-        register_kind(kind)
-
-
 def audit_kinds() -> dict[str, AuditKind]:
-    """Registered kinds, by name (built-ins, entry points, and kinds registered at run time)."""
-    _load_entry_points()
-    return dict(sorted(_KINDS.items()))
+    """Registered kinds, by name, sorted (built-ins, entry points, and kinds registered at run time).
+
+    Returns
+    -------
+    dict of str to AuditKind
+    """
+    return dict(sorted(KINDS.items().items()))
 
 
 def get_kind(name: str) -> AuditKind:
-    """The kind called ``name``; an unknown name raises with a hint."""
-    if name not in _KINDS:
-        _load_entry_points()
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise ConfigValueError(f"unknown audit kind {name!r}{did_you_mean(name, _KINDS)}") from None
+    """The kind called ``name``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    AuditKind
+
+    Raises
+    ------
+    ConfigValueError
+        Unknown name, with a hint.
+    """
+    return KINDS.get(name)
 
 
 def renderer(result_kind: str | None) -> AuditKind | None:
-    """The first registered kind whose result has kind ``result_kind`` (renders such report entries)."""
-    _load_entry_points()
-    for kind in _KINDS.values():
+    """The first registered kind whose result has kind ``result_kind`` (renders such report entries).
+
+    Parameters
+    ----------
+    result_kind : str or None
+
+    Returns
+    -------
+    AuditKind or None
+    """
+    for kind in KINDS.items().values():
         if kind.result_kind is not None and kind.result_kind == result_kind:
             return kind
     return None
 
 
 def result_type(result_kind: str | None) -> type[AuditResult] | None:
-    """The result dataclass of report entries of kind ``result_kind`` (for ``from_dict``), if registered."""
+    """The result dataclass of report entries of kind ``result_kind`` (for ``from_dict``), if registered.
+
+    Parameters
+    ----------
+    result_kind : str or None
+
+    Returns
+    -------
+    type of AuditResult or None
+    """
     kind = renderer(result_kind)
     return kind.result if kind is not None else None
 
@@ -141,6 +185,6 @@ for _module in BUILTIN_MODULES:
     register_kind(importlib.import_module(f"{__name__}.{_module}").KIND)
 
 __all__ = [
-    "AuditKind", "ENTRY_POINT_GROUP", "audit_kinds", "get_kind", "get_task_kind", "register_kind",
+    "AuditKind", "ENTRY_POINT_GROUP", "KINDS", "audit_kinds", "get_kind", "get_task_kind", "register_kind",
     "register_task_kind", "renderer", "result_type", "task_kinds", "unregister_kind", "unregister_task_kind",
 ]
