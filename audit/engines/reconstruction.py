@@ -32,10 +32,20 @@ With a :class:`~privaudit.attacks.priors.DiscretePrior` the audit measures exact
 reconstruction instead (``rero``): the success rate with a Clopper–Pearson interval
 against the ReRo bound 1 − f(κ).
 
-Length (~580 lines): the audit, its frozen result type and the two curve experiments
-built from it (:func:`mse_crb_curve`, :func:`composition_curve`) share the release
-drawing and attacker resolution; the bounds, the Fisher information and the attackers
-live in their own modules.
+Pipeline. :func:`audit_reconstruction` runs named stages, each a function that can be
+tested alone: :func:`plan_setting` (what is audited), :func:`prepare_attacker` (select and
+fit the attacker), :func:`draw_releases` (draw), :func:`reconstruct` (attack),
+:func:`error_statistics` (measure), :func:`compute_bounds` or, under a finite prior,
+:func:`exact_reconstruction` (bound) and :func:`judge` (verdict). The two curve
+experiments built from the audit (:func:`mse_crb_curve`, :func:`composition_curve`) follow;
+the bounds, the Fisher information and the attackers live in their own modules.
+
+Capabilities. Releases, Fisher information and closed forms come from what a mechanism
+declares (:mod:`privaudit.mechanisms.protocol`: ``ModulatedRelease``, ``HasBatchRelease``,
+``IsotropicGaussianRelease``, ``HasFisherInformation``, ``HasExactTradeoff``), priors and
+attackers from :mod:`privaudit.attacks.protocol` (``FinitePrior``, ``Reconstructor``,
+:func:`~privaudit.attacks.protocol.declares_unbiased`): never from a concrete class, so a
+third-party mechanism that implements a protocol gets the built-in's audit.
 """
 
 from __future__ import annotations
@@ -48,9 +58,15 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import ndtri
 
-from privaudit.attacks.priors import DiscretePrior
+from privaudit.attacks.protocol import FinitePrior, Reconstructor, declares_unbiased
 from privaudit.attacks.registry import available_attacks, get_attack
 from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, NonContractiveWarning
+from privaudit.mechanisms.protocol import (
+    HasBatchRelease,
+    HasExactTradeoff,
+    IsotropicGaussianRelease,
+    ModulatedRelease,
+)
 from privaudit.mechanisms.randomness import draw_seed, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -191,22 +207,22 @@ def _resolve_attacker(attacker, rounds, prior, phase_known, side_info):
         return attacker, cls
     if isinstance(attacker, type):
         return getattr(attacker, "__name__", "attacker"), attacker
-    if hasattr(attacker, "reconstruct"):
+    if isinstance(attacker, Reconstructor):
         names = [n for n, c in available_attacks("reconstruction").items() if type(attacker) is c]
         return (names[0] if names else type(attacker).__name__), attacker
     raise InvalidParameterError(f"attacker must be None, a registered name, a class or an object with reconstruct; got {attacker!r}")
 
 
 def _release(rounds, X, phases, rng) -> np.ndarray:
-    """Outputs (n, T, k): one release per row of X and per round."""
+    """Outputs (n, T, k): one release per row of X and per round, dispatched on what each round declares."""
     n, d = X.shape
     outs = []
     for t, m in enumerate(rounds):
-        if isinstance(m, ModulatedMechanism):
+        if isinstance(m, ModulatedRelease):
             outs.append(m.release(X, rng, phase=phases[:, t, : m.n_vectors]))
-        elif hasattr(m, "release"):
+        elif isinstance(m, HasBatchRelease):
             outs.append(np.asarray(m.release(X, rng), dtype=float))
-        elif isinstance(m, GaussianMechanism):
+        elif isinstance(m, IsotropicGaussianRelease):
             # x + N(0, σ²I) is translation-equivariant: shift noise drawn at 0.
             outs.append(X + m.sample(np.zeros(d), n, rng))
         elif np.all(X == X[0]):
@@ -217,7 +233,7 @@ def _release(rounds, X, phases, rng) -> np.ndarray:
 
 
 def _shared_basis(rounds) -> np.ndarray | None:
-    mods = [m for m in rounds if isinstance(m, ModulatedMechanism)]
+    mods = [m for m in rounds if isinstance(m, ModulatedRelease)]
     if not mods or len(mods) != len(rounds):
         return None
     b = mods[0].basis
@@ -228,51 +244,77 @@ def _target_name(rounds) -> str:
     return repr(rounds[0]) if len(rounds) == 1 else f"{len(rounds)} rounds of {rounds[0]!r}"
 
 
-# --- the audit --------------------------------------------------------------------------------------
-def audit_reconstruction(
-    mechanism, attacker=None, x=None, prior=None, *, n: int = 10_000, rng=None, phase="known",
-    beta=None, sigma_y: float | None = None, confidence: float = 0.95, hcr: bool = True, n_mc: int = 20_000,
-) -> ReconstructionAudit:
-    """Measure a reconstruction attacker against Cramér–Rao, HCR, van Trees and ReRo bounds.
+# --- the stages of the audit ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """What is audited: the rounds, the input (fixed x or a prior), the side information and the phases.
+
+    Attributes
+    ----------
+    rounds : list
+        The T releases per client.
+    dim : int
+        Input dimension d.
+    x : ndarray (d,) or None
+        The fixed input (None under a prior).
+    prior : object or None
+        The prior x is drawn from.
+    beta, sigma_y : ndarray, float or None
+        The public response y = xᵀβ + N(0, σ_y²), when given.
+    information : {"known", "hidden", "fixed"}
+        What the attacker sees of the phases.
+    fixed : ndarray (T, m) or None
+        The fixed phases (``information == "fixed"``).
+    m_max : int
+        Largest number of modulation vectors of a round (0 without modulation).
+    """
+
+    rounds: list
+    dim: int
+    x: np.ndarray | None
+    prior: object
+    beta: np.ndarray | None
+    sigma_y: float | None
+    information: str
+    fixed: np.ndarray | None
+    m_max: int
+
+    @property
+    def side_info(self) -> bool:
+        """Whether the public response is given to the attacker."""
+        return self.beta is not None
+
+    @property
+    def phase_known(self) -> bool:
+        return self.information != "hidden"
+
+    @property
+    def mechanism(self):
+        """The release as attackers take it: one mechanism, or the list of rounds."""
+        return self.rounds if len(self.rounds) > 1 else self.rounds[0]
+
+
+def plan_setting(mechanism, x=None, prior=None, phase="known", beta=None, sigma_y: float | None = None) -> Setting:
+    """Stage *setting*: validate what is audited and resolve the dimension, the input and the phases.
 
     Parameters
     ----------
-    mechanism : mechanism or sequence of mechanisms
-        One release per client, or the T rounds of a transcript (each round's release
-        is independent; their Fisher information adds).
-    attacker : None, str, class or instance
-        ``None`` picks the strongest applicable registered attacker; a string picks
-        from the registry; a class is instantiated like the built-ins; an instance is
-        used as is.
-    x : array (d,), optional
-        The client's input (fixed for all n releases). Default: if no prior,
-        the unit vector (1, …, 1)/√d.
-    prior : GaussianPrior, DiscretePrior or other prior, optional
-        Draw x ~ prior for each release (Bayesian audit). Enables van Trees (and
-        ReRo for a discrete prior) and is handed to the attacker.
-    n : int
-        Number of audited releases (transcripts).
-    rng : int, Generator, SeedSequence or None
-        Root randomness, resolved by :func:`privaudit.mechanisms.randomness.resolve_seed`;
-        the integer seed that reproduces the audit is recorded as ``seed``.
-    phase : {"known", "hidden"} or array (m,) / (T, m)
-        Modulation phases: fresh and revealed to the attacker (``"known"``, the
-        worst case and the seed's §6 setting), fresh and hidden (``"hidden"``), or one
-        fixed phase, revealed (array).
-    beta, sigma_y : optional
-        Public response y = xᵀβ + N(0, σ_y²), given to the attacker and to the bounds.
-    confidence : float
-        Two-sided level of every interval.
-    hcr : bool
-        Compute the Hammersley–Chapman–Robbins bound (fixed x only).
-    n_mc : int
-        Monte Carlo draws for van Trees with non-Gaussian priors.
+    mechanism, x, prior, phase, beta, sigma_y
+        As in :func:`audit_reconstruction`.
+
+    Returns
+    -------
+    Setting
+
+    Raises
+    ------
+    InvalidParameterError
+        When the dimension cannot be inferred, when both x and a prior are given, or for
+        an unknown ``phase``.
+    InvalidInputError
+        When fixed phases have the wrong shape.
     """
     rounds = as_rounds(mechanism)
-    n = check_int("n", n)
-    conf = check_interval("confidence", confidence, 0.0, 1.0)
-    root, seed = resolve_seed(rng)
-    gen = np.random.default_rng(root.spawn(1)[0])
     dims = {m.dim for m in rounds if hasattr(m, "dim")}
     if prior is not None:
         d = prior.dim
@@ -288,13 +330,11 @@ def audit_reconstruction(
         x = np.full(d, 1 / math.sqrt(d))
     if x is not None:
         x = check_array("x", x, ndim=1, dim=d)
-    side_info = beta is not None
-    if side_info:
+    if beta is not None:
         beta = check_array("beta", beta, ndim=1, dim=d)
         sigma_y = check_positive("sigma_y", sigma_y)
 
-    # Phases.
-    m_max = max([m.n_vectors for m in rounds if isinstance(m, ModulatedMechanism)], default=0)
+    m_max = max([m.n_vectors for m in rounds if isinstance(m, ModulatedRelease)], default=0)
     if isinstance(phase, str):
         if phase not in ("known", "hidden"):
             raise InvalidParameterError(f"phase must be 'known', 'hidden' or an array, got phase={phase!r}")
@@ -305,120 +345,369 @@ def audit_reconstruction(
         if fixed.shape != (len(rounds), m_max):
             raise InvalidInputError(f"phase must have shape ({m_max},) or ({len(rounds)}, {m_max}), got {np.shape(phase)}")
         information = "fixed"
-    phase_known = information != "hidden"
+    return Setting(rounds, d, x, prior, beta, sigma_y, information, fixed, m_max)
 
-    name, att = _resolve_attacker(attacker, rounds, prior, phase_known, side_info)
-    mech_arg = rounds if len(rounds) > 1 else rounds[0]
+
+def _phases(setting: Setting, n: int, gen: np.random.Generator) -> np.ndarray:
+    """Phases (n, T, m): the fixed ones broadcast, else fresh uniform draws."""
+    shape = (n, len(setting.rounds), setting.m_max)
+    return np.broadcast_to(setting.fixed[None], shape) if setting.fixed is not None else gen.random(shape) * (2 * np.pi)
+
+
+def prepare_attacker(attacker, setting: Setting, n: int, gen: np.random.Generator) -> tuple[str, object]:
+    """Stage *select*: resolve the attacker; build a class and fit it on a population split of its own.
+
+    Parameters
+    ----------
+    attacker : None, str, class or instance
+        As in :func:`audit_reconstruction`.
+    setting : Setting
+        What is audited.
+    n : int
+        Size of the population split of an attacker that learns (``fit``).
+    gen : Generator
+        Randomness of the attacker and of its population split.
+
+    Returns
+    -------
+    name : str
+        Registered name (or class name).
+    attacker : Reconstructor
+        Ready to reconstruct.
+    """
+    name, att = _resolve_attacker(attacker, setting.rounds, setting.prior, setting.phase_known, setting.side_info)
     if isinstance(att, type):
-        att = att(mech_arg, prior=prior, beta=beta, sigma_y=sigma_y, random_state=draw_seed(gen))
+        att = att(setting.mechanism, prior=setting.prior, beta=setting.beta, sigma_y=setting.sigma_y,
+                  random_state=draw_seed(gen))
         if hasattr(att, "fit"):
-            if prior is None:
+            if setting.prior is None:
                 raise InvalidParameterError(f"attacker {name!r} learns from a population split and needs a prior")
-            xf = prior.sample(n, gen)
-            pf = fixed[None] if fixed is not None else gen.random((n, len(rounds), m_max)) * 2 * np.pi
-            of = _release(rounds, xf, np.broadcast_to(pf, (n, len(rounds), m_max)), gen)
-            att.fit(of[:, 0] if len(rounds) == 1 else of)
+            xf = setting.prior.sample(n, gen)
+            pf = setting.fixed[None] if setting.fixed is not None else \
+                gen.random((n, len(setting.rounds), setting.m_max)) * 2 * np.pi
+            of = _release(setting.rounds, xf, np.broadcast_to(pf, (n, len(setting.rounds), setting.m_max)), gen)
+            att.fit(of[:, 0] if len(setting.rounds) == 1 else of)
+    return name, att
 
-    # Draw the audited releases.
-    X = prior.sample(n, gen) if prior is not None else np.broadcast_to(x, (n, d)).copy()
-    phases = np.broadcast_to(fixed[None], (n, len(rounds), m_max)) if fixed is not None \
-        else gen.random((n, len(rounds), m_max)) * (2 * np.pi)
-    outs = _release(rounds, X, phases, gen)
-    y = X @ beta + sigma_y * gen.standard_normal(n) if side_info else None
-    given_phase = None if (information == "hidden" or m_max == 0) else (phases[:, 0] if len(rounds) == 1 else phases)
-    est = np.asarray(
-        att.reconstruct(outs[:, 0] if len(rounds) == 1 else outs, phase=given_phase, y=y), dtype=float,
-    )
-    if est.shape != X.shape:
-        raise InvalidInputError(f"attacker {name!r} returned shape {est.shape}, expected {X.shape}")
 
-    # Error statistics.
+@dataclasses.dataclass(frozen=True)
+class Draws:
+    """The audited releases: inputs ``X`` (n, d), phases (n, T, m), outputs (n, T, k), responses ``y``."""
+
+    X: np.ndarray
+    phases: np.ndarray
+    outputs: np.ndarray
+    y: np.ndarray | None
+
+
+def draw_releases(setting: Setting, n: int, gen: np.random.Generator) -> Draws:
+    """Stage *draw*: n inputs (fixed, or from the prior), their phases, releases and public responses.
+
+    Parameters
+    ----------
+    setting : Setting
+        What is audited.
+    n : int
+        Audited releases (transcripts).
+    gen : Generator
+        Randomness, consumed in this order: inputs, phases, releases, responses.
+
+    Returns
+    -------
+    Draws
+    """
+    X = setting.prior.sample(n, gen) if setting.prior is not None else np.broadcast_to(setting.x, (n, setting.dim)).copy()
+    phases = _phases(setting, n, gen)
+    outs = _release(setting.rounds, X, phases, gen)
+    y = X @ setting.beta + setting.sigma_y * gen.standard_normal(n) if setting.side_info else None
+    return Draws(X, phases, outs, y)
+
+
+def reconstruct(name: str, attacker, setting: Setting, draws: Draws) -> np.ndarray:
+    """Stage *attack*: the attacker's estimates (n, d), given what it may see of the phases.
+
+    Parameters
+    ----------
+    name : str
+        The attacker's name (for errors).
+    attacker : Reconstructor
+        The attacker.
+    setting : Setting
+        What is audited.
+    draws : Draws
+        The releases.
+
+    Returns
+    -------
+    ndarray (n, d)
+
+    Raises
+    ------
+    InvalidInputError
+        When the estimates do not have the inputs' shape.
+    """
+    single = len(setting.rounds) == 1
+    given_phase = None if (setting.information == "hidden" or setting.m_max == 0) else (
+        draws.phases[:, 0] if single else draws.phases)
+    est = np.asarray(attacker.reconstruct(draws.outputs[:, 0] if single else draws.outputs, phase=given_phase,
+                                          y=draws.y), dtype=float)
+    if est.shape != draws.X.shape:
+        raise InvalidInputError(f"attacker {name!r} returned shape {est.shape}, expected {draws.X.shape}")
+    return est
+
+
+@dataclasses.dataclass(frozen=True)
+class ErrorStatistics:
+    """The attacker's total squared error and its parts.
+
+    Attributes
+    ----------
+    mse : float
+        Mean of ‖x̂ − x‖².
+    mse_ci : (float, float)
+        Its two-sided normal-approximation interval.
+    bias : ndarray (d,)
+        Mean error per coordinate.
+    bias_sq : float
+        Unbiased estimate of ‖E[x̂ − x]‖².
+    bias_p_value : float
+        Hotelling T² p-value of no bias (NaN when n ≤ d + 1 or the covariance is singular).
+    mse_along, mse_orth : float or None
+        Error along the shared modulation vectors and orthogonal to them.
+    """
+
+    mse: float
+    mse_ci: tuple
+    bias: np.ndarray
+    bias_sq: float
+    bias_p_value: float
+    mse_along: float | None
+    mse_orth: float | None
+
+
+def error_statistics(est: np.ndarray, X: np.ndarray, confidence: float, basis: np.ndarray | None) -> ErrorStatistics:
+    """Stage *measure*: MSE with its interval, the bias and its test, the split along the modulation vectors.
+
+    Parameters
+    ----------
+    est, X : ndarray (n, d)
+        Estimates and true inputs.
+    confidence : float
+        Two-sided level of the MSE interval.
+    basis : ndarray (d, m) or None
+        The modulation vectors shared by every round.
+
+    Returns
+    -------
+    ErrorStatistics
+    """
+    n, d = X.shape
     err = est - X
     sq = np.einsum("nd,nd->n", err, err)
-    z = float(ndtri(0.5 + conf / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     mse = float(sq.mean())
     half = z * float(sq.std(ddof=1)) / math.sqrt(n)
     mse_ci = (max(0.0, mse - half), mse + half)
     bias = err.mean(axis=0)
     bias_sq = float(bias @ bias - np.trace(np.cov(err, rowvar=False).reshape(d, d)) / n)
     p_bias = hotelling_test(err).p_value  # NaN when n ≤ d + 1 or S is singular
-    basis = _shared_basis(rounds)
     mse_along = mse_orth = None
     if basis is not None:
         along = err @ basis
         mse_along = float(np.einsum("nm,nm->n", along, along).mean())
         mse_orth = mse - mse_along
+    return ErrorStatistics(mse, mse_ci, bias, bias_sq, p_bias, mse_along, mse_orth)
 
-    # Bounds.
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """The MSE bounds computed for a setting.
+
+    Attributes
+    ----------
+    values : dict
+        Bound name (``crb``, ``crb_phase_conditional``, ``seed_bound``, ``hcr``, ``van_trees``) → value.
+    crb_along, crb_orth : float or None
+        tr(I⁻¹) along the shared modulation vectors and orthogonal to them (fixed x only).
+    notes : tuple of str
+        Why bounds are missing, when they are.
+    """
+
+    values: dict
+    crb_along: float | None = None
+    crb_orth: float | None = None
+    notes: tuple = ()
+
+
+def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen: np.random.Generator, *,
+                   hcr: bool = True, n_mc: int = 20_000) -> Bounds:
+    """Stage *bound*: Cramér–Rao (and its phase-conditional form), the seed's trace form, HCR and van Trees.
+
+    The Fisher information comes from what each round declares
+    (:func:`privaudit.audit.stats.fisher.release_fisher`); a mechanism that declares none
+    gets no bounds, and a note says so.
+
+    Parameters
+    ----------
+    setting : Setting
+        What is audited.
+    draws : Draws
+        The releases (their inputs and phases average x- or phase-dependent bounds).
+    basis : ndarray (d, m) or None
+        The shared modulation vectors (for the split of tr(I⁻¹)).
+    gen : Generator
+        Monte Carlo randomness of van Trees.
+    hcr : bool
+        Compute the Hammersley–Chapman–Robbins bound (fixed x only).
+    n_mc : int
+        Monte Carlo draws of van Trees with a non-Gaussian prior.
+
+    Returns
+    -------
+    Bounds
+    """
+    rounds, prior, fixed, information = setting.rounds, setting.prior, setting.fixed, setting.information
+    X, phases = draws.X, draws.phases
+    n = X.shape[0]
     bounds: dict[str, float] = {}
-    notes: list[str] = []
-    rero = None
     crb_along = crb_orth = None
-    discrete = isinstance(prior, DiscretePrior)
-    fisher_kw = dict(beta=beta, sigma_y=sigma_y)
-    if not discrete:
-        try:
+    fisher_kw = dict(beta=setting.beta, sigma_y=setting.sigma_y)
+    try:
+        if fixed is not None:
+            pts = X[: _N_BOUND_MC] if prior is not None else X[:1]
+            infos = np.stack([release_fisher(rounds, p, phase=fixed, **fisher_kw) for p in pts])
+            bounds["crb"] = float(np.mean(crb_of(infos)))
+            bounds["seed_bound"] = float(np.mean(seed_trace_bound(infos)))
+            info = infos.mean(axis=0)
+        else:
+            info = release_fisher(rounds, X[0], information=information, **fisher_kw)
+            bounds["crb"] = float(crb_of(info))
+            bounds["seed_bound"] = float(seed_trace_bound(info))
+            if information == "known" and any(isinstance(m, ModulatedRelease) and m.lam > 0 for m in rounds):
+                k = min(n, _N_BOUND_MC)
+                cond = [release_fisher(rounds, X[i], phase=phases[i, :, :], **fisher_kw) if setting.m_max else None
+                        for i in range(k)]
+                bounds["crb_phase_conditional"] = float(np.mean(crb_of(np.stack(cond))))
+        if basis is not None and prior is None:
+            inv = np.linalg.pinv(info)
+            crb_along = float(np.trace(basis.T @ inv @ basis))
+            crb_orth = float(np.trace(inv)) - crb_along
+        if hcr and prior is None:
+            bounds["hcr"] = hammersley_chapman_robbins(
+                rounds, setting.x, phase=fixed, information="hidden" if information == "hidden" else "known",
+                **fisher_kw,
+            )
+        if prior is not None:
             if fixed is not None:
-                pts = X[: _N_BOUND_MC] if prior is not None else X[:1]
-                infos = np.stack([release_fisher(rounds, p, phase=fixed, **fisher_kw) for p in pts])
-                bounds["crb"] = float(np.mean(crb_of(infos)))
-                bounds["seed_bound"] = float(np.mean(seed_trace_bound(infos)))
-                info = infos.mean(axis=0)
+                def fisher_fn(P):
+                    return np.stack([release_fisher(rounds, p, phase=fixed, **fisher_kw) for p in P[:_N_BOUND_MC]])
+                bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
+            elif all(isinstance(m, (IsotropicGaussianRelease, ModulatedRelease)) for m in rounds):
+                # Both declare an information that does not depend on x: closed form in E_π I.
+                bounds["van_trees"] = van_trees(info, prior, n_mc=n_mc, rng=gen)
             else:
-                info = release_fisher(rounds, X[0], information=information, **fisher_kw)
-                bounds["crb"] = float(crb_of(info))
-                bounds["seed_bound"] = float(seed_trace_bound(info))
-                if information == "known" and any(isinstance(m, ModulatedMechanism) and m.lam > 0 for m in rounds):
-                    k = min(n, _N_BOUND_MC)
-                    cond = [release_fisher(rounds, X[i], phase=phases[i, :, :], **fisher_kw) if m_max else None
-                            for i in range(k)]
-                    bounds["crb_phase_conditional"] = float(np.mean(crb_of(np.stack(cond))))
-            if basis is not None and prior is None:
-                inv = np.linalg.pinv(info)
-                crb_along = float(np.trace(basis.T @ inv @ basis))
-                crb_orth = float(np.trace(inv)) - crb_along
-            if hcr and prior is None:
-                bounds["hcr"] = hammersley_chapman_robbins(
-                    rounds, x, phase=fixed, information="hidden" if information == "hidden" else "known", **fisher_kw,
-                )
-            if prior is not None:
-                if fixed is not None:
-                    def fisher_fn(P):
-                        return np.stack([release_fisher(rounds, p, phase=fixed, **fisher_kw) for p in P[:_N_BOUND_MC]])
-                    bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
-                else:
-                    const = all(isinstance(m, GaussianMechanism | ModulatedMechanism) for m in rounds)
-                    if const:  # the information does not depend on x: closed form in E_π I.
-                        bounds["van_trees"] = van_trees(info, prior, n_mc=n_mc, rng=gen)
-                    else:
-                        def fisher_fn(P):
-                            return np.stack([release_fisher(rounds, p, information=information, **fisher_kw)
-                                             for p in P[:_N_BOUND_MC]])
-                        bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
-        except InvalidParameterError as exc:  # e.g. a user mechanism without Fisher information
-            notes.append(f"bounds not computed: {exc}")
-    else:
-        success = np.all(np.isclose(est, X), axis=1)
-        k = int(success.sum())
-        # Two-sided Clopper–Pearson interval: two one-sided bounds at level (1 + c)/2.
-        ci_lo = float(clopper_pearson_lower(k, n, (1 + conf) / 2))
-        ci_hi = float(clopper_pearson_upper(k, n, (1 + conf) / 2))
-        try:
-            mu = rero_mu(rounds, prior, information=information)
-            bound = rero_bound(prior.kappa, mu=mu)
-        except InvalidParameterError:
-            if len(rounds) == 1 and hasattr(rounds[0], "tradeoff"):
-                mu, bound = None, rero_bound(prior.kappa, rounds[0].tradeoff)
-            else:
-                raise
-        rero = {"success": k / n, "success_ci": (ci_lo, ci_hi), "bound": bound,
-                "kappa": prior.kappa, "mu": mu}
+                def fisher_fn(P):
+                    return np.stack([release_fisher(rounds, p, information=information, **fisher_kw)
+                                     for p in P[:_N_BOUND_MC]])
+                bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
+    except InvalidParameterError as exc:  # e.g. a user mechanism without Fisher information
+        return Bounds(bounds, crb_along, crb_orth, (f"bounds not computed: {exc}",))
+    return Bounds(bounds, crb_along, crb_orth)
 
-    if hasattr(att, "is_unbiased"):
-        unbiased = bool(att.is_unbiased(mech_arg, information=information))
-    else:
-        unbiased = bool(getattr(att, "unbiased", False))
-    bias_ok = not (p_bias < 1 - conf)
+
+def exact_reconstruction(est: np.ndarray, X: np.ndarray, setting: Setting, confidence: float) -> dict:
+    """Stage *bound* under a finite prior: exact-reconstruction success against the ReRo bound.
+
+    Parameters
+    ----------
+    est, X : ndarray (n, d)
+        Estimates and true inputs.
+    setting : Setting
+        What is audited (its prior is a :class:`~privaudit.attacks.protocol.FinitePrior`).
+    confidence : float
+        Two-sided level of the Clopper–Pearson interval of the success rate.
+
+    Returns
+    -------
+    dict
+        ``success``, ``success_ci``, ``bound``, ``kappa`` and ``mu`` (None when the bound
+        comes from the mechanism's exact trade-off curve rather than a GDP μ).
+    """
+    n = X.shape[0]
+    prior = setting.prior
+    success = np.all(np.isclose(est, X), axis=1)
+    k = int(success.sum())
+    # Two-sided Clopper–Pearson interval: two one-sided bounds at level (1 + c)/2.
+    ci_lo = float(clopper_pearson_lower(k, n, (1 + confidence) / 2))
+    ci_hi = float(clopper_pearson_upper(k, n, (1 + confidence) / 2))
+    try:
+        mu = rero_mu(setting.rounds, prior, information=setting.information)
+        bound = rero_bound(prior.kappa, mu=mu)
+    except InvalidParameterError:
+        if len(setting.rounds) == 1 and isinstance(setting.rounds[0], HasExactTradeoff):
+            mu, bound = None, rero_bound(prior.kappa, setting.rounds[0].tradeoff)
+        else:
+            raise
+    return {"success": k / n, "success_ci": (ci_lo, ci_hi), "bound": bound, "kappa": prior.kappa, "mu": mu}
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    """Which bounds apply to the attacker, which it beats, and the verdict.
+
+    Attributes
+    ----------
+    applies : dict
+        Bound → whether it binds this attacker.
+    ratio, ratio_ci : dict
+        MSE/bound and its interval.
+    beaten : list of str
+        Bounds above the MSE's upper confidence limit.
+    verdict : {"pass", "violation"}
+        "violation" when an applicable bound (or ReRo) is beaten.
+    notes : list of str
+        Plain-language findings.
+    """
+
+    applies: dict
+    ratio: dict
+    ratio_ci: dict
+    beaten: list
+    verdict: str
+    notes: list
+
+
+def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: dict | None, unbiased: bool,
+          confidence: float) -> Judgement:
+    """Stage *judge*: hold the MSE (or the ReRo success) against every bound that applies.
+
+    A bound for unbiased attackers applies when the attacker declares itself exactly
+    unbiased *and* the Hotelling test does not detect a bias at ``confidence``; van Trees
+    applies to all; reference bounds to none. A bound beaten by an attacker it does not
+    bind is recorded in the notes, never hidden.
+
+    Parameters
+    ----------
+    name : str
+        The attacker's name (for the notes).
+    stats : ErrorStatistics
+        Its error.
+    bounds : dict
+        Bound name → value.
+    rero : dict or None
+        The exact-reconstruction audit, under a finite prior.
+    unbiased : bool
+        Whether the attacker declares itself exactly unbiased here.
+    confidence : float
+        Level of the bias test.
+
+    Returns
+    -------
+    Judgement
+    """
+    mse, mse_ci, p_bias = stats.mse, stats.mse_ci, stats.bias_p_value
+    notes: list[str] = []
+    bias_ok = not (p_bias < 1 - confidence)
     applies = {b: False if b in REFERENCE_BOUNDS else (unbiased and bias_ok) if b in UNBIASED_BOUNDS else True
                for b in bounds}
     ratio = {b: (mse / v if v > 0 else math.inf) for b, v in bounds.items()}
@@ -445,34 +734,111 @@ def audit_reconstruction(
     if "seed_bound" in bounds and "crb" in bounds:
         notes.append(f"seed 000 eq. (18) trace form d²/tr(I) = {bounds['seed_bound']:.4g} ≤ tr(I⁻¹) = "
                      f"{bounds['crb']:.4g} (looser unless I ∝ identity)")
+    return Judgement(applies, ratio, ratio_ci, beaten, "violation" if violated else "pass", notes)
+
+
+# --- the audit --------------------------------------------------------------------------------------
+def audit_reconstruction(
+    mechanism, attacker=None, x=None, prior=None, *, n: int = 10_000, rng=None, phase="known",
+    beta=None, sigma_y: float | None = None, confidence: float = 0.95, hcr: bool = True, n_mc: int = 20_000,
+) -> ReconstructionAudit:
+    """Measure a reconstruction attacker against Cramér–Rao, HCR, van Trees and ReRo bounds.
+
+    The audit is the pipeline :func:`plan_setting` → :func:`prepare_attacker` →
+    :func:`draw_releases` → :func:`reconstruct` → :func:`error_statistics` →
+    :func:`compute_bounds` (or :func:`exact_reconstruction` under a finite prior) →
+    :func:`judge`.
+
+    Parameters
+    ----------
+    mechanism : mechanism or sequence of mechanisms
+        One release per client, or the T rounds of a transcript (each round's release
+        is independent; their Fisher information adds).
+    attacker : None, str, class or instance
+        ``None`` picks the strongest applicable registered attacker; a string picks
+        from the registry; a class is instantiated like the built-ins; an instance is
+        used as is.
+    x : array (d,), optional
+        The client's input (fixed for all n releases). Default: if no prior,
+        the unit vector (1, …, 1)/√d.
+    prior : GaussianPrior, DiscretePrior or other prior, optional
+        Draw x ~ prior for each release (Bayesian audit). Enables van Trees (and
+        ReRo for a finite prior, :class:`~privaudit.attacks.protocol.FinitePrior`) and
+        is handed to the attacker.
+    n : int
+        Number of audited releases (transcripts).
+    rng : int, Generator, SeedSequence or None
+        Root randomness, resolved by :func:`privaudit.mechanisms.randomness.resolve_seed`;
+        the integer seed that reproduces the audit is recorded as ``seed``.
+    phase : {"known", "hidden"} or array (m,) / (T, m)
+        Modulation phases: fresh and revealed to the attacker (``"known"``, the
+        worst case and the seed's §6 setting), fresh and hidden (``"hidden"``), or one
+        fixed phase, revealed (array).
+    beta, sigma_y : optional
+        Public response y = xᵀβ + N(0, σ_y²), given to the attacker and to the bounds.
+    confidence : float
+        Two-sided level of every interval.
+    hcr : bool
+        Compute the Hammersley–Chapman–Robbins bound (fixed x only).
+    n_mc : int
+        Monte Carlo draws for van Trees with non-Gaussian priors.
+
+    Returns
+    -------
+    ReconstructionAudit
+    """
+    as_rounds(mechanism)  # an empty transcript is refused before anything else
+    n = check_int("n", n)
+    conf = check_interval("confidence", confidence, 0.0, 1.0)
+    root, seed = resolve_seed(rng)
+    gen = np.random.default_rng(root.spawn(1)[0])
+    setting = plan_setting(mechanism, x, prior, phase, beta, sigma_y)
+    rounds = setting.rounds
+
+    name, att = prepare_attacker(attacker, setting, n, gen)
+    draws = draw_releases(setting, n, gen)
+    est = reconstruct(name, att, setting, draws)
+    basis = _shared_basis(rounds)
+    stats = error_statistics(est, draws.X, conf, basis)
+
+    if isinstance(setting.prior, FinitePrior):
+        found, rero = Bounds({}), exact_reconstruction(est, draws.X, setting, conf)
+    else:
+        found, rero = compute_bounds(setting, draws, basis, gen, hcr=hcr, n_mc=n_mc), None
+    bounds = found.values
+    unbiased = declares_unbiased(att, setting.mechanism, information=setting.information)
+    verdict = judge(name, stats, bounds, rero, unbiased, conf)
 
     return ReconstructionAudit(
-        target=_target_name(rounds), attacker=name, n=n, seed=seed, confidence=conf, dim=d, rounds=len(rounds),
-        information=information, side_info=side_info, prior=None if prior is None else repr(prior),
-        x=None if x is None else x.tolist(), mse=mse, mse_ci=mse_ci, bias=bias.tolist(), bias_sq=bias_sq,
-        variance=mse - bias_sq, bias_p_value=p_bias, mse_along=mse_along, mse_orth=mse_orth,
-        crb_along=crb_along, crb_orth=crb_orth, crb=bounds.get("crb"),
+        target=_target_name(rounds), attacker=name, n=n, seed=seed, confidence=conf, dim=setting.dim,
+        rounds=len(rounds), information=setting.information, side_info=setting.side_info,
+        prior=None if setting.prior is None else repr(setting.prior),
+        x=None if setting.x is None else setting.x.tolist(), mse=stats.mse, mse_ci=stats.mse_ci,
+        bias=stats.bias.tolist(), bias_sq=stats.bias_sq, variance=stats.mse - stats.bias_sq,
+        bias_p_value=stats.bias_p_value, mse_along=stats.mse_along, mse_orth=stats.mse_orth,
+        crb_along=found.crb_along, crb_orth=found.crb_orth, crb=bounds.get("crb"),
         crb_phase_conditional=bounds.get("crb_phase_conditional"), seed_bound=bounds.get("seed_bound"),
-        hcr=bounds.get("hcr"), van_trees=bounds.get("van_trees"), ratio=ratio, ratio_ci=ratio_ci, applies=applies,
-        beaten=beaten, attacker_unbiased=unbiased, rero=rero, verdict="violation" if violated else "pass",
-        notes=notes,
+        hcr=bounds.get("hcr"), van_trees=bounds.get("van_trees"), ratio=verdict.ratio, ratio_ci=verdict.ratio_ci,
+        applies=verdict.applies, beaten=verdict.beaten, attacker_unbiased=unbiased, rero=rero,
+        verdict=verdict.verdict, notes=list(found.notes) + verdict.notes,
     )
 
 
 # --- curves for reports ----------------------------------------------------------------------------------
 def _with_sigma(mechanism, sigma: float):
+    """The template ``mechanism`` with noise σ (a factory ``sigma -> mechanism`` is called instead)."""
     if callable(mechanism) and not hasattr(mechanism, "sample"):
         return mechanism(sigma)
     if isinstance(mechanism, list | tuple):
         return [_with_sigma(m, sigma) for m in mechanism]
-    if isinstance(mechanism, ModulatedMechanism):
+    if isinstance(mechanism, ModulatedRelease):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonContractiveWarning)
             return ModulatedMechanism(
                 alpha=mechanism.alpha, lam=mechanism.lam, omega=mechanism.omega, n_vectors=mechanism.n_vectors,
                 dim=mechanism.dim, sigma=sigma, basis=mechanism.basis,
             )
-    if isinstance(mechanism, GaussianMechanism):
+    if isinstance(mechanism, IsotropicGaussianRelease):
         return GaussianMechanism(sigma=sigma, sensitivity=mechanism.sensitivity)
     raise InvalidParameterError(f"cannot change σ of {mechanism!r}; pass a factory sigma -> mechanism")
 
@@ -546,7 +912,7 @@ def composition_curve(
     table = []
     for t, child in zip(ts, root.spawn(len(ts))):
         g = np.random.default_rng(child)
-        if isinstance(mechanism, ModulatedMechanism):
+        if isinstance(mechanism, ModulatedRelease):
             seq = [mechanism.with_basis(random_orthonormal_basis(mechanism.dim, mechanism.n_vectors, g))
                    for _ in range(t)]
         else:
