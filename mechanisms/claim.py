@@ -9,39 +9,33 @@ and replace-one adjacency.
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from dp_accounting import NeighboringRelation
 
+from .neighbourhoods import Neighbourhood, parse_neighbourhood
 from .validation import InvalidParameterError, check_delta, check_epsilon, check_positive
 
-#: Adjacency names understood by privaudit and the dp_accounting relation each maps to.
-#: Local relations (``l2<=r``, ``l1<=r``, ``any``) bound the change of one user's whole
-#: input; their mechanisms are calibrated on that sensitivity, so dp_accounting
-#: sees a single add/remove-style query of that sensitivity.
-_RELATIONS = {
-    "add-remove": NeighboringRelation.ADD_OR_REMOVE_ONE,
-    "replace-one": NeighboringRelation.REPLACE_ONE,
-    "label": NeighboringRelation.REPLACE_ONE,
-    "any": NeighboringRelation.ADD_OR_REMOVE_ONE,
-}
-_LOCAL = re.compile(r"^(l1|l2)<=(\d+(\.\d*)?|\.\d+)$")
 
+def neighboring_relation(adjacency: str | Neighbourhood) -> NeighboringRelation:
+    """Map an adjacency (a shorthand string or a :class:`~privaudit.mechanisms.neighbourhoods.Neighbourhood`) to dp_accounting's relation.
 
-def neighboring_relation(adjacency: str) -> NeighboringRelation:
-    """Map an adjacency name to the dp_accounting neighbouring relation.
+    ``"replace-one"`` and ``"label"`` are replace-one (``"label"``: one label changes,
+    which moves a clipped per-example gradient by up to twice the clip norm).
+    Local relations (``l1<=r``, ``l2<=r``, ``linf<=r``, lattices, ``any``) bound the
+    change of one user's whole input; their mechanisms are calibrated on that
+    sensitivity, so dp_accounting sees a single add/remove-style query of that
+    sensitivity. Histograms (one count ±1) and key contributions are add/remove;
+    ``histogram-replace`` is replace-one.
 
-    ``"label"`` is replace-one on the label: one label changes, which moves a
-    clipped per-example gradient by up to twice the clip norm.
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown name or an invalid radius (e.g. ``"l2<=0"``), naming it.
     """
-    if adjacency in _RELATIONS:
-        return _RELATIONS[adjacency]
-    if _LOCAL.match(adjacency):
-        return NeighboringRelation.ADD_OR_REMOVE_ONE
-    known = ", ".join(sorted(_RELATIONS)) + ", l2<=r, l1<=r"
-    raise InvalidParameterError(f"unknown adjacency {adjacency!r}; expected one of: {known}")
+    return parse_neighbourhood(adjacency).relation
 
 
 @dataclass(frozen=True)
@@ -54,10 +48,14 @@ class PrivacyClaim:
         ε > 0; ``math.inf`` denotes a non-private release.
     delta : float
         δ in [0, 1); δ = 0 is pure DP.
-    adjacency : str
-        ``"add-remove"``, ``"replace-one"``, ``"label"`` (replace-one on labels),
-        ``"l2<=r"`` / ``"l1<=r"`` (local DP, inputs within distance r) or ``"any"``
-        (local DP over the whole declared domain).
+    adjacency : str or Neighbourhood
+        The neighbouring relation: a :class:`~privaudit.mechanisms.neighbourhoods.Neighbourhood`
+        or its shorthand, e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``
+        (replace-one on labels), ``"l2<=r"`` / ``"l1<=r"`` / ``"linf<=r"`` (local DP,
+        inputs within distance r), ``"int-l1<=r"`` (integer lattice), ``"histogram"``,
+        ``"keys(k=K,c=C)"`` or ``"any"`` (local DP over the whole declared domain). A
+        mapping (the neighbourhood's ``to_dict``) is read back into the object. The
+        value is kept as given; :attr:`neighbourhood` is always the object.
     mu : float, optional
         μ-GDP parameter, when the mechanism is exactly Gaussian-like.
     rho : float, optional
@@ -66,16 +64,18 @@ class PrivacyClaim:
 
     epsilon: float
     delta: float
-    adjacency: str
+    adjacency: str | Neighbourhood
     mu: float | None = None
     rho: float | None = None
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon, allow_inf=True)
         check_delta(self.delta, allow_zero=True)
-        if not isinstance(self.adjacency, str):
-            raise InvalidParameterError(f"adjacency must be a string, got {self.adjacency!r}")
-        neighboring_relation(self.adjacency)
+        if isinstance(self.adjacency, Mapping):
+            object.__setattr__(self, "adjacency", parse_neighbourhood(self.adjacency))
+        if not isinstance(self.adjacency, str | Neighbourhood):
+            raise InvalidParameterError(f"adjacency must be a string or a Neighbourhood, got {self.adjacency!r}")
+        parse_neighbourhood(self.adjacency)
         if self.mu is not None:
             check_positive("mu", self.mu, allow_inf=True)
         if self.rho is not None:
@@ -87,10 +87,17 @@ class PrivacyClaim:
         return not math.isinf(self.epsilon)
 
     @property
+    def neighbourhood(self) -> Neighbourhood:
+        """The neighbourhood object of :attr:`adjacency` (parsed from the shorthand when a string was given; parses are cached)."""
+        return parse_neighbourhood(self.adjacency)
+
+    @property
     def relation(self) -> NeighboringRelation:
         """The dp_accounting neighbouring relation of :attr:`adjacency`."""
-        return neighboring_relation(self.adjacency)
+        return self.neighbourhood.relation
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form for reports (``inf`` is kept as a float)."""
-        return asdict(self)
+        """Plain-data form for reports (``inf`` is kept as a float; a neighbourhood object as its ``to_dict``)."""
+        if isinstance(self.adjacency, str):
+            return asdict(self)
+        return {**asdict(self), "adjacency": self.adjacency.to_dict()}

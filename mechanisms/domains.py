@@ -1,0 +1,481 @@
+"""Input domains: the sets of inputs on which a privacy claim is made and searched.
+
+A claim says "for every pair of neighbouring inputs *of the domain*". Three kinds
+are modelled, as frozen dataclasses with plain (hashable) fields:
+
+* :class:`Box` — a product of intervals [lowᵢ, highᵢ] of an input of fixed shape,
+  with real or (``integer=True``) integer coordinates (counts, histograms, integer
+  queries);
+* :class:`Categorical` — a finite set of values (randomised response, categories);
+* :class:`DatasetDomain` — datasets: arrays whose axis 0 indexes records, every
+  record inside a record :class:`Box`, the number of records in
+  [``min_size``, ``max_size``]. With ``padded=True`` a dataset is stored as
+  ``max_size`` rows and absent records are rows of NaN, so that datasets of
+  different sizes (add/remove neighbours) share one shape.
+
+Every domain answers ``contains(x)``, draws random points (``sample``) and lists
+its ``boundary_points`` (corners, extreme datasets), where the worst case of many
+mechanisms lies; boxes and datasets also project onto themselves (``clip``).
+A mechanism may declare its own domain as a ``domain`` attribute; read it with
+:func:`domain_of`. :func:`domain_from_spec` builds one from plain data (a config).
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .validation import InvalidInputError, InvalidParameterError, ParameterTypeError, check_int
+
+#: At most this many corners are listed by :meth:`Box.corners` (2^d grows fast).
+MAX_CORNERS = 64
+
+
+def _shown(x: Any, width: int = 80) -> str:
+    """A short text of an input for error messages."""
+    try:
+        text = repr(np.asarray(x).tolist())
+    except Exception:  # noqa: BLE001 - only used to describe a value that failed a check
+        text = repr(x)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def as_float_array(name: str, x: Any) -> np.ndarray:
+    """``x`` as a float array, or an :class:`InvalidInputError` naming ``name`` and the value."""
+    if isinstance(x, str | bytes):
+        raise InvalidInputError(f"{name} must be a numeric array, got {name}={x!r}")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be a numeric array, got {name}={_shown(x)} ({exc})") from exc
+
+
+def _bound(name: str, value: Any) -> np.ndarray:
+    arr = as_float_array(name, value)
+    if np.any(np.isnan(arr)) or np.any(np.isinf(arr)):
+        raise InvalidParameterError(f"{name} must be finite, got {name}={_shown(value)}")
+    return arr
+
+
+class Domain(abc.ABC):
+    """A set of inputs: membership, projection where it makes sense, boundary points and sampling."""
+
+    kind: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def contains(self, x: Any) -> bool:
+        """True when ``x`` is a point of the domain (never raises on malformed input)."""
+
+    @abc.abstractmethod
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
+        """``n`` points drawn uniformly at random (for datasets: a random size, then uniform records)."""
+
+    @abc.abstractmethod
+    def boundary_points(self) -> list:
+        """Extreme points of the domain (corners, extreme datasets), where worst cases often lie."""
+
+    def check(self, name: str, x: Any) -> None:
+        """Raise :class:`InvalidInputError` naming ``name`` and ``x`` when ``x`` is outside the domain."""
+        if not self.contains(x):
+            raise InvalidInputError(f"{name} is not in the domain {self}: {name}={_shown(x)}")
+
+
+@dataclass(frozen=True)
+class Box(Domain):
+    """The box {x : low ≤ x ≤ high} of inputs of a fixed shape, real or integer-valued.
+
+    Parameters
+    ----------
+    low, high : float or array-like
+        Finite bounds of the input's shape (scalars give a 1-coordinate input), low ≤ high.
+        Stored as flat tuples; :attr:`shape` keeps the shape.
+    integer : bool
+        Integer coordinates only (the bounds must then be integers).
+    """
+
+    low: tuple
+    high: tuple
+    integer: bool = False
+    shape: tuple = field(default=(), compare=False)
+
+    kind: ClassVar[str] = "box"
+
+    def __post_init__(self) -> None:
+        lo, hi = _bound("low", self.low), _bound("high", self.high)
+        if lo.ndim == 0:
+            lo = lo.reshape(1)
+        if hi.ndim == 0:
+            hi = hi.reshape(1)
+        if lo.shape != hi.shape:
+            raise InvalidParameterError(f"low and high must have one shape, got {lo.shape} and {hi.shape}")
+        if lo.size == 0:
+            raise InvalidParameterError(f"a box needs at least one coordinate, got low={_shown(self.low)}")
+        if np.any(lo > hi):
+            i = int(np.argmax(lo > hi))
+            raise InvalidParameterError(f"low must be <= high, got low[{i}]={lo.flat[i]!r} > high[{i}]={hi.flat[i]!r}")
+        if not isinstance(self.integer, bool | np.bool_):
+            raise ParameterTypeError(f"integer must be a bool, got integer={self.integer!r}")
+        if self.integer and not (np.all(lo == np.round(lo)) and np.all(hi == np.round(hi))):
+            raise InvalidParameterError(f"an integer box needs integer bounds, got low={_shown(lo)}, high={_shown(hi)}")
+        object.__setattr__(self, "low", tuple(float(v) for v in lo.ravel()))
+        object.__setattr__(self, "high", tuple(float(v) for v in hi.ravel()))
+        object.__setattr__(self, "integer", bool(self.integer))
+        object.__setattr__(self, "shape", tuple(lo.shape))
+
+    def __str__(self) -> str:
+        kind = "integer box" if self.integer else "box"
+        return f"{kind}(low={_shown(self.lower)}, high={_shown(self.upper)})"
+
+    @property
+    def lower(self) -> np.ndarray:
+        """The lower bounds as an array of :attr:`shape`."""
+        return np.asarray(self.low, dtype=float).reshape(self.shape)
+
+    @property
+    def upper(self) -> np.ndarray:
+        """The upper bounds as an array of :attr:`shape`."""
+        return np.asarray(self.high, dtype=float).reshape(self.shape)
+
+    @property
+    def dim(self) -> int:
+        """Number of coordinates."""
+        return len(self.low)
+
+    @property
+    def centre(self) -> np.ndarray:
+        """(low + high)/2, rounded down to the lattice for an integer box."""
+        c = (self.lower + self.upper) / 2
+        return np.floor(c) if self.integer else c
+
+    def contains(self, x: Any) -> bool:
+        try:
+            a = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            return False
+        if a.size != self.dim:  # any layout of the right number of coordinates (a scalar for one)
+            return False
+        a = a.ravel()
+        if not np.all(np.isfinite(a)):
+            return False
+        if self.integer and not np.all(a == np.round(a)):
+            return False
+        return bool(np.all(a >= np.asarray(self.low)) and np.all(a <= np.asarray(self.high)))
+
+    def clip(self, x: Any) -> np.ndarray:
+        """The nearest point of the box (Euclidean projection; the nearest lattice point when integer).
+
+        Coordinate-wise clipping is the Euclidean projection on a box; for an
+        integer box rounding each coordinate to the nearest integer and clipping
+        is the nearest lattice point of the box (the distance is a sum over coordinates).
+        """
+        a = as_float_array("x", x)
+        if a.size != self.dim:
+            raise InvalidInputError(f"x must have {self.dim} coordinates (shape {self.shape}), got shape {a.shape}")
+        if np.any(np.isnan(a)):
+            raise InvalidInputError(f"x must not contain NaN, got x={_shown(x)}")
+        a = a.reshape(self.shape)
+        if self.integer:
+            a = np.round(a)
+        return np.clip(a, self.lower, self.upper)
+
+    def corners(self, max_count: int = MAX_CORNERS) -> list[np.ndarray]:
+        """The 2^d corners when 2^d ≤ ``max_count``; otherwise the low and high corners and the sign-pattern corners.
+
+        The sign-pattern corners (first coordinate high and the rest low, and the
+        reverse; first half high; alternating) are the corners the input patterns
+        of :mod:`privaudit.mechanisms.input_patterns` move towards.
+        """
+        lo, hi = np.asarray(self.low), np.asarray(self.high)
+        d = self.dim
+        if d <= 30 and 2**d <= max_count:
+            masks = [np.array(bits, dtype=bool) for bits in itertools.product((False, True), repeat=d)]
+        else:
+            idx = np.arange(d)
+            masks = [np.zeros(d, bool), np.ones(d, bool), idx == 0, idx != 0, idx < (d + 1) // 2, idx % 2 == 0,
+                     idx % 2 == 1]
+        out, seen = [], set()
+        for m in masks:
+            c = np.where(m, hi, lo)
+            key = c.tobytes()
+            if key not in seen:
+                seen.add(key)
+                out.append(c.reshape(self.shape))
+        return out
+
+    def boundary_points(self) -> list[np.ndarray]:
+        """The corners (see :meth:`corners`) and the centre of each face."""
+        lo, hi = np.asarray(self.low), np.asarray(self.high)
+        centre = self.centre.ravel()
+        faces = []
+        for i in range(self.dim):
+            for b in (lo[i], hi[i]):
+                f = centre.copy()
+                f[i] = b
+                faces.append(f.reshape(self.shape))
+        pts, seen = [], set()
+        for p in self.corners() + faces:
+            if p.tobytes() not in seen:
+                seen.add(p.tobytes())
+                pts.append(p)
+        return pts
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+        n = check_int("n", n)
+        gen = np.random.default_rng(rng)
+        lo, hi = np.asarray(self.low), np.asarray(self.high)
+        if self.integer:
+            pts = gen.integers(lo.astype(np.int64), hi.astype(np.int64), size=(n, self.dim), endpoint=True).astype(float)
+        else:
+            pts = gen.uniform(lo, hi, size=(n, self.dim))
+        return [p.reshape(self.shape) for p in pts]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (``domain_from_spec`` reads it back)."""
+        return {"kind": self.kind, "low": self.lower.tolist(), "high": self.upper.tolist(), "integer": self.integer}
+
+
+@dataclass(frozen=True)
+class Categorical(Domain):
+    """A finite set of values (numbers or strings), e.g. the categories of randomised response.
+
+    Parameters
+    ----------
+    categories : sequence
+        Distinct hashable values, at least two (a claim over one value is empty).
+    """
+
+    categories: tuple
+
+    kind: ClassVar[str] = "categorical"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.categories, str | bytes) or not hasattr(self.categories, "__iter__"):
+            raise ParameterTypeError(f"categories must be a sequence of values, got categories={self.categories!r}")
+        cats = tuple(c.item() if isinstance(c, np.generic) else c for c in self.categories)
+        for c in cats:
+            if isinstance(c, float) and not math.isfinite(c):
+                raise InvalidParameterError(f"categories must be finite, got {c!r} in categories={cats!r}")
+            try:
+                hash(c)
+            except TypeError as exc:
+                raise ParameterTypeError(f"categories must be hashable, got {c!r} in categories={cats!r}") from exc
+        if len(set(cats)) != len(cats):
+            raise InvalidParameterError(f"categories must be distinct, got categories={cats!r}")
+        if len(cats) < 2:
+            raise InvalidParameterError(f"a categorical domain needs at least two values, got categories={cats!r}")
+        object.__setattr__(self, "categories", cats)
+
+    def __str__(self) -> str:
+        return f"categorical({_shown(list(self.categories))})"
+
+    def _value(self, x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            if x.size != 1:
+                return None
+            x = x.reshape(()).item()
+        return x.item() if isinstance(x, np.generic) else x
+
+    def contains(self, x: Any) -> bool:
+        v = self._value(x)
+        try:
+            return v in self.categories
+        except TypeError:  # unhashable
+            return False
+
+    def index(self, x: Any) -> int:
+        """Position of ``x`` among :attr:`categories` (an :class:`InvalidInputError` when absent)."""
+        self.check("x", x)
+        return self.categories.index(self._value(x))
+
+    def boundary_points(self) -> list:
+        """Every category (a finite domain is all boundary)."""
+        return list(self.categories)
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
+        n = check_int("n", n)
+        idx = np.random.default_rng(rng).integers(len(self.categories), size=n)
+        return [self.categories[i] for i in idx]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (``domain_from_spec`` reads it back)."""
+        return {"kind": self.kind, "categories": list(self.categories)}
+
+
+@dataclass(frozen=True)
+class DatasetDomain(Domain):
+    """Datasets of records: axis 0 indexes records, each record inside ``records``, size in [min_size, max_size].
+
+    A dataset is an array of shape ``(n, *records.shape)`` (records of one
+    coordinate: a 1-d array of n values). With ``padded=True`` every dataset has
+    ``max_size`` rows and absent records are rows that are entirely NaN, so that
+    neighbours under add/remove (sizes n and n+1) share one shape; this is the
+    convention of the pydp adapters.
+
+    Parameters
+    ----------
+    records : Box
+        Bounds of one record (real or integer coordinates).
+    min_size, max_size : int
+        Range of the number of (present) records, 0 ≤ min_size ≤ max_size.
+    padded : bool
+        Datasets are ``max_size`` rows with NaN rows for absent records.
+    """
+
+    records: Box
+    min_size: int = 1
+    max_size: int = 100
+    padded: bool = False
+
+    kind: ClassVar[str] = "datasets"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.records, Box):
+            raise ParameterTypeError(f"records must be a Box of record bounds, got records={self.records!r}")
+        lo = check_int("min_size", self.min_size, minimum=0)
+        hi = check_int("max_size", self.max_size, minimum=max(lo, 1))
+        if not isinstance(self.padded, bool | np.bool_):
+            raise ParameterTypeError(f"padded must be a bool, got padded={self.padded!r}")
+        object.__setattr__(self, "min_size", lo)
+        object.__setattr__(self, "max_size", hi)
+        object.__setattr__(self, "padded", bool(self.padded))
+
+    def __str__(self) -> str:
+        pad = ", padded" if self.padded else ""
+        return f"datasets(records in {self.records}, size in [{self.min_size}, {self.max_size}]{pad})"
+
+    def present(self, x: Any, name: str = "x") -> np.ndarray:
+        """The present records of the dataset ``x`` as an (n, p) array (NaN rows dropped when padded).
+
+        Raises :class:`InvalidInputError` naming ``name`` for a non-numeric array,
+        a record of the wrong shape, infinite values, or NaN outside whole absent rows.
+        """
+        rows = dataset_rows(name, x, record_size=self.records.dim)
+        if self.padded:
+            if rows.shape[0] != self.max_size:
+                raise InvalidInputError(f"a padded dataset has {self.max_size} rows (NaN for absent), got "
+                                        f"{rows.shape[0]} rows in {name}={_shown(x)}")
+        elif np.any(np.isnan(rows)):
+            raise InvalidInputError(f"{name} has NaN records but the domain is not padded: {name}={_shown(x)}")
+        return rows[~np.isnan(rows).any(axis=1)]
+
+    def contains(self, x: Any) -> bool:
+        try:
+            recs = self.present(x)
+        except (InvalidInputError, ValueError, TypeError):
+            return False
+        if not (self.min_size <= recs.shape[0] <= self.max_size):
+            return False
+        return all(self.records.contains(r) for r in recs)
+
+    def pack(self, records: Any) -> np.ndarray:
+        """The dataset holding ``records`` (an (n, p) array) in this domain's representation."""
+        recs = np.asarray(records, dtype=float).reshape(-1, self.records.dim)
+        if self.padded:
+            if recs.shape[0] > self.max_size:
+                raise InvalidInputError(f"{recs.shape[0]} records do not fit in {self.max_size} padded rows")
+            recs = np.vstack([recs, np.full((self.max_size - recs.shape[0], self.records.dim), np.nan)])
+        return recs.reshape((recs.shape[0], *self.records.shape)) if self.records.shape != (1,) else recs.reshape(-1)
+
+    def clip(self, x: Any) -> np.ndarray:
+        """Every present record projected onto the record box (the size is kept)."""
+        recs = self.present(x)
+        return self.pack(np.array([self.records.clip(r).ravel() for r in recs]).reshape(-1, self.records.dim))
+
+    def boundary_points(self) -> list[np.ndarray]:
+        """Extreme datasets: every record at each record corner, at the smallest and the largest size."""
+        out = []
+        for size in sorted({max(self.min_size, 1), self.max_size}):
+            for c in self.records.corners():
+                out.append(self.pack(np.tile(c.ravel(), (size, 1))))
+        return out
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+        n = check_int("n", n)
+        gen = np.random.default_rng(rng)
+        sizes = gen.integers(self.min_size, self.max_size, size=n, endpoint=True)
+        out = []
+        for s in sizes:
+            recs = self.records.sample(int(s), gen) if s > 0 else []
+            out.append(self.pack(np.array([r.ravel() for r in recs]).reshape(-1, self.records.dim)))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (``domain_from_spec`` reads it back)."""
+        return {"kind": self.kind, "records": self.records.to_dict(), "min_size": self.min_size,
+                "max_size": self.max_size, "padded": self.padded}
+
+
+def dataset_rows(name: str, x: Any, record_size: int | None = None) -> np.ndarray:
+    """The dataset ``x`` as an (n, p) float array of rows (axis 0 indexes records), NaN rows kept.
+
+    Raises :class:`InvalidInputError` naming ``name`` when ``x`` is not numeric,
+    is a scalar, holds ±inf, has a row that is NaN only in part, or (with
+    ``record_size``) has records of another size.
+    """
+    a = as_float_array(name, x)
+    if a.ndim == 0:
+        raise InvalidInputError(f"{name} must be a dataset (an array whose axis 0 indexes records), got {name}={_shown(x)}")
+    width = record_size if record_size is not None else max(int(np.prod(a.shape[1:])), 1)
+    rows = a.reshape(a.shape[0], -1) if a.shape[0] else np.zeros((0, width))
+    if record_size is not None and rows.shape[1] != record_size:
+        raise InvalidInputError(f"{name} has records of {rows.shape[1]} values, expected {record_size}: shape {a.shape}")
+    if np.any(np.isinf(rows)):
+        raise InvalidInputError(f"{name} must not contain inf, got {name}={_shown(x)}")
+    nan = np.isnan(rows)
+    partial = nan.any(axis=1) & ~nan.all(axis=1)
+    if np.any(partial):
+        raise InvalidInputError(f"{name} has a record that is NaN only in part (row {int(np.argmax(partial))}); "
+                                f"a NaN row marks an absent record and must be NaN throughout")
+    return rows
+
+
+def domain_of(mechanism: Any) -> Domain | None:
+    """The domain a mechanism declares in its ``domain`` attribute (None when it declares none).
+
+    A ``(low, high)`` pair is read as a real :class:`Box`; a mapping by :func:`domain_from_spec`.
+    """
+    dom = getattr(mechanism, "domain", None)
+    if dom is None or isinstance(dom, Domain):
+        return dom
+    return domain_from_spec(dom)
+
+
+def domain_from_spec(spec: Any) -> Domain:
+    """A domain from plain data: a :class:`Domain`, a ``(low, high)`` pair, or a mapping with ``kind``.
+
+    Mappings: ``{"kind": "box", "low": ..., "high": ..., "integer": false}``,
+    ``{"kind": "categorical", "categories": [...]}`` and ``{"kind": "datasets",
+    "records": {<box>}, "min_size": 1, "max_size": 100, "padded": false}``; ``kind``
+    may be omitted for a box.
+    """
+    if isinstance(spec, Domain):
+        return spec
+    if isinstance(spec, Mapping):
+        data = dict(spec)
+        kind = data.pop("kind", "box")
+        try:
+            if kind == "box":
+                return Box(**data)
+            if kind == "categorical":
+                return Categorical(**data)
+            if kind == "datasets":
+                records = data.pop("records", None)
+                return DatasetDomain(records=domain_from_spec(records) if records is not None else None, **data)
+        except TypeError as exc:
+            if isinstance(exc, ParameterTypeError):
+                raise
+            raise InvalidParameterError(f"domain {spec!r}: {exc}") from exc
+        raise InvalidParameterError(f"unknown domain kind {kind!r}; expected one of: box, categorical, datasets")
+    if isinstance(spec, tuple | list) and len(spec) == 2 and not isinstance(spec[0], str):
+        return Box(spec[0], spec[1])
+    raise ParameterTypeError(f"a domain must be a Domain, a (low, high) pair or a mapping with 'kind', got {spec!r}")
+
+
+__all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "as_float_array", "dataset_rows",
+           "domain_from_spec", "domain_of"]
