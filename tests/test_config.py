@@ -202,8 +202,9 @@ def test_parse_config_accepts_dicts():
     c = parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 2.0},
                                   "x": [0.0], "x_prime": [1.0]}]}, name="inline")
     assert c.name == "inline" and c.audits[0].params["mechanism"]["sigma"] == 2.0
-    with pytest.raises(ConfigValueError, match="name"):
-        parse_config({"name": "../escape", "audits": []})
+    audits = [{"kind": "calibration", "mechanism": {"name": "laplace", "epsilon": 1.0}}]
+    with pytest.raises(ConfigValueError, match=r"name must be a plain folder name, got name = '\.\./escape'"):
+        parse_config({"name": "../escape", "audits": audits})
 
 
 @pytest.mark.parametrize("x, why", [("[]", "must not be empty"), ("[nan]", "finite numbers only"),

@@ -12,7 +12,9 @@ Commands
 
 Resolving CONFIG|PRESET: a bare name of a shipped preset is the preset, even when a
 file or folder of that name exists in the current folder; ``./name``, a path with a
-separator or a name ending in ``.toml`` is a file.
+separator or a name ending in ``.toml`` is a file. The command loads through
+:func:`privaudit.audit.app.config.load_config`, the Python API's loader (same rule, same
+guards), and checks ``--out``, memory and components once (:func:`~privaudit.audit.app.runner.preflight`).
 
 Exit-code contract: 0 when every audit passed (or is informational); 1 when an audit
 found a violation, a failed check, or a task crashed; 2 on a usage, configuration,
@@ -188,51 +190,6 @@ def _plugin_warnings() -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------- loading
-def _is_explicit_file(spec: str) -> bool:
-    return spec.endswith(".toml") or "/" in spec or os.sep in spec or spec.startswith(".")
-
-
-def load_spec(spec: str, *, allow_imports: Sequence[str] = (), max_memory: int | None = None):
-    """The :class:`~privaudit.audit.app.config.Config` of ``CONFIG|PRESET``, with the structural guards first.
-
-    A bare preset name wins over a file or folder of that name; ``./name``, paths with a
-    separator and ``*.toml`` are files.
-    """
-    import tomllib
-
-    from privaudit.audit.app.config import available_presets, did_you_mean, parse_config, preset_text
-    from privaudit.audit.app.fields import ConfigFileError
-    from privaudit.audit.app.limits import check_components
-    from privaudit.audit.app.toml_guard import check_document, parse_toml
-
-    spec = str(spec)
-    presets = available_presets()
-    if not _is_explicit_file(spec) and spec in presets:
-        text, source, name = preset_text(spec), f"preset:{spec}", spec
-    else:
-        path = Path(spec)
-        if path.is_dir():
-            raise ConfigFileError(f"config file {spec!r} is a directory, not a config file")
-        if not path.is_file():
-            if _is_explicit_file(spec):
-                raise ConfigFileError(f"config file {spec!r} does not exist")
-            raise ConfigFileError(f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} "
-                                  f"(presets: {', '.join(presets)})")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigFileError(f"cannot read config file {spec!r}: {exc}") from exc
-        source, name = spec, path.stem
-    try:
-        data = parse_toml(text, source)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{source} is not valid TOML: {exc}") from exc
-    where = f" (in {source})"
-    check_document(data, where=where)
-    check_components(data, limit=max_memory, where=where)
-    return parse_config(data, name=name, source=source, allow_imports=allow_imports)
-
-
 def _usage_errors() -> tuple[type[BaseException], ...]:
     from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
@@ -242,24 +199,18 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
 
 
 def _prepare(args: argparse.Namespace):
-    """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, tasks))."""
-    from privaudit.audit.app.fields import ConfigError
+    """Load, re-seed and preflight the configuration; every problem is exit 2 (returns (config, preflight))."""
+    from privaudit.audit.app.config import load_config
     from privaudit.audit.app.runner import check_scheduler, preflight, probe_scheduler
 
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
-    config = load_spec(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
+    config = load_config(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
     config = config.replace(seed=args.seed, samples=args.samples)
-    try:
-        tasks = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
-    except ConfigError as exc:
-        where = f" (in {config.source})" if config.source else ""
-        if where and where not in str(exc) and str(exc).startswith("audits["):
-            exc.args = (f"{exc.args[0]}{where}",)
-        raise
+    checked = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
     if args.scheduler is not None:
         probe_scheduler(args.scheduler)
-    return config, tasks
+    return config, checked
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -267,7 +218,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     usage = _usage_errors()
     try:
         with _plugin_warnings():
-            config, tasks = _prepare(args)
+            config, checked = _prepare(args)
     except usage as exc:
         return _error(str(exc))
     except RecursionError:
@@ -276,12 +227,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _error(f"{UNEXPECTED} {args.config!r} (a privaudit bug, please report it): "
                       f"{type(exc).__name__}: {exc}")
     if args.check:
-        _emit(f"{config.name}: configuration valid, {len(tasks)} tasks, report -> {Path(args.out) / config.name}")
+        _emit(f"{config.name}: configuration valid, {len(checked.tasks)} tasks, "
+              f"report -> {Path(args.out) / config.name}")
         return EXIT_OK
-    return _run(args, config)
+    return _run(args, config, checked)
 
 
-def _run(args: argparse.Namespace, config) -> int:
+def _run(args: argparse.Namespace, config, checked) -> int:
     from privaudit.audit.app.cache import CacheWarning
     from privaudit.audit.app.runner import run_config
 
@@ -291,7 +243,7 @@ def _run(args: argparse.Namespace, config) -> int:
             result = run_config(
                 config, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
                 progress=None if not args.json else False, use_cache=not args.no_cache,
-                overwrite=args.overwrite, max_memory=args.max_memory, budget=args.budget,
+                overwrite=args.overwrite, max_memory=args.max_memory, budget=args.budget, checked=checked,
             )
     except _usage_errors() as exc:
         return _error(str(exc))

@@ -36,6 +36,7 @@ read through :mod:`importlib.resources`, so they work after a non-editable insta
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -43,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from privaudit.audit.app.components import imports_allowed
+from privaudit.audit.app.limits import check_components
+from privaudit.audit.app.toml_guard import check_document, parse_toml
 from privaudit.audit.app.fields import (
     REQUIRED,
     ConfigError,
@@ -130,12 +133,32 @@ TOP_LEVEL_FIELDS = {"name": dataclasses.replace(_NAME, default=None), "descripti
 
 
 def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str = "",
-                 allow_imports: Iterable[str] = ()) -> Config:
-    """Validate a parsed TOML document into a :class:`Config`.
+                 allow_imports: Iterable[str] = (), max_memory: int | None = None) -> Config:
+    """Validate a parsed TOML document (or the same data built in Python) into a :class:`Config`.
 
-    ``allow_imports`` lists modules whose ``"module:attr"`` references this file may
-    use (besides those allowed process-wide by
-    :func:`privaudit.audit.app.components.allow_imports`).
+    The structural guards come first, as for a file (:func:`load_config` calls this):
+    :func:`~privaudit.audit.app.toml_guard.check_document` (depth, size, 64-bit
+    integers, finite numbers, no empty arrays, no control characters) and
+    :func:`~privaudit.audit.app.limits.check_components` (a component's ``dim`` within
+    the memory limit); then every field of every entry.
+
+    Parameters
+    ----------
+    data : mapping
+        The document: top-level keys and an ``audits`` array of tables.
+    name : str
+        Report folder name when ``data`` has no ``name``.
+    source : str
+        Where ``data`` came from (a path, ``preset:<name>``), appended to error messages.
+    allow_imports : iterable of str
+        Modules whose ``"module:attr"`` references this document may use (besides those
+        allowed process-wide by :func:`privaudit.audit.app.components.allow_imports`).
+    max_memory : int, optional
+        Bytes a component may allocate when built (default: the memory available).
+
+    Returns
+    -------
+    Config
 
     Raises
     ------
@@ -145,6 +168,10 @@ def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str =
     where = f" (in {source})" if source else ""
     try:
         with imports_allowed(allow_imports):
+            if isinstance(data, Mapping) and not isinstance(data, dict):
+                data = dict(data)
+            check_document(data)
+            check_components(data, limit=max_memory)
             return _parse(data, name, source, where)
     except ConfigError as exc:
         if where and source not in str(exc):
@@ -207,43 +234,90 @@ def preset_text(name: str) -> str:
     return (resources.files(_PRESET_PACKAGE) / f"{name}.toml").read_text(encoding="utf-8")
 
 
-def _parse_toml(text: str, source: str) -> dict:
+def _is_explicit_file(spec: str) -> bool:
+    """``./name``, a path with a separator, or ``*.toml``: a file, never a preset."""
+    return spec.endswith(".toml") or "/" in spec or "\\" in spec or os.sep in spec or spec.startswith(".")
+
+
+def read_spec(spec: str | Path) -> tuple[str, str, str]:
+    """The TOML text, source and default name of ``CONFIG|PRESET``, resolved as :func:`load_config` says.
+
+    Parameters
+    ----------
+    spec : str or Path
+        A preset name, or the path of a configuration file.
+
+    Returns
+    -------
+    text, source, name : str
+        ``source`` is the path, or ``preset:<name>``; ``name`` the preset's name or the file's stem.
+
+    Raises
+    ------
+    ConfigFileError
+        A missing, unreadable or directory path, or a bare name that is neither a preset nor a file
+        (with a "did you mean" hint).
+    """
+    presets = available_presets()
+    explicit = isinstance(spec, Path) or _is_explicit_file(str(spec))
+    spec = str(spec)
+    if not explicit and spec in presets:
+        return preset_text(spec), f"preset:{spec}", spec
+    path = Path(spec)
+    if path.is_dir():
+        raise ConfigFileError(f"config file {spec!r} is a directory, not a config file")
+    if not path.is_file():
+        if explicit:
+            raise ConfigFileError(f"config file {spec!r} does not exist")
+        raise ConfigFileError(f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} "
+                              f"(presets: {', '.join(presets)})")
     try:
-        return tomllib.loads(text)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"cannot read config file {spec!r}: {exc}") from exc
+    return text, spec, path.stem
+
+
+def load_config(spec: str | Path, *, allow_imports: Iterable[str] = (), max_memory: int | None = None) -> Config:
+    """Load ``CONFIG|PRESET``: the one loader of ``privaudit run`` and of the Python API.
+
+    Resolution: a bare name of a shipped preset is the preset, even when a file or
+    folder of that name exists in the current folder; ``./name``, a path with a
+    separator, a name ending in ``.toml`` or a :class:`~pathlib.Path` is a file; any
+    other bare name is a file if one exists, else an error suggesting the closest
+    preset. The text is then parsed with the structural guards of
+    :mod:`privaudit.audit.app.toml_guard` and validated by :func:`parse_config`.
+
+    Parameters
+    ----------
+    spec : str or Path
+        A preset name or a configuration file.
+    allow_imports : iterable of str
+        Modules whose ``"module:attr"`` references the file may use (``--allow-import``).
+    max_memory : int, optional
+        Bytes a component may allocate when built (``--max-memory``; default: the memory available).
+
+    Returns
+    -------
+    Config
+
+    Raises
+    ------
+    ConfigFileError
+        See :func:`read_spec`; also a TOML syntax error.
+    ConfigKeyError, ConfigTypeError, ConfigValueError
+        Naming the key path, the value and the file (see :func:`parse_config`).
+    """
+    text, source, name = read_spec(spec)
+    try:
+        data = parse_toml(text, source)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"{source} is not valid TOML: {exc}") from exc
-
-
-def load_config(spec: str | Path, *, allow_imports: Iterable[str] = ()) -> Config:
-    """Load a configuration from a file path, or a shipped preset by name.
-
-    A path that exists is read as a file; otherwise ``spec`` must name a preset.
-    A name ending in ``.toml`` (or containing a path separator) that does not exist
-    raises :class:`ConfigFileError`, as does an unknown preset (with a hint).
-    """
-    path = Path(spec)
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigFileError(f"cannot read config file {str(path)!r}: {exc}") from exc
-        return parse_config(_parse_toml(text, str(path)), name=path.stem, source=str(path),
-                            allow_imports=allow_imports)
-    spec = str(spec)
-    if spec.endswith(".toml") or "/" in spec or "\\" in spec or path.is_dir():
-        what = "is a directory, not a config file" if path.is_dir() else "does not exist"
-        raise ConfigFileError(f"config file {spec!r} {what}")
-    presets = available_presets()
-    if spec not in presets:
-        raise ConfigFileError(
-            f"{spec!r} is neither a config file nor a preset{did_you_mean(spec, presets)} (presets: {', '.join(presets)})"
-        )
-    return parse_config(_parse_toml(preset_text(spec), f"preset:{spec}"), name=spec, source=f"preset:{spec}",
-                        allow_imports=allow_imports)
+    return parse_config(data, name=name, source=source, allow_imports=allow_imports, max_memory=max_memory)
 
 
 __all__ = [
     "REQUIRED", "TOP_LEVEL_KEYS", "AuditSpec", "Config", "ConfigError", "ConfigFileError", "ConfigKeyError",
     "ConfigTypeError", "ConfigValueError", "Field", "available_presets", "check_keys", "coerce_field",
-    "did_you_mean", "load_config", "parse_config", "preset_text", "validate_table",
+    "did_you_mean", "load_config", "parse_config", "preset_text", "read_spec", "validate_table",
 ]

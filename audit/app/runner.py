@@ -310,9 +310,62 @@ def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Preflight:
+    """What :func:`preflight` checked, for :func:`run_config` (which then does not check it again).
+
+    Attributes
+    ----------
+    config : Config
+    out : Path
+    overwrite : bool
+    max_memory : int or None
+    tasks : list of Task
+        The planned tasks.
+    """
+
+    config: Config
+    out: Path
+    overwrite: bool
+    max_memory: int | None
+    tasks: list[Task]
+
+    def covers(self, config: Config, out: str | Path, overwrite: bool, max_memory: int | None) -> bool:
+        """Whether these checks were made for this configuration, ``out``, ``overwrite`` and ``max_memory``.
+
+        Parameters
+        ----------
+        config : Config
+        out : path
+        overwrite : bool
+        max_memory : int or None
+
+        Returns
+        -------
+        bool
+        """
+        return (self.config == config and self.out == Path(out) and self.overwrite == overwrite
+                and self.max_memory == max_memory)
+
+
 def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = False,
-              max_memory: int | None = None) -> list[Task]:
-    """Everything checked before a task runs; returns the planned tasks.
+              max_memory: int | None = None) -> Preflight:
+    """Everything checked before a task runs: plan the tasks, check ``--out``, memory, and build each component once.
+
+    Parameters
+    ----------
+    config : Config
+    out : path
+        Parent folder of the report set.
+    overwrite : bool
+        Allow replacing a set another configuration of the same name wrote.
+    max_memory : int, optional
+        Bytes a task may need (default: this machine's available memory).
+
+    Returns
+    -------
+    Preflight
+        The planned tasks, with what they were checked for (pass it to :func:`run_config`).
 
     Raises
     ------
@@ -320,12 +373,21 @@ def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = 
         ``--out`` is a file, unwritable, or holds another configuration's set of this name.
     ResourceLimitError
         A task's memory estimate exceeds ``max_memory`` (default: this machine's available memory).
+    ConfigValueError
+        A registered component's constructor refuses its table (see :func:`check_buildable`).
+        Messages about an entry name the configuration's source.
     """
     tasks = plan_tasks(config)
     check_destination(out, config.name, config.source, overwrite=overwrite)
-    check_tasks(tasks, sample_keys(tasks), limit=max_memory)
-    check_buildable(tasks)
-    return tasks
+    try:
+        check_tasks(tasks, sample_keys(tasks), limit=max_memory)
+        check_buildable(tasks)
+    except ConfigError as exc:
+        where = f" (in {config.source})" if config.source else ""
+        if where and where not in str(exc):
+            exc.args = (f"{exc.args[0]}{where}",)
+        raise
+    return Preflight(config, Path(out), overwrite, max_memory, tasks)
 
 
 def check_buildable(tasks: list[Task]) -> None:
@@ -364,6 +426,7 @@ def run_config(
     config: Config, *, out: str | Path = "reports", jobs: int = 1, scheduler: str | None = None,
     progress: bool | None = None, use_cache: bool = True, figures: bool = True, timeout: float = 10.0,
     overwrite: bool = False, max_memory: int | None = None, budget: float | None = None,
+    checked: Preflight | None = None,
 ) -> RunResult:
     """Run every audit of ``config`` and write ``<out>/<config.name>/`` (report.json, .md, .html, figures, run log).
 
@@ -390,13 +453,20 @@ def run_config(
         Bytes a task may need (default: the machine's available memory).
     budget : float, optional
         Wall-time budget of the run in seconds.
+    checked : Preflight, optional
+        What :func:`preflight` returned for this configuration with the same ``out``,
+        ``overwrite`` and ``max_memory`` (the CLI checks before it runs): the checks, which
+        build every component, are not repeated. Otherwise (or if it was made for other
+        arguments) preflight runs here.
     """
     start = time.perf_counter()
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = Budget(budget)
     if progress is None:
         progress = sys.stdout.isatty() and sys.stderr.isatty()
-    tasks = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
+    if checked is None or not checked.covers(config, out, overwrite, max_memory):
+        checked = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
+    tasks = checked.tasks
     out_dir = Path(out) / config.name
     recover_set(out_dir)  # a killed writer may have left the cache in its temporary folder
     warned: list[str] = []

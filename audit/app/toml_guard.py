@@ -21,9 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from privaudit.mechanisms.validation import InvalidParameterError, ParameterTypeError
-
-from privaudit.audit.app.fields import ConfigError
+from privaudit.audit.app.fields import ConfigTypeError, ConfigValueError
 
 MAX_DEPTH = 12
 MAX_VALUES = 5_000_000
@@ -31,11 +29,11 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 _ALLOWED_CONTROLS = {"\t", "\n", "\r"}
 
 
-class GuardValueError(ConfigError, InvalidParameterError):
+class GuardValueError(ConfigValueError):
     """A value no configuration key can take (exit code 2)."""
 
 
-class GuardTypeError(ConfigError, ParameterTypeError):
+class GuardTypeError(ConfigTypeError):
     """A document that is not a table at the top (exit code 2)."""
 
 
@@ -57,7 +55,8 @@ def _bad_control(text: str) -> str | None:
     return None
 
 
-def _check_scalar(path: str, value: Any) -> None:
+def _check_scalar(path: str, value: Any, owner: tuple[str, list] | None) -> None:
+    """``owner`` is the key holding the array ``value`` sits in (named with its value), if any."""
     if isinstance(value, bool):
         return
     if isinstance(value, int) and not INT_MIN <= value <= INT_MAX:
@@ -67,6 +66,10 @@ def _check_scalar(path: str, value: Any) -> None:
             f"(|value| < 2**63), got {path} = {_short(value)}"
         )
     if isinstance(value, float) and not math.isfinite(value):
+        if owner is not None:
+            key, array = owner
+            raise GuardValueError(f"{key} must hold finite numbers only, got {key} = {_short(array)} "
+                                  f"({path} = {value!r})")
         raise GuardValueError(f"{path} must be a finite number, got {path} = {value!r}")
     if isinstance(value, str) and (bad := _bad_control(value)):
         raise GuardValueError(f"{path} contains the control character {bad}, got {path} = {_short(value)}")
@@ -79,11 +82,12 @@ def check_document(data: Any, *, where: str = "") -> None:
     """
     if not isinstance(data, dict):
         raise GuardTypeError(f"a configuration must be a table of keys, got {type(data).__name__}{where}")
-    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    # (key path, value, depth, the key whose array holds the value: named in messages about its elements)
+    stack: list[tuple[str, Any, int, tuple[str, list] | None]] = [("", data, 0, None)]
     count = 0
     try:
         while stack:
-            path, value, depth = stack.pop()
+            path, value, depth, owner = stack.pop()
             count += 1
             if count > MAX_VALUES:
                 raise GuardValueError(f"the configuration holds more than {MAX_VALUES} values (at {path})")
@@ -96,13 +100,14 @@ def check_document(data: Any, *, where: str = "") -> None:
                 for key, item in reversed(value.items()):  # reversed: popped in document order
                     if bad := _bad_control(str(key)):
                         raise GuardValueError(f"key {_short(_join(path, key))} contains the control character {bad}")
-                    stack.append((_join(path, key), item, depth + 1))
+                    stack.append((_join(path, key), item, depth + 1, None))
             elif isinstance(value, list):
                 if not value:
                     raise GuardValueError(f"{path} must not be empty, got {path} = []")
-                stack.extend((_join(path, i), item, depth + 1) for i, item in reversed(list(enumerate(value))))
+                holder = owner or (path, value)
+                stack.extend((_join(path, i), item, depth + 1, holder) for i, item in reversed(list(enumerate(value))))
             else:
-                _check_scalar(path, value)
+                _check_scalar(path, value, owner)
     except GuardValueError as exc:
         exc.args = (f"{exc.args[0]}{where}",)
         raise
