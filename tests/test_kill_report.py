@@ -70,7 +70,7 @@ def check_complete(out_dir, *, repaired: bool) -> int:
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
 def test_killed_writers_leave_the_old_or_the_new_complete_set(tmp_path, monkeypatch, exchange):
     if not exchange:
-        monkeypatch.setattr(report_store, "_exchange", lambda a, b: False)  # inherited by the forked writer
+        monkeypatch.setattr(report_store, "_exchange", lambda dir_fd, a, b: False)  # inherited by the forked writer
     out_dir = tmp_path / "r"
     report, rest = files_of(0, 0)
     write_set(out_dir, report, lambda: rest)
@@ -142,19 +142,33 @@ def test_identical_set_is_not_rewritten(tmp_path):
     out_dir = tmp_path / "r"
     report, rest = files_of(0, 0)
     calls = []
+    secret = b"k" * 32
 
     def render():
         calls.append(1)
         return rest
 
-    assert write_set(out_dir, report, render, run_log={"seconds": 1.0}) is True
+    assert write_set(out_dir, report, render, run_log={"seconds": 1.0}, secret=secret) is True
     inode = (out_dir / "report.html").stat().st_ino
-    assert write_set(out_dir, report, render, run_log={"seconds": 2.0}) is False
+    assert write_set(out_dir, report, render, run_log={"seconds": 2.0}, secret=secret) is False
     assert calls == [1] and (out_dir / "report.html").stat().st_ino == inode
     assert json.loads((out_dir / "run.log.json").read_text())["seconds"] == 2.0
     # a damaged file is noticed (manifest hash) and the set rewritten
     (out_dir / "report.html").write_bytes(b"edited")
-    assert write_set(out_dir, report, render) is True and calls == [1, 1]
+    assert write_set(out_dir, report, render, secret=secret) is True and calls == [1, 1]
+    assert (out_dir / "report.html").read_bytes() == rest["report.html"]
+    # the manifest is authenticated: under another key, or without one, the set is rendered again
+    assert write_set(out_dir, report, render, secret=b"o" * 32) is True and calls == [1, 1, 1]
+    assert write_set(out_dir, report, render) is True and calls == [1, 1, 1, 1]
+    # and a manifest edited to match an edited file (hash recomputed) does not verify
+    assert write_set(out_dir, report, render, secret=secret) is True and calls == [1] * 5
+    import hashlib
+
+    (out_dir / "report.html").write_bytes(b"forged")
+    log = json.loads((out_dir / "run.log.json").read_text())
+    log["set"]["files"]["report.html"] = hashlib.sha256(b"forged").hexdigest()
+    (out_dir / "run.log.json").write_text(json.dumps(log))
+    assert write_set(out_dir, report, render, secret=secret) is True and calls == [1] * 6
     assert (out_dir / "report.html").read_bytes() == rest["report.html"]
 
 

@@ -23,27 +23,45 @@ Authentication
     elsewhere (e.g. a CI secret). Someone without the secret cannot produce an entry that
     verifies, so a tampered entry (a ``verdict`` edited to ``"pass"``) is rejected.
 
+The key file
+    Anyone who can read or write the key can forge entries, so it is used only when it is
+    a regular file (not a link) owned by this user, with no permission for group or others
+    (0600 or 0400), in a folder owned by this user (or root) that group and others cannot
+    write. Otherwise :func:`cache_secret` raises :class:`CacheUnavailable` naming the file
+    and the fix (``chmod 600``), and the run goes on *without* the cache, with a warning:
+    a verdict is then always computed, never read.
+
+Code outside privaudit
+    The code fingerprint covers privaudit's own sources only. A task that uses code from
+    elsewhere (a ``"module:attr"`` reference opted in with ``--allow-import``, or a
+    component an installed plugin registers) can change without the fingerprint
+    changing, so such a task is never cached: the runner runs it every time and says so
+    (run log ``not_cached``, a note on stderr). See :func:`outside_code`.
+
 Loading
     :func:`load_entry` never raises for a bad file: it returns the outcome, or ``None``
-    and the reason (unreadable, not JSON, nested too deep, wrong schema, bad MAC, results
-    not matching the result schema). The runner recomputes such tasks and emits a
+    and the reason (a link, FIFO, folder or device; larger than :data:`MAX_ENTRY_BYTES`;
+    not JSON, nested too deep, wrong schema, bad MAC, results not matching the result
+    schema). The file is opened without following links and checked before a byte is read. The runner recomputes such tasks and emits a
     :class:`CacheWarning` naming the file and the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import hmac
 import json
 import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from privaudit.audit.app.authentication import canonical_json, sign, verifies
 from privaudit.audit.app.provenance import code_fingerprint
-from privaudit.audit.app.report_store import atomic_write
+from privaudit.audit.app.safe_files import UnsafeFileError, lstat_at, opened_dir, read_regular, remove_at, write_at
 
 SCHEMA = "privaudit.cache/2"
 KEY_ENV = "PRIVAUDIT_CACHE_KEY_FILE"
@@ -51,6 +69,10 @@ KEY_ENV = "PRIVAUDIT_CACHE_KEY_FILE"
 VERDICT_PATTERN = re.compile(r"[a-z][a-z-]{0,31}")
 #: Deepest nesting accepted in a cached result (results are tables of curves: depth ≤ 6 in practice).
 MAX_DEPTH = 32
+#: Largest cache entry read (results are tables of curves: a few MB at most in practice).
+MAX_ENTRY_BYTES = 256 * 2**20
+#: Largest key file read (the key is 32 bytes).
+MAX_KEY_BYTES = 4096
 _ENVELOPE = {"schema": str, "task_key": str, "code": str, "index": int, "ok": bool, "results": list, "mac": str}
 
 
@@ -95,15 +117,47 @@ def cache_secret() -> bytes:
     return _read_secret(path)
 
 
+def _key_problem(path: Path, st: os.stat_result, folder: os.stat_result) -> str | None:
+    """Why the key at ``path`` could be read or replaced by someone else (None when it is private)."""
+    uid = os.geteuid()
+    if st.st_uid != uid:
+        return f"is owned by uid {st.st_uid}, not by this user (uid {uid})"
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        return (f"has mode {stat.S_IMODE(st.st_mode):#o}: group or others may read or write it "
+                f"(run: chmod 600 {str(path)!r})")
+    if folder.st_uid not in (uid, 0):
+        return f"is in the folder {str(path.parent)!r} owned by uid {folder.st_uid}, not by this user"
+    if stat.S_IMODE(folder.st_mode) & 0o022:
+        return (f"is in the folder {str(path.parent)!r} of mode {stat.S_IMODE(folder.st_mode):#o}, writable by others "
+                f"(who could replace the key; run: chmod go-w {str(path.parent)!r})")
+    return None
+
+
 def _read_secret(path: Path) -> bytes:
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise CacheUnavailable(f"cache key {str(path)!r} is not a regular file")
-        data = path.read_bytes()
-    except FileNotFoundError:
+        # The folder as it is (a link to it is fine: what is checked is the folder opened).
+        folder_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            folder = os.fstat(folder_fd)
+            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
+        finally:
+            os.close(folder_fd)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise CacheUnavailable(f"cache key {str(path)!r} is not a regular file")
+            problem = _key_problem(path, st, folder)
+            if problem is not None:
+                raise CacheUnavailable(f"cache key {str(path)!r} {problem}")
+            data = fh.read(MAX_KEY_BYTES + 1)
+    except (FileNotFoundError, CacheUnavailable):
         raise
     except OSError as exc:
+        if os.path.islink(path):
+            raise CacheUnavailable(f"cache key {str(path)!r} is not a regular file (a symbolic link)") from None
         raise CacheUnavailable(f"cannot read the cache key {str(path)!r}: {exc}") from exc
+    if len(data) > MAX_KEY_BYTES:
+        raise CacheUnavailable(f"cache key {str(path)!r} holds more than {MAX_KEY_BYTES} bytes")
     if len(data) < 16:
         raise CacheUnavailable(f"cache key {str(path)!r} holds {len(data)} bytes, fewer than 16")
     return data
@@ -114,28 +168,78 @@ def entry_key(task_key: str) -> str:
     return hashlib.sha256(f"{task_key}\0{code_fingerprint()}".encode()).hexdigest()[:32]
 
 
+def entry_name(index: int, task_key: str) -> str:
+    """``<index>-<entry key>.json``: the index first, so a listing reads in task order."""
+    return f"{index:03d}-{entry_key(task_key)}.json"
+
+
 def entry_path(cache_dir: Path, index: int, task_key: str) -> Path:
-    """``<cache_dir>/<index>-<entry key>.json``: the index first, so a listing reads in task order."""
-    return Path(cache_dir) / f"{index:03d}-{entry_key(task_key)}.json"
+    """``<cache_dir>/<index>-<entry key>.json``."""
+    return Path(cache_dir) / entry_name(index, task_key)
 
 
-def _canonical(doc: dict) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+@contextlib.contextmanager
+def _folder(cache_dir: Path | int, *, create: bool) -> Iterator[int]:
+    """A descriptor of the cache folder: given (an ``int``), or ``cache_dir`` opened without following a link."""
+    if isinstance(cache_dir, int):
+        yield cache_dir
+        return
+    with opened_dir(cache_dir, create=create) as fd:
+        yield fd
+
+
+_canonical = canonical_json
 
 
 def _mac(secret: bytes, doc: dict) -> str:
-    return hmac.new(secret, _canonical({k: v for k, v in doc.items() if k != "mac"}), hashlib.sha256).hexdigest()
+    return sign(secret, {k: v for k, v in doc.items() if k != "mac"})
 
 
-def store_entry(cache_dir: Path, index: int, task_key: str, results: list[dict], secret: bytes) -> Path:
-    """Write a successful task's results as an authenticated entry (atomically)."""
+def _file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def store_entry(cache_dir: Path | int, index: int, task_key: str, results: list[dict], secret: bytes) -> str:
+    """Write a successful task's results as an authenticated entry (atomically).
+
+    Parameters
+    ----------
+    cache_dir : Path or int
+        The cache folder (created when missing; a link is refused), or a descriptor of it.
+    index : int
+        The task's position.
+    task_key : str
+        The task's content hash.
+    results : list of dict
+        The task's JSON results.
+    secret : bytes
+        The per-user key.
+
+    Returns
+    -------
+    str
+        The entry's file name in the cache folder.
+
+    Raises
+    ------
+    OSError
+        The folder is a link (:class:`~privaudit.audit.app.safe_files.SymlinkError`) or
+        the entry cannot be written (e.g. a folder is in its place).
+    """
     doc = {"schema": SCHEMA, "task_key": task_key, "code": code_fingerprint(), "index": index, "ok": True,
            "results": results}
     doc["mac"] = _mac(secret, doc)
-    path = entry_path(cache_dir, index, task_key)
+    name = entry_name(index, task_key)
     # Key order as computed (not sorted), so a cached result renders exactly as a fresh one.
-    atomic_write(path, json.dumps(doc, indent=1, allow_nan=False))
-    return path
+    data = json.dumps(doc, indent=1, allow_nan=False).encode()
+    with _folder(cache_dir, create=True) as fd:
+        st = lstat_at(name, fd)
+        if st is not None and stat.S_ISDIR(st.st_mode):  # not ours to keep: a folder where our entry goes
+            remove_at(name, fd)
+        write_at(fd, name, data, _file_mode())
+    return name
 
 
 def _no_constants(name: str):
@@ -172,16 +276,31 @@ def result_problem(result: Any) -> str | None:
     return None
 
 
-def load_entry(cache_dir: Path, index: int, task_key: str, secret: bytes) -> tuple[dict | None, str | None]:
+def load_entry(cache_dir: Path | int, index: int, task_key: str, secret: bytes) -> tuple[dict | None, str | None]:
     """``(outcome, None)`` for a verified entry, ``(None, None)`` when absent, ``(None, reason)`` when rejected.
 
-    The outcome is ``{"key", "index", "ok": True, "results"}`` as the runner produces it.
+    Parameters
+    ----------
+    cache_dir : Path or int
+        The cache folder (a link is never followed), or a descriptor of it.
+    index : int
+    task_key : str
+    secret : bytes
+
+    Returns
+    -------
+    tuple
+        The outcome ``{"key", "index", "ok": True, "results"}`` as the runner produces it,
+        or None, and the reason of a rejection, or None.
     """
-    path = entry_path(cache_dir, index, task_key)
+    name = entry_name(index, task_key)
     try:
-        text = path.read_text(encoding="utf-8")
+        with _folder(cache_dir, create=False) as fd:
+            text = read_regular(name, dir_fd=fd, limit=MAX_ENTRY_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None, None
+    except UnsafeFileError as exc:
+        return None, f"refused before reading: {exc}"
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"unreadable ({exc})"
     try:
@@ -191,20 +310,13 @@ def load_entry(cache_dir: Path, index: int, task_key: str, secret: bytes) -> tup
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
     problem = _envelope_problem(doc, index, task_key)
-    if problem is None and not hmac.compare_digest(str(doc["mac"]), _mac_or_empty(secret, doc)):
+    if problem is None and not verifies(secret, {k: v for k, v in doc.items() if k != "mac"}, doc["mac"]):
         problem = "its authentication code does not verify (edited, or written with another user's key)"
     if problem is None:
         problem = next((p for p in map(result_problem, doc["results"]) if p), None)
     if problem is not None:
         return None, problem
     return {"key": task_key, "index": index, "ok": True, "results": doc["results"]}, None
-
-
-def _mac_or_empty(secret: bytes, doc: dict) -> str:
-    try:
-        return _mac(secret, doc)
-    except (TypeError, ValueError):  # not serialisable canonically: cannot be ours
-        return ""
 
 
 def _envelope_problem(doc: Any, index: int, task_key: str) -> str | None:
@@ -222,3 +334,63 @@ def _envelope_problem(doc: Any, index: int, task_key: str) -> str | None:
     if _depth(doc["results"]) > MAX_DEPTH:
         return f"results nested deeper than {MAX_DEPTH}"
     return None
+
+
+# --------------------------------------------------------------------------- code outside privaudit
+#: A ``"package.module:attr"`` reference (what ``--allow-import`` opts in to).
+_REFERENCE = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):[A-Za-z_]\w*", re.ASCII)
+
+
+def _outside(module: str | None) -> bool:
+    return bool(module) and module != "privaudit" and not module.startswith("privaudit.")
+
+
+def _registered_module(name: str, key: str) -> str | None:
+    """The module of the component or attacker registered as ``name`` (None when none is)."""
+    from privaudit.audit.app import components
+
+    for registry in (components.MECHANISMS, components.PRIORS, components.LEARNERS, components.EXPERIMENTS,
+                     components.SAMPLERS):
+        if name in registry:
+            ref = registry.get(name).ref
+            return ref.partition(":")[0] if isinstance(ref, str) else getattr(ref, "__module__", None)
+    if "attack" in key:
+        try:
+            from privaudit.attacks import get_attack
+
+            return getattr(get_attack(name), "__module__", None)
+        except Exception:  # noqa: BLE001 - not an attacker name: nothing registered under it
+            return None
+    return None
+
+
+def outside_code(params: Any) -> list[str]:
+    """Modules outside privaudit whose code a task's parameters bring in (sorted, without repeats).
+
+    These are the modules of ``"module:attr"`` references (opted in with ``--allow-import``)
+    and of registered components and attackers that an installed plugin, not privaudit,
+    provides. Their code is not part of the code fingerprint, so a task naming one is
+    never cached.
+
+    Parameters
+    ----------
+    params : object
+        A task's parameters (JSON-like data).
+
+    Returns
+    -------
+    list of str
+    """
+    found, stack = set(), [("", params)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((str(k), v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((key, v) for v in value)
+        elif isinstance(value, str):
+            ref = _REFERENCE.fullmatch(value)
+            module = ref.group(1) if ref else _registered_module(value, key)
+            if _outside(module):
+                found.add(module)
+    return sorted(found)

@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, metavar="ADDR",
                      help="run on a Dask distributed cluster at ADDR, e.g. tcp://127.0.0.1:8786 or tls://HOST:8786 "
                           "(see docs/cli.md for TLS)")
+    run.add_argument("--insecure-scheduler", action="store_true",
+                     help="accept a plain tcp:// scheduler on another machine (no TLS): whoever answers at that "
+                          "address runs code in this process (see docs/cli.md, Trust boundary)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (no progress bar)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write the task cache")
     run.add_argument("--overwrite", action="store_true",
@@ -204,12 +207,12 @@ def _prepare(args: argparse.Namespace):
     from privaudit.audit.app.runner import check_scheduler, preflight, probe_scheduler
 
     if args.scheduler is not None:
-        check_scheduler(args.scheduler)
+        check_scheduler(args.scheduler, insecure=args.insecure_scheduler)
     config = load_config(args.config, allow_imports=args.allow_import, max_memory=args.max_memory)
     config = config.replace(seed=args.seed, samples=args.samples)
     checked = preflight(config, out=args.out, overwrite=args.overwrite, max_memory=args.max_memory)
     if args.scheduler is not None:
-        probe_scheduler(args.scheduler)
+        probe_scheduler(args.scheduler, insecure=args.insecure_scheduler)
     return config, checked
 
 
@@ -244,6 +247,7 @@ def _run(args: argparse.Namespace, config, checked) -> int:
                 config, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
                 progress=None if not args.json else False, use_cache=not args.no_cache,
                 overwrite=args.overwrite, max_memory=args.max_memory, budget=args.budget, checked=checked,
+                insecure_scheduler=args.insecure_scheduler,
             )
     except _usage_errors() as exc:
         return _error(str(exc))
@@ -255,18 +259,21 @@ def _run(args: argparse.Namespace, config, checked) -> int:
         return _error(f"cannot write the report under --out {args.out!r}: {exc}")
     for message in result.cache_warnings:
         print(f"privaudit: warning: {message}", file=sys.stderr)
+    for index, reason in sorted(result.not_cached.items()):
+        print(f"privaudit: note: task {index} not cached: it {reason}", file=sys.stderr)
     _print_summary(args, result)
     return result.exit_code
 
 
 def _print_summary(args: argparse.Namespace, result) -> None:
     from privaudit.audit.reporting.figures import headline
+    from privaudit.audit.reporting.render import report_entries
 
     report = result.report
     cached = set(result.cached)
-    audits = [{"index": i, "task": a.get("task"), "kind": a["kind"], "target": a["target"], "verdict": a["verdict"],
-               "from_cache": a.get("task") in cached, "headline": headline(a)}
-              for i, a in enumerate(report["audits"])]
+    audits = [{"index": i, "task": a.task, "kind": a.kind, "target": a.label, "verdict": str(a.final_verdict),
+               "from_cache": a.task in cached, "headline": headline(a)}
+              for i, a in enumerate(report_entries(report))]
     n_tasks = len(result.executed) + len(result.cached)
     if args.json:
         summary = {

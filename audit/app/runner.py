@@ -10,8 +10,17 @@ Execution
     ``jobs=1`` runs tasks in this process, in order. ``jobs > 1`` (or ``-1`` for every
     core) runs them in joblib's ``loky`` process pool. ``scheduler="tcp://HOST:PORT"``
     submits them to a running ``dask.distributed`` scheduler; the address is parsed and
-    probed with one Dask handshake first (:func:`probe_scheduler`), so a bad one fails in
-    seconds with exit code 2.
+    probed first (:func:`probe_scheduler`: a connect and the scheduler's handshake,
+    decoded without deserialising anything), so a bad one fails in seconds with exit code 2.
+
+Trusting a Dask cluster
+    Dask's protocol ships pickles both ways: the scheduler and its workers run code in
+    this process when it reads their messages, and see every task and result. The
+    probe decodes only the listener's handshake, as plain msgpack data (it never
+    deserialises objects), and a
+    scheduler that is not on this machine (not loopback) must use TLS (``tls://``,
+    ``wss://``) unless the user opts in with ``--insecure-scheduler``: on a plain TCP
+    link anyone on the path could answer in the scheduler's name.
 
 Reproducibility
     Each task owns a generator spawned from the root seed by its index, so the numbers
@@ -30,14 +39,19 @@ Cache and resumption
     per-user key). A rerun, e.g. after Ctrl-C, a kill or an exhausted ``budget``, loads
     the verified entries and runs only the missing tasks. A rejected entry (tampered,
     malformed, stale) is recomputed with a :class:`~privaudit.audit.app.cache.CacheWarning`.
+    A task using code from outside privaudit (:func:`~privaudit.audit.app.cache.outside_code`)
+    is neither read from nor written to the cache: the fingerprint does not cover that code.
+    The cache folder is opened without following links (a linked ``cache/`` is exit 2).
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import dataclasses
 import datetime
+import ipaddress
 import json
+import socket
 import sys
 import time
 import warnings
@@ -45,12 +59,25 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from privaudit.audit.app.cache import CacheUnavailable, CacheWarning, cache_secret, load_entry, store_entry
+from privaudit.audit.app.cache import (
+    CacheUnavailable,
+    CacheWarning,
+    cache_secret,
+    load_entry,
+    outside_code,
+    store_entry,
+)
 from privaudit.audit.app.config import Config, ConfigError
 from privaudit.audit.app.limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
 from privaudit.audit.app.provenance import code_fingerprint
 from privaudit.audit.reporting.render import build_report, report_files, report_json
-from privaudit.audit.app.report_store import check_destination, config_identity, recover_set, write_set
+from privaudit.audit.app.report_store import (
+    check_destination,
+    config_identity,
+    open_set_folder,
+    recover_set,
+    write_set,
+)
 from privaudit.audit.app.tasks import Task, execute_task, get_task_kind, plan_tasks
 
 CACHE_DIR = "cache"
@@ -58,6 +85,8 @@ CACHE_DIR = "cache"
 PROGRESS_DELAY = 2.0
 #: Dask address schemes accepted by --scheduler.
 SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+#: Schemes whose traffic is encrypted and authenticated (TLS): accepted for any host.
+ENCRYPTED_SCHEMES = ("tls", "wss")
 
 
 class SchedulerError(ConfigError, ValueError):
@@ -83,6 +112,8 @@ class RunResult:
         Rejected cache entries (recomputed) and why.
     rewritten : bool
         False when the report set on disk was already identical (only the run log changed).
+    not_cached : dict of int to str
+        Tasks kept out of the cache (they use code outside privaudit), and why.
     """
 
     report: dict
@@ -92,6 +123,7 @@ class RunResult:
     seconds: float
     cache_warnings: list[str] = dataclasses.field(default_factory=list)
     rewritten: bool = True
+    not_cached: dict[int, str] = dataclasses.field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -136,8 +168,30 @@ def _local_outcomes(tasks: list[Task], jobs: int) -> Iterator[dict]:
 
 
 # --------------------------------------------------------------------------- Dask
-def check_scheduler(scheduler: str) -> str:
-    """Validate the shape of a Dask address ``scheme://host:port``.
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
+
+
+def check_scheduler(scheduler: str, *, insecure: bool = False) -> str:
+    """Validate a Dask address ``scheme://host:port``, and refuse plain TCP to another machine.
+
+    Parameters
+    ----------
+    scheduler : str
+        The address given to ``--scheduler``.
+    insecure : bool
+        Accept an unencrypted scheme (``tcp``, ``ws``, ``ucx``) to a host that is not
+        loopback (``--insecure-scheduler``).
+
+    Returns
+    -------
+    str
+        ``scheduler``.
 
     Raises
     ------
@@ -157,51 +211,118 @@ def check_scheduler(scheduler: str) -> str:
                              f"{list(SCHEDULER_SCHEMES)}, got --scheduler {scheduler!r}")
     if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
         raise SchedulerError(f"--scheduler {shape}, got --scheduler {scheduler!r}")
+    if parts.scheme not in ENCRYPTED_SCHEMES and not _loopback(parts.hostname) and not insecure:
+        raise SchedulerError(
+            f"--scheduler {scheduler} is not on this machine and {parts.scheme}:// is not encrypted: whoever "
+            f"answers there runs code in this process (Dask ships pickles); use TLS (tls://{parts.netloc}, "
+            f"see docs/cli.md), or pass --insecure-scheduler if this network is trusted"
+        )
     return scheduler
 
 
-def probe_scheduler(scheduler: str, timeout: float = 5.0) -> None:
-    """Check within ``timeout`` seconds that a Dask scheduler answers at ``scheduler``.
+#: Largest handshake accepted from a listener (a Dask handshake is ~100 bytes).
+MAX_HANDSHAKE_BYTES = 64 * 2**10
+#: Keys of the handshake a Dask peer sends first on every connection (``Comm.handshake_info``).
+HANDSHAKE_KEYS = ("compression", "python", "pickle-protocol")
 
-    One Dask handshake and an ``identity`` request, with the security settings of the
-    Dask configuration (``distributed.comm.tls.*``, as :class:`distributed.Client` uses),
-    instead of a :class:`~distributed.Client` whose failure takes 20-60 s and whose
-    ``__del__`` prints a traceback. A port that accepts TCP but does not speak Dask is
-    refused too.
+
+def probe_scheduler(scheduler: str, timeout: float = 5.0, *, insecure: bool = False) -> None:
+    """Check within ``timeout`` seconds that a Dask peer answers at ``scheduler``, deserialising nothing it sends.
+
+    A TCP connect (and, for ``tls://`` and ``wss://``, the TLS handshake with the
+    certificates of the Dask configuration, ``distributed.comm.tls.*``), then the one
+    message a Dask scheduler sends first on every connection, its handshake: at most
+    :data:`MAX_HANDSHAKE_BYTES`, framed as Dask frames it, whose first frame is decoded
+    with plain :func:`msgpack.unpackb` (no object hook, so no ``__Pickled__`` or
+    ``__Serialized__`` value is ever turned into an object) and must be a mapping with
+    the handshake's keys. Nothing is written to the listener. ``ws://`` and ``ucx://``
+    frame differently: for them the connect is the whole probe.
+
+    Parameters
+    ----------
+    scheduler : str
+        The address.
+    timeout : float
+        Seconds for the connect and the handshake.
+    insecure : bool
+        As in :func:`check_scheduler`.
 
     Raises
     ------
     SchedulerError
-        Unreachable, not a Dask scheduler, or dask.distributed missing.
+        A malformed or refused address, nothing listening, a failed TLS handshake, or a
+        listener that does not answer as a Dask scheduler.
     """
-    check_scheduler(scheduler)
+    check_scheduler(scheduler, insecure=insecure)
+    parts = urlsplit(scheduler)
     try:
-        from distributed.comm import connect
-        from distributed.security import Security
-    except ImportError as exc:  # pragma: no cover - dask is a declared optional dependency
-        raise SchedulerError(
-            f"--scheduler {scheduler} needs dask.distributed: pip install 'privaudit[distributed]' ({exc})"
-        ) from None
-
-    async def identity():
-        comm = await connect(scheduler, timeout=timeout, **Security().get_connection_args("client"))
-        try:
-            await comm.write({"op": "identity", "reply": True})
-            return await comm.read()
-        finally:
-            comm.abort()
-
-    try:
-        reply = asyncio.run(asyncio.wait_for(identity(), timeout + 1.0))
-    except Exception as exc:  # noqa: BLE001 - any failure to talk to it: garbage in, OSError, timeout
+        with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+            if parts.scheme in ENCRYPTED_SCHEMES:
+                with _tls_context().wrap_socket(sock, server_hostname=parts.hostname) as tls:
+                    reply = _read_handshake(tls) if parts.scheme == "tls" else None
+            else:
+                reply = _read_handshake(sock) if parts.scheme == "tcp" else None
+    except (OSError, ValueError) as exc:
         raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: "
                              f"{type(exc).__name__}: {exc}") from None
-    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
-        raise SchedulerError(f"--scheduler {scheduler} answers, but not as a Dask scheduler (got {reply!r:.80})")
+    if reply is not None and not (isinstance(reply, dict) and all(k in reply for k in HANDSHAKE_KEYS)):
+        raise SchedulerError(f"cannot connect to the Dask scheduler at --scheduler {scheduler}: it answers, but not "
+                             f"as a Dask scheduler (got {reply!r:.80})")
 
 
-def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float) -> Iterator[dict]:
-    probe_scheduler(scheduler, min(timeout, 5.0))
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError(f"the listener closed the connection after {len(data)} of {n} bytes")
+        data += chunk
+    return bytes(data)
+
+
+def _read_handshake(sock: socket.socket) -> object:
+    """The first frame of the first Dask message on ``sock``, as plain msgpack data (or the reason it is not one).
+
+    Dask's TCP framing: 8 bytes (little-endian) giving the message size, then the number of
+    frames (8 bytes), each frame's size (8 bytes each) and the frames. Every size is
+    checked against :data:`MAX_HANDSHAKE_BYTES` before anything is read.
+    """
+    import msgpack
+
+    size = int.from_bytes(_recv_exactly(sock, 8), "little")
+    if not 16 <= size <= MAX_HANDSHAKE_BYTES:
+        return f"a first message of {size} bytes"
+    body = _recv_exactly(sock, size)
+    n_frames = int.from_bytes(body[:8], "little")
+    if not 1 <= n_frames <= (size - 8) // 8:
+        return f"{n_frames} frames"
+    first = int.from_bytes(body[8:16], "little")
+    start = 8 * (1 + n_frames)
+    if start + first > size:
+        return "frames longer than the message"
+    try:
+        # Plain msgpack: no object_hook, no ext_hook, so nothing is unpickled or constructed.
+        return msgpack.unpackb(body[start:start + first], raw=False, strict_map_key=False, use_list=True)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:  # TypeError: an unhashable map key
+        return f"not msgpack ({exc})"
+
+
+def _tls_context():
+    """The client TLS context of the Dask configuration (``distributed.comm.tls.*``), as a Client would use."""
+    try:
+        from distributed.security import Security
+    except ImportError as exc:  # pragma: no cover - dask is a declared optional dependency
+        raise SchedulerError(f"a tls:// scheduler needs dask.distributed: pip install 'privaudit[distributed]' "
+                             f"({exc})") from None
+    context = Security().get_connection_args("client").get("ssl_context")
+    if context is None:
+        raise SchedulerError("a tls:// scheduler needs the client certificates of the Dask configuration "
+                             "(distributed.comm.tls.ca-file, .client.cert, .client.key; see docs/cli.md)")
+    return context
+
+
+def _dask_outcomes(tasks: list[Task], scheduler: str, timeout: float, insecure: bool = False) -> Iterator[dict]:
+    probe_scheduler(scheduler, min(timeout, 5.0), insecure=insecure)
     from distributed import Client, as_completed
 
     try:
@@ -241,7 +362,7 @@ def _cache_warning(message: str, sink: list[str]) -> None:
     warnings.warn(message, CacheWarning, stacklevel=3)
 
 
-def _load_cached(tasks: list[Task], cache_dir: Path, secret: bytes, sink: list[str]) -> dict[int, dict]:
+def _load_cached(tasks: list[Task], cache_dir: Path | int, secret: bytes, sink: list[str]) -> dict[int, dict]:
     hits = {}
     for t in tasks:
         outcome, problem = load_entry(cache_dir, t.index, t.key, secret)
@@ -252,12 +373,56 @@ def _load_cached(tasks: list[Task], cache_dir: Path, secret: bytes, sink: list[s
     return hits
 
 
+def uncacheable(tasks: list[Task]) -> dict[int, str]:
+    """Tasks that must not be cached, by index, with the reason: those using code outside privaudit."""
+    out = {}
+    for t in tasks:
+        modules = outside_code(t.params)
+        if modules:
+            out[t.index] = (f"uses code from {', '.join(repr(m) for m in modules)}, outside privaudit: that code can "
+                            f"change without the cache noticing, so the task is run every time, never cached")
+    return out
+
+
+def load_secret(sink: list[str]) -> bytes | None:
+    """The per-user cache key, or None with a warning in ``sink`` (the run then goes on without the cache)."""
+    try:
+        return cache_secret()
+    except CacheUnavailable as exc:
+        _cache_warning(f"cache disabled: {exc}", sink)
+        return None
+
+
 def run_tasks(
-    tasks: list[Task], *, cache_dir: Path | None, jobs: int = 1, scheduler: str | None = None,
+    tasks: list[Task], *, cache_dir: Path | int | None, jobs: int = 1, scheduler: str | None = None,
     progress: bool = False, desc: str = "", timeout: float = 10.0, budget: Budget | None = None,
     cache_warnings: list[str] | None = None, seconds: dict[int, float] | None = None,
+    secret: bytes | None = None, not_cached: dict[int, str] | None = None, insecure_scheduler: bool = False,
 ) -> tuple[dict[int, dict], list[int], list[int]]:
     """Run ``tasks`` (skipping verified cached ones); return outcomes by index, executed and cached indices.
+
+    Parameters
+    ----------
+    tasks : list of Task
+    cache_dir : Path, int or None
+        The cache folder (a path, opened without following links, or a descriptor); None: no cache.
+    jobs, scheduler, progress, desc, timeout, budget
+        As in :func:`run_config`.
+    cache_warnings : list of str, optional
+        Receives the cache warnings.
+    seconds : dict, optional
+        Receives each executed task's wall time.
+    secret : bytes, optional
+        The cache key (default: :func:`load_secret` when ``cache_dir`` is given).
+    not_cached : dict, optional
+        Receives the tasks kept out of the cache and why (:func:`uncacheable`).
+    insecure_scheduler : bool
+        Accept a plain-TCP scheduler that is not on this machine.
+
+    Returns
+    -------
+    tuple
+        Outcomes by index, executed indices, cached indices.
 
     Raises
     ------
@@ -267,18 +432,21 @@ def run_tasks(
     budget = budget or Budget(None)
     sink = [] if cache_warnings is None else cache_warnings
     seconds = {} if seconds is None else seconds
-    secret = None
-    if cache_dir is not None:
-        try:
-            secret = cache_secret()
-        except CacheUnavailable as exc:
-            _cache_warning(f"cache disabled: {exc}", sink)
-    outcomes = _load_cached(tasks, cache_dir, secret, sink) if secret is not None else {}
+    skipped = {} if not_cached is None else not_cached
+    if cache_dir is None:
+        secret = None
+    elif secret is None:
+        secret = load_secret(sink)
+    if secret is not None:
+        skipped.update(uncacheable(tasks))
+    cacheable = [t for t in tasks if t.index not in skipped]
+    outcomes = _load_cached(cacheable, cache_dir, secret, sink) if secret is not None else {}
     cached = sorted(outcomes)
     pending = [t for t in tasks if t.index not in outcomes]
     stream: Iterable[dict]
     if scheduler is not None:
-        stream = _dask_outcomes(pending, check_scheduler(scheduler), timeout)
+        stream = _dask_outcomes(pending, check_scheduler(scheduler, insecure=insecure_scheduler), timeout,
+                                insecure_scheduler)
     else:
         stream = _local_outcomes(pending, jobs)
     executed = []
@@ -290,14 +458,22 @@ def run_tasks(
                 outcomes[idx] = outcome
                 executed.append(idx)
                 # Write each result as it arrives, so an interruption loses only running tasks.
-                if secret is not None and outcome["ok"]:
-                    store_entry(cache_dir, idx, outcome["key"], outcome["results"], secret)
+                if secret is not None and outcome["ok"] and idx not in skipped:
+                    _store(cache_dir, idx, outcome, secret, sink)
                 bar.update(1)
                 if budget.remaining() <= 0:
                     raise BudgetExceeded
         except BudgetExceeded:
             raise budget.error(len(executed) + len(cached), len(tasks), cached=secret is not None) from None
     return outcomes, sorted(executed), cached
+
+
+def _store(cache_dir: Path | int, idx: int, outcome: dict, secret: bytes, sink: list[str]) -> None:
+    """Cache a result; a file in the way (a folder where the entry goes) is a warning, not a failed run."""
+    try:
+        store_entry(cache_dir, idx, outcome["key"], outcome["results"], secret)
+    except OSError as exc:
+        _cache_warning(f"result of task {idx} not cached: {exc}", sink)
 
 
 # --------------------------------------------------------------------------- a configuration
@@ -427,6 +603,7 @@ def run_config(
     progress: bool | None = None, use_cache: bool = True, figures: bool = True, timeout: float = 10.0,
     overwrite: bool = False, max_memory: int | None = None, budget: float | None = None,
     checked: Preflight | None = None,
+    insecure_scheduler: bool = False,
 ) -> RunResult:
     """Run every audit of ``config`` and write ``<out>/<config.name>/`` (report.json, .md, .html, figures, run log).
 
@@ -458,6 +635,20 @@ def run_config(
         ``overwrite`` and ``max_memory`` (the CLI checks before it runs): the checks, which
         build every component, are not repeated. Otherwise (or if it was made for other
         arguments) preflight runs here.
+    insecure_scheduler : bool
+        Accept a ``tcp://`` scheduler that is not on this machine (no TLS): ``--insecure-scheduler``.
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    OutDirError
+        ``--out``, the set, its ``cache/`` or ``figures/`` is a symbolic link or a file
+        (nothing is written in a link's target), or see :func:`preflight`.
+    SchedulerError
+        ``scheduler`` is malformed, unreachable, or plain TCP to another machine.
     """
     start = time.perf_counter()
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -471,18 +662,25 @@ def run_config(
     recover_set(out_dir)  # a killed writer may have left the cache in its temporary folder
     warned: list[str] = []
     seconds: dict[int, float] = {}
-    outcomes, executed, cached = run_tasks(
-        tasks, cache_dir=out_dir / CACHE_DIR if use_cache else None, jobs=jobs, scheduler=scheduler,
-        progress=progress, desc=config.name, timeout=timeout, budget=clock, cache_warnings=warned, seconds=seconds,
-    )
+    not_cached: dict[int, str] = {}
+    secret = load_secret(warned) if use_cache else None
+    with contextlib.ExitStack() as stack:
+        # The cache folder as a descriptor: --out, the set and cache/ each opened without following a link.
+        cache_fd = stack.enter_context(open_set_folder(out_dir, CACHE_DIR)) if secret is not None else None
+        outcomes, executed, cached = run_tasks(
+            tasks, cache_dir=cache_fd, jobs=jobs, scheduler=scheduler, progress=progress, desc=config.name,
+            timeout=timeout, budget=clock, cache_warnings=warned, seconds=seconds, secret=secret,
+            not_cached=not_cached, insecure_scheduler=insecure_scheduler,
+        )
     report = build_report(config, tasks, outcomes)
     run_log = {
         "config": config_identity(config.source), "name": config.name, "started": started,
         "seconds": round(time.perf_counter() - start, 3), "jobs": jobs, "scheduler": scheduler,
         "code": code_fingerprint(), "executed": executed, "cached": cached, "cache_warnings": warned,
+        "not_cached": [{"index": i, "reason": r} for i, r in sorted(not_cached.items())],
         "tasks": [{"index": t.index, "target": t.target, "from_cache": t.index in cached,
                    "seconds": round(seconds.get(t.index, 0.0), 3)} for t in tasks],
     }
     rewritten = write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
-                          run_log=run_log)
-    return RunResult(report, out_dir, executed, cached, time.perf_counter() - start, warned, rewritten)
+                          run_log=run_log, secret=secret)
+    return RunResult(report, out_dir, executed, cached, time.perf_counter() - start, warned, rewritten, not_cached)
