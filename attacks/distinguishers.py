@@ -37,6 +37,7 @@ import warnings
 
 import numpy as np
 
+from privaudit.mechanisms.randomness import int_seed
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_int
 
 from .registry import register_attack
@@ -233,7 +234,7 @@ class MLPAttack(_ClassifierAttack):
     def _model(self):
         from sklearn.neural_network import MLPClassifier
 
-        seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
+        seed = int_seed(np.random.default_rng(self.random_state))
         return MLPClassifier(hidden_layer_sizes=(check_int("hidden", self.hidden),), max_iter=200,
                              early_stopping=True, random_state=seed)
 

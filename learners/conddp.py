@@ -38,6 +38,7 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
+from privaudit.mechanisms.randomness import torch_generator
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -48,7 +49,7 @@ from privaudit.mechanisms.validation import (
 
 from .conditioning import conditioning_matrix
 from .input_validation import check_data, check_predict_data
-from .dpsgd import DPSGDEngine, check_adjacency, check_clip, torch_generator
+from .dpsgd import DPSGDEngine, check_adjacency, check_clip
 from privaudit.learners import parameter_constraints as _constraints
 
 MODELS = ("linear", "mlp")
@@ -426,7 +427,7 @@ class DPSGDRegressor(_DPRegressor):
     callback : callable, optional
         Receives :class:`privaudit.learners.dpsgd.StepInfo` after every noisy step.
     random_state : int, Generator, SeedSequence or None
-        The torch seed (:func:`~privaudit.learners.dpsgd.torch_generator`), recorded as ``seed_``.
+        The torch seed (:func:`~privaudit.mechanisms.randomness.torch_generator`), recorded as ``seed_``.
 
     Attributes
     ----------

@@ -40,7 +40,7 @@ own noise, in :mod:`privaudit.audit.engines.opacus`, is textbook float and not o
 
 Randomness: a seeded :class:`torch.Generator` drives batches and initialisation, and
 draws once per training the seed of the numpy Generator of the noise
-(:func:`noise_generator`); global numpy/torch RNG state is never touched.
+(:func:`~privaudit.mechanisms.randomness.torch_seed`); global numpy/torch RNG state is never touched.
 
 (About 670 lines: :class:`DPSGDEngine` is one vectorised-over-runs engine, ~280 lines of
 optimiser, accounting and float-safe noise, and the per-sample gradient paths it dispatches to
@@ -62,7 +62,7 @@ from privaudit.mechanisms.accounting import calibrate_noise_multiplier, dpsgd_ep
 from privaudit.mechanisms.claim import PrivacyClaim, neighboring_relation
 from privaudit.mechanisms.clipping import linear_clipped_grad_sum
 from privaudit.mechanisms.gaussian import float_safe_gaussian
-from privaudit.mechanisms.randomness import draw_seed
+from privaudit.mechanisms.randomness import torch_generator, torch_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -74,16 +74,6 @@ from privaudit.mechanisms.validation import (
 )
 
 OPTIMIZERS = ("sgd", "adam")
-
-
-def noise_generator(gen: torch.Generator) -> np.random.Generator:
-    """The numpy Generator of the Gaussian noise of one training, seeded by one draw from ``gen``.
-
-    Drawing the seed (rather than reusing ``gen.initial_seed()``) keeps two trainings that share
-    a torch Generator independent.
-    """
-    seed = int(torch.randint(0, 2**62, (1,), generator=gen, dtype=torch.int64))
-    return np.random.default_rng(seed)
 
 
 def float_safe_noisy_sum(clipped: torch.Tensor, std, rng: np.random.Generator) -> torch.Tensor:
@@ -106,18 +96,6 @@ def float_safe_noisy_sum(clipped: torch.Tensor, std, rng: np.random.Generator) -
             rows = s == sigma
             out[rows] = float_safe_gaussian(values[rows], float(sigma), rng)
     return torch.from_numpy(out).to(clipped.dtype)
-
-
-def torch_generator(random_state: Any) -> torch.Generator:
-    """A CPU :class:`torch.Generator` seeded from ``random_state`` (int, Generator, SeedSequence, None).
-
-    The seed is :func:`~privaudit.mechanisms.randomness.draw_seed`'s: an int is used as
-    is, a numpy Generator or SeedSequence gives one draw, ``None`` fresh OS entropy; it is
-    recorded by the generator (``initial_seed()``). A torch Generator is used as given.
-    """
-    if isinstance(random_state, torch.Generator):
-        return random_state
-    return torch.Generator().manual_seed(draw_seed(random_state, "random_state"))
 
 
 @dataclass
@@ -343,7 +321,8 @@ class DPSGDEngine:
         opt = _Optimizer(self.optimizer, lr if theta.ndim == 2 else lr[0], self.betas)
         denom = q * n
         std = None if clip is None else (z * clip.to(theta.dtype))
-        noise_rng = noise_generator(gen) if z > 0 else None
+        # The noise's numpy Generator, seeded by one draw from gen (two trainings sharing gen stay independent).
+        noise_rng = np.random.default_rng(torch_seed(gen)) if z > 0 else None
         std_np = None if std is None else std.detach().to(torch.float64).cpu().numpy()  # once, not per step
         step = 0
         epoch0 = 0

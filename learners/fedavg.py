@@ -38,7 +38,7 @@ from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import float_safe_gaussian
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import keyed_rng, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_delta,
@@ -48,7 +48,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from .input_validation import check_data, check_predict_data
-from .modulated_server import iter_blocks, keyed_rng, project_ball
+from .modulated_server import iter_blocks, project_ball
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:

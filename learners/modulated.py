@@ -148,7 +148,7 @@ from privaudit.mechanisms.accounting import (
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import classical_sigma
 from privaudit.mechanisms.modulated import ModulatedMechanism, random_orthonormal_basis
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import keyed_rng, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -168,7 +168,6 @@ from .modulated_server import (
     debias_moments,
     estimating_functions,
     iter_blocks,
-    keyed_rng,
     project_ball,
     sample_noise_projection,
     server_gradient,

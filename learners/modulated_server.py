@@ -12,8 +12,9 @@ clients' releases, kept apart from the estimators:
   given A = [G, y] (the QR projection plus a Bartlett–Wishart factor derived in
   :mod:`privaudit.learners.modulated`'s docstring, "Exact simulation from sufficient statistics").
 * Streaming and randomness: clients are processed in blocks of :data:`BLOCK` rows
-  (:func:`iter_blocks`); block b of round t draws from :func:`keyed_rng` (root, t, b), so a fit
-  does not depend on ``chunk_size``.
+  (:func:`iter_blocks`); block b of round t draws from
+  :func:`~privaudit.mechanisms.randomness.keyed_rng` (root, t, b), so a fit does not depend on
+  ``chunk_size``.
 """
 
 from __future__ import annotations
@@ -36,14 +37,8 @@ CORRECTIONS = ("derived", "seed", "none")
 
 
 # --------------------------------------------------------------------------------------
-# randomness and streaming helpers (shared with the FedAvg baseline)
+# streaming helpers (shared with the FedAvg baseline)
 # --------------------------------------------------------------------------------------
-def keyed_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
-    """A generator determined by (root, key) only: SeedSequence(entropy, spawn_key=root.spawn_key + key)."""
-    ss = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
-    return np.random.Generator(np.random.PCG64(ss))
-
-
 def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Yield (block index, X block, y block), reading ``chunk_size`` rows (rounded up to BLOCK) at a time.
 

@@ -45,6 +45,7 @@ from privaudit.mechanisms import (
 
 from privaudit.audit.reporting.render import atomic_write
 from privaudit.audit.results import to_jsonable
+from privaudit.mechanisms.randomness import uint32_seed
 
 SCHEMA = "privaudit.leaderboard/1"
 
@@ -180,7 +181,7 @@ def run_attacker_benchmark(
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got repeats={repeats}")
     children = np.random.SeedSequence(seed).spawn(len(grid))
-    setting_seeds = {s: [int(c.generate_state(1)[0]) for c in ss.spawn(repeats)] for s, ss in zip(grid, children)}
+    setting_seeds = {s: [uint32_seed(c) for c in ss.spawn(repeats)] for s, ss in zip(grid, children)}
     rows = []
     for s in chosen:
         for a in names:

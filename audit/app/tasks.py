@@ -30,6 +30,7 @@ from privaudit.audit.app.config import Config
 from privaudit.audit.kinds import AuditKind, get_kind, register_task_kind, unregister_task_kind
 from privaudit.audit.app.provenance import privaudit_version
 from privaudit.audit.results import AuditEntry, AuditResult, to_jsonable
+from privaudit.mechanisms.randomness import keyed_seed_sequence
 
 #: Version of the task encoding: part of every cache key.
 TASK_FORMAT = 1
@@ -57,7 +58,7 @@ class Task:
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
         """``SeedSequence(seed).spawn(k)[index]``, rebuilt from its spawn key."""
-        return np.random.SeedSequence(self.seed, spawn_key=(self.index,))
+        return keyed_seed_sequence(np.random.SeedSequence(self.seed), self.index)
 
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed_sequence)

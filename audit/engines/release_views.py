@@ -25,7 +25,7 @@ import numpy as np
 
 from privaudit.attacks.pairs import worst_case_pair
 
-from privaudit.audit.app.seeding import int_seed
+from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
 from privaudit.audit.engines.tradeoff import TradeoffAudit, audit_tradeoff
 

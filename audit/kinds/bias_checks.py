@@ -12,7 +12,7 @@ import numpy as np
 
 from privaudit.audit.studies.bias_checks import run_bias_checks
 from privaudit.audit.app.fields import Field
-from privaudit.audit.app.seeding import int_seed
+from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.kinds.base import AuditKind
 
 FIELDS = {

@@ -18,7 +18,7 @@ from privaudit.audit.app.components import EXPERIMENTS, SEED_PARAMS, check_param
 from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field, check_keys, did_you_mean
 from privaudit.audit.reporting.plotting import arr, new_figure
 from privaudit.audit.results import ExperimentResult
-from privaudit.audit.app.seeding import int_seed
+from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.kinds.base import LEGEND_PT, AuditKind
 from privaudit.audit.reporting.formatting import num
 

@@ -16,6 +16,7 @@ from privaudit.audit.studies.bias_budget import CONFIDENCE, POWER, RELATIVE_RESO
 from privaudit.audit.results import ExperimentResult
 from privaudit.audit.stats.trend import trend_sentence
 from privaudit.mechanisms import RandomizedResponse
+from privaudit.mechanisms.randomness import uint32_seed
 
 
 # =============================================================================================
@@ -69,7 +70,7 @@ def modulated_convergence(budget: _Budget) -> ExperimentResult:
             ss = seeds[i * reps + r]
             x, y = draw(k, np.random.default_rng(ss))
             for name, make in methods.items():
-                e = make(int(ss.generate_state(1)[0])).fit(x, y).coef_ - beta_star
+                e = make(uint32_seed(ss)).fit(x, y).coef_ - beta_star
                 risks[name][i, r] = e @ cov @ e
     for name, v in risks.items():
         mean, se = _curve_stats(v)
@@ -133,7 +134,7 @@ def iwp_convergence(budget: _Budget) -> ExperimentResult:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     m = cls(loss="quadratic", lam=lam, step=step, batch_size=batch, epsilon=eps, bounds=(-1.0, 1.0),
-                            random_state=int(ss.generate_state(1)[0])).fit(x, y)
+                            random_state=uint32_seed(ss)).fit(x, y)
                 risks[name][i, r] = float(glm_risk(m.coef_, xp, yp, loss="quadratic", lam=lam)) - r_star
                 sigma, eps_y = m.sigma_, m.epsilon_y_
     s_keep = keep_probability(eps_y)

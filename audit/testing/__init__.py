@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -115,16 +114,12 @@ def pytest_runtest_call(item: pytest.Item):
         _CONTEXT.reset(token)
 
 
-def node_seed(root: int, nodeid: str) -> np.random.SeedSequence:
-    """SeedSequence of one test: the root seed plus a stable hash of its node id."""
-    digest = int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "little")
-    return np.random.SeedSequence([root, digest])
-
-
 @pytest.fixture
 def privacy_rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    """A Generator seeded from ``--privacy-seed`` and the test's node id."""
-    return np.random.default_rng(node_seed(request.config.getoption("--privacy-seed"), request.node.nodeid))
+    """A Generator seeded from ``--privacy-seed`` and the test's node id (the stream named by the node id)."""
+    from privaudit.mechanisms.randomness import named_seed_sequence
+
+    return np.random.default_rng(named_seed_sequence(request.config.getoption("--privacy-seed"), request.node.nodeid))
 
 
 def _setting(name: str, given: Any, default: Any) -> Any:
@@ -147,13 +142,13 @@ def _rng(rng) -> tuple[int, str]:
     or None), one integer is drawn from it and the audit runs from that integer, so
     ``rng=<that integer>`` reproduces the audit exactly.
     """
-    from privaudit.mechanisms.randomness import draw_seed
+    from privaudit.mechanisms.randomness import draw_seed, named_seed_sequence
 
     if rng is not None:
         seed = draw_seed(rng)
         return seed, f"seed {seed} (rerun with rng={seed})"
     ctx = _CONTEXT.get()
-    seed = draw_seed(node_seed(ctx.seed, ctx.nodeid))
+    seed = draw_seed(named_seed_sequence(ctx.seed, ctx.nodeid))
     return seed, f"seed {seed} (rerun with rng={seed}; --privacy-seed={ctx.seed}, test {ctx.nodeid or '?'})"
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..accounting import dpsgd_epsilon
 from ..claim import PrivacyClaim
-from ..randomness import draw_seed
+from ..randomness import draw_seed, torch_generator, torch_seed
 from ..tradeoff import gaussian_tradeoff, tradeoff_from_profile
 from ..validation import InvalidParameterError, check_delta, check_epsilon, check_int, check_interval, check_positive
 from .errors import import_library, library_errors
@@ -104,8 +104,8 @@ def train_opacus_canaries(
     if grad_sample_mode not in GRAD_SAMPLE_MODES:
         raise InvalidParameterError(f"grad_sample_mode must be one of {GRAD_SAMPLE_MODES}, got {grad_sample_mode!r}")
     q = check_interval("sample_rate", sample_rate, 0.0, 1.0, closed="right")
-    gen = torch.Generator().manual_seed(draw_seed(rng))
-    data_gen = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+    gen = torch_generator(rng, "rng")
+    data_gen = torch_generator(torch_seed(gen))
     X, y = _canary_data(torch, n_data, dim, include, data_gen)
     model = torch.nn.Linear(dim + m, 1, bias=False, dtype=torch.float64)
     with torch.no_grad():

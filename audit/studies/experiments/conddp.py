@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import int_seeds, resolve_seed
 from privaudit.learners.conddp import CondDPRegressor, DPSGDRegressor
 from privaudit.learners.conditioning import conditioning_matrix
 from privaudit.learners.dpsgd import train_linear_dpsgd_runs
@@ -108,7 +108,7 @@ def _linear_dp(Xtr, ytr, Xva, yva, eps, *, epochs, n_tune, n_runs, rng):
 
 
 def _rr_on_bins(Xtr, ytr, Xva, yva, eps, bounds, *, n_runs, rng):
-    seeds = rng.integers(0, 2**31, size=n_runs)
+    seeds = int_seeds(rng, n_runs)
     out = [_mse(RROnBinsRegressor(epsilon=eps, label_bounds=bounds, random_state=int(s)).fit(Xtr, ytr).predict(Xva), yva)
            for s in seeds]
     return np.array(out), {}
@@ -118,7 +118,7 @@ def _wllp(Xtr, ytr, Xva, yva, eps, bounds, *, n_tune, n_runs, rng):
     def runs(rho, k):
         return np.array([_mse(WeightedLLPRegressor(epsilon=eps, delta=DELTA, rho=rho, label_bounds=bounds,
                                                    random_state=int(s)).fit(Xtr, ytr).predict(Xva), yva)
-                         for s in rng.integers(0, 2**31, size=k)])
+                         for s in int_seeds(rng, k)])
 
     if math.isinf(eps):
         return runs(1.0, n_runs), {"rho": None}
@@ -352,9 +352,9 @@ def run_conddp_mlp(*, small: bool = False, rng=0, n_runs: int | None = None,
                     return np.array([_mse(cls(**base, **kw, random_state=int(s)).fit(X, y).predict(Xv), yv)
                                      for s in seeds])
 
-                tuned = [(np.mean(score(cls, kw, rng.integers(0, 2**31, size=1))), cls, kw) for cls, kw in cands]
+                tuned = [(np.mean(score(cls, kw, int_seeds(rng, 1))), cls, kw) for cls, kw in cands]
                 _, cls, kw = min(tuned, key=lambda t: t[0] if np.isfinite(t[0]) else np.inf)
-                res[method][eps] = (score(cls, kw, rng.integers(0, 2**31, size=n_runs)), dict(kw))
+                res[method][eps] = (score(cls, kw, int_seeds(rng, n_runs)), dict(kw))
         panels[name] = _to_panel(res, epsilons)
         table += _rows(name, res)
     notes = ["Linear input layer with 16 outputs + ReLU MLP head (16, 8); DP-Adam, full batch, clip 1, "

@@ -41,7 +41,7 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import keyed_seed_sequence, resolve_seed, uint32_seed
 from privaudit.learners import weierstrass_transforms as W
 from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier
 from privaudit.learners.iwp_losses import glm_risk
@@ -70,10 +70,6 @@ DEFAULT_REPEATS = {"synthetic": 20, "logistic": 8, "real": 50}
 
 #: Smoke-test sizes.
 SMALL = dict(n=20_000, n_test=5_000, n_repeats=2, n_points=10)
-
-
-def _seed(root: np.random.SeedSequence, *key: int) -> int:
-    return int(np.random.SeedSequence(root.entropy, spawn_key=key).generate_state(1)[0])
 
 
 def _synthetic(p: int, n: int, n_test: int, seed: int):
@@ -194,7 +190,7 @@ def run_iwp_figure1(
     root, seed_ = resolve_seed(rng)
     panels, table, notes = {}, [], []
     for pi, (dim, eps) in enumerate(zip(p_list, eps_list)):
-        data_seed = _seed(root, 0, pi)
+        data_seed = uint32_seed(keyed_seed_sequence(root, 0, pi))
         if variant == "real":
             Xtr, ytr, Xte, yte = _fair(data_seed)
         else:
@@ -206,7 +202,7 @@ def run_iwp_figure1(
         finals = {m: [] for m in METHODS}
         rel = None
         for r in range(n_repeats):
-            seed = _seed(root, 1, pi, r)
+            seed = uint32_seed(keyed_seed_sequence(root, 1, pi, r))
             rel = release_dataset(Xtr, ytr, epsilon=eps, delta=delta, split=split, bounds=(-1, 1),
                                   random_state=seed)
             rad = radius

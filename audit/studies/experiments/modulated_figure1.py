@@ -41,7 +41,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import keyed_seed_sequence, resolve_seed, uint32_seed
 from privaudit.learners.datasets import PAPER_OLS_R2, TASKS, load_task
 from privaudit.learners.fedavg import FedAvgDPSGDRegressor
 from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
@@ -80,10 +80,6 @@ def _make(method: str, eps: float, hyper: dict, seed: int, *, delta, alpha, lam,
                                          inference=False, simulation=simulation, **hyper)
     return FedAvgDPSGDRegressor(epsilon=eps, delta=delta, rounds=rounds, conversion=conversion, random_state=seed,
                                 **hyper)
-
-
-def _seed(root: np.random.SeedSequence, *key: int) -> int:
-    return int(np.random.SeedSequence(root.entropy, spawn_key=key).generate_state(1)[0])
 
 
 def run_modulated_figure1(
@@ -170,7 +166,8 @@ def run_modulated_figure1(
                 scores = []
                 for ei, eps in enumerate(epsilons):
                     for r in range(n_tune):
-                        est = _make(method, eps, hyper, _seed(root, 0, ti, mi, hi, ei, r), **common)
+                        seed = uint32_seed(keyed_seed_sequence(root, 0, ti, mi, hi, ei, r))
+                        est = _make(method, eps, hyper, seed, **common)
                         est.fit(task.X_train, task.y_train)
                         scores.append(r2_score(task.y_val, est.predict(task.X_val)))
                 score = float(np.mean(scores))
@@ -180,10 +177,12 @@ def run_modulated_figure1(
             # --- test R² with the tuned setting ---
             ys, errs, means, worst = [], [], [], []
             for ei, eps in enumerate(epsilons):
-                r2 = np.array([r2_score(task.y_test, _make(method, eps, best, _seed(root, 1, ti, mi, ei, r), **common)
+                seeds = [uint32_seed(keyed_seed_sequence(root, 1, ti, mi, ei, r)) for r in range(n_repeats)]
+                r2 = np.array([r2_score(task.y_test, _make(method, eps, best, seed, **common)
                                         .fit(task.X_train, task.y_train).predict(task.X_test))
-                               for r in range(n_repeats)])
-                y_hat, err = _summarise(r2, statistic, np.random.default_rng(_seed(root, 2, ti, mi, ei)))
+                               for seed in seeds])
+                summary_rng = np.random.default_rng(uint32_seed(keyed_seed_sequence(root, 2, ti, mi, ei)))
+                y_hat, err = _summarise(r2, statistic, summary_rng)
                 ys.append(y_hat)
                 errs.append(err)
                 means.append(float(r2.mean()))
