@@ -13,11 +13,12 @@ import math
 
 import numpy as np
 
-from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
+from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array
 
 from .priors import DiscretePrior, GaussianPrior
+from .protocol import FinitePrior
 from .reconstruction import (
     _CHUNK,
     ReconstructionAttacker,
@@ -194,8 +195,8 @@ class IWPDenoiser(ReconstructionAttacker):
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
         rounds = as_rounds(mechanism)
-        return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism) and prior is not None \
-            and not isinstance(prior, DiscretePrior)
+        return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease) and prior is not None \
+            and not isinstance(prior, FinitePrior)
 
     def fit(self, outputs) -> "IWPDenoiser":
         """Estimate the population mean and covariance from releases of other clients."""
@@ -246,7 +247,7 @@ class DiscreteMAP(ReconstructionAttacker):
         for k, z in enumerate(self.prior.support):
             tot = np.log(self.prior.probs[k]) if self.prior.probs[k] > 0 else -np.inf
             for t, m in enumerate(rounds):
-                if isinstance(m, ModulatedMechanism) and phases is not None:
+                if isinstance(m, ModulatedRelease) and phases is not None:
                     lp = m.log_density(out[:, t], z, phase=phases[:, t])
                 else:
                     lp = m.log_density(out[:, t], z)

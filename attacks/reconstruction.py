@@ -50,7 +50,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism
+from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_positive
 
@@ -69,7 +69,7 @@ class _Round:
     def __init__(self, mech, dim: int) -> None:
         self.mech = mech
         self.sigma = float(mech.sigma)
-        if isinstance(mech, ModulatedMechanism):
+        if isinstance(mech, ModulatedRelease):
             self.c = 1.0 - mech.alpha
             self.amp = mech.lam / mech.n_vectors
             self.omega = mech.omega
@@ -104,7 +104,7 @@ class _Round:
 
 
 def _supported(mech) -> bool:
-    return isinstance(mech, GaussianMechanism | ModulatedMechanism)
+    return isinstance(mech, (IsotropicGaussianRelease, ModulatedRelease))
 
 
 def as_rounds(mechanism) -> list:
@@ -117,7 +117,7 @@ def as_rounds(mechanism) -> list:
 
 
 def _modulated(mech) -> bool:
-    return isinstance(mech, ModulatedMechanism) and mech.lam > 0
+    return isinstance(mech, ModulatedRelease) and mech.lam > 0
 
 
 def torch_map(mechanism):
@@ -129,7 +129,7 @@ def torch_map(mechanism):
     """
     import torch
 
-    if isinstance(mechanism, ModulatedMechanism):
+    if isinstance(mechanism, ModulatedRelease):
         v = torch.as_tensor(mechanism.basis, dtype=torch.float64)
         c, amp, w = 1 - mechanism.alpha, mechanism.lam / mechanism.n_vectors, mechanism.omega
 
@@ -141,7 +141,7 @@ def torch_map(mechanism):
             return c * x + (amp * torch.cos(w * (x @ v) + phase)) @ v.T
 
         return modulated
-    if isinstance(mechanism, GaussianMechanism):
+    if isinstance(mechanism, IsotropicGaussianRelease):
         return lambda x, phase=None: x
     if hasattr(mechanism, "torch_map"):
         return mechanism.torch_map
@@ -289,10 +289,10 @@ class IdentityAttack(ReconstructionAttacker):
     @classmethod
     def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
         rounds = as_rounds(mechanism)
-        return len(rounds) == 1 and isinstance(rounds[0], GaussianMechanism)
+        return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease)
 
     def _reconstruct(self, out, rs, phases, y):
-        if len(rs) != 1 or not isinstance(rs[0].mech, GaussianMechanism):
+        if len(rs) != 1 or not isinstance(rs[0].mech, IsotropicGaussianRelease):
             raise InvalidParameterError("identity attacks a single Gaussian (IWP) release")
         return out[:, 0].copy()
 

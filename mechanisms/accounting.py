@@ -38,6 +38,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from scipy.optimize import brentq
+from scipy.special import expit
 
 from .claim import neighboring_relation
 from .tradeoff import pld_tradeoff
@@ -110,6 +111,35 @@ def gaussian_steps_event(noise_multiplier: float, steps: int, sampling_rate: flo
     q = check_interval("sampling_rate", sampling_rate, 0.0, 1.0, closed="right")
     step = dpa.GaussianDpEvent(z) if q == 1.0 else dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z))
     return dpa.SelfComposedDpEvent(step, steps)
+
+
+def pure_dp_event(epsilon: float) -> dpa.DpEvent:
+    """The DpEvent of an arbitrary pure ε-DP release: binary randomized response at ε.
+
+    dp_accounting has no event for a generic ε-DP mechanism (e.g. the exponential
+    mechanism). Binary randomized response that keeps its bit with probability
+    e^ε/(1 + e^ε) is the least private ε-DP mechanism: every ε-DP mechanism is a
+    post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.2), so its privacy loss
+    distribution is a valid (pessimistic) one for any of them, and exact at δ = 0.
+
+    Parameters
+    ----------
+    epsilon : float
+        The pure ε (0 gives ``NoOpDpEvent``, ∞ gives ``NonPrivateDpEvent``).
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        ``RandomizedResponseDpEvent(noise_parameter=2/(1 + e^ε), num_buckets=2)``: with
+        probability p the bit is replaced by a uniform one, so it is kept with
+        probability 1 − p/2 = e^ε/(1 + e^ε).
+    """
+    eps = check_positive("epsilon", epsilon, allow_zero=True, allow_inf=True)
+    if eps == 0:
+        return dpa.NoOpDpEvent()
+    if math.isinf(eps):
+        return dpa.NonPrivateDpEvent()
+    return dpa.RandomizedResponseDpEvent(noise_parameter=2 * float(expit(-eps)), num_buckets=2)
 
 
 def _accountant(accountant: str, adjacency: str):

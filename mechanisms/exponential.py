@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import logsumexp
 
+from .accounting import pure_dp_event
 from .claim import PrivacyClaim
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
@@ -143,6 +144,29 @@ class ExponentialMechanism:
         """Exact trade-off curve between x and x_prime."""
         p, q = self._pair(x, x_prime)
         return discrete_tradeoff(p, q, alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one selection between inputs whose scores move by at most ``distance``.
+
+        dp_accounting has no exponential-mechanism event. The selection is pure ε_r-DP with
+        ε_r = ε·r/Δu for scores that move by at most r in ℓ∞ (with the default utility, r is
+        the ℓ₁ distance of the inputs; default r = Δu, i.e. the claim's ε), and every pure
+        ε_r-DP release is a post-processing of binary randomized response at ε_r, so the
+        event is :func:`~privaudit.mechanisms.accounting.pure_dp_event` (ε_r): exact at
+        δ = 0, pessimistic in δ(ε) for ε < ε_r (the exact profile depends on the pair:
+        :meth:`exact_delta`).
+
+        Parameters
+        ----------
+        distance : float, optional
+            Largest change r ≥ 0 of any score between the two inputs (default Δu).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return pure_dp_event(self.epsilon * r / self.sensitivity)
 
     def _pair(self, x, x_prime) -> tuple[np.ndarray, np.ndarray]:
         if x is None or x_prime is None:

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .accounting import pure_dp_event
 from .claim import PrivacyClaim
 from .validation import InvalidParameterError, check_array, check_epsilon, check_int, check_positive
 
@@ -101,6 +102,28 @@ class SnappingLaplaceMechanism:
     def output_step(self) -> float:
         """Spacing Λ·Δ′ of the output grid (outputs are its multiples, or ±B)."""
         return self.snap * self.unit
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of one release between inputs at ℓ₁ distance ``distance`` (default Δ).
+
+        dp_accounting has no snapping event. Mironov's theorem makes the release pure ε-DP
+        for inputs at distance ≤ Δ (the claim's ε, met exactly by the choice of λ), and group
+        privacy makes it k·ε-DP at distance ≤ kΔ (k = ⌈r/Δ⌉). Every pure ε-DP release is a
+        post-processing of binary randomized response at ε, so the event is
+        :func:`~privaudit.mechanisms.accounting.pure_dp_event`: exact at δ = 0, pessimistic
+        in δ(ε) for smaller ε (snapping's own profile lies below it).
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₁ distance r ≥ 0 of the two inputs (default: the sensitivity Δ).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return pure_dp_event(self.epsilon * math.ceil(r / self.sensitivity))
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases of ``x`` (per coordinate): shape ``(n, *x.shape)``."""

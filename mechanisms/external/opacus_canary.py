@@ -35,8 +35,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from dp_accounting import NoOpDpEvent
 
-from ..accounting import dpsgd_epsilon
+from ..accounting import dpsgd_epsilon, gaussian_steps_event
 from ..claim import PrivacyClaim
 from ..randomness import draw_seed, torch_generator, torch_seed
 from ..tradeoff import gaussian_tradeoff, tradeoff_from_profile
@@ -262,6 +263,33 @@ class OpacusCanaryRuns:
         ).self_compose(self.steps)
         eps = np.linspace(0.0, 30.0, 3001)
         return tradeoff_from_profile(eps, np.clip(pld.get_delta_for_epsilon(eps), 0.0, 1.0), alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """dp_accounting event of the T noisy steps trained with the z actually used (one canary added or removed).
+
+        ``SelfComposedDpEvent`` of T Gaussian steps of noise multiplier z, Poisson-subsampled
+        at rate q when q < 1 (:func:`~privaudit.mechanisms.accounting.gaussian_steps_event`).
+
+        Parameters
+        ----------
+        distance : float, optional
+            Records added or removed: None or 1 (the claim's neighbours), 0 (``NoOpDpEvent``).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+
+        Raises
+        ------
+        InvalidParameterError
+            For any other distance (group privacy of DP-SGD is not an event of this adapter).
+        """
+        if distance is not None and distance not in (0, 1):
+            raise InvalidParameterError(f"OpacusCanaryRuns.dp_event: distance must be None, 0 or 1 record, "
+                                        f"got distance={distance!r}")
+        if distance == 0:
+            return NoOpDpEvent()
+        return gaussian_steps_event(self.noise_multiplier, self.steps, self.sample_rate)
 
 
 __all__ = ["CANARY_LABEL", "CanaryRun", "GRAD_SAMPLE_MODES", "OpacusCanaryRuns", "opacus_epsilon",

@@ -33,6 +33,7 @@ import abc
 import math
 
 import numpy as np
+from dp_accounting import dp_event as dpe
 
 from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
@@ -159,6 +160,21 @@ class OpenDPLaplace(_OpenDPVector):
     def tradeoff(self, alpha) -> np.ndarray:
         return laplace_tradeoff(self.true_epsilon, alpha)
 
+    def dp_event(self, distance: float | None = None):
+        """``LaplaceDpEvent(b/r)`` of the scale b actually drawn, for inputs at ℓ₁ distance r (default Δ₁).
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₁ distance r ≥ 0 of the two inputs.
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        return dpe.NoOpDpEvent() if r == 0 else dpe.LaplaceDpEvent(self.noise_scale / r)
+
 
 class OpenDPGaussian(_OpenDPVector):
     """OpenDP's Gaussian mechanism on float vectors (``make_gaussian``, ℓ₂ metric), zCDP.
@@ -200,6 +216,20 @@ class OpenDPGaussian(_OpenDPVector):
 
     def tradeoff(self, alpha) -> np.ndarray:
         return gaussian_tradeoff(self.sensitivity / self.noise_scale, alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """``GaussianDpEvent(σ/r)`` of the σ actually drawn, for inputs at ℓ₂ distance r (default Δ).
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₂ distance r ≥ 0 of the two inputs.
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        return self._exact.dp_event(distance)
 
 
 class OpenDPDiscreteLaplace(_OpenDPVector):
@@ -249,6 +279,22 @@ class OpenDPDiscreteLaplace(_OpenDPVector):
         pld = pld_lib.from_discrete_laplace_mechanism(1.0 / self.noise_scale, sensitivity=self.sensitivity,
                                                       value_discretization_interval=1e-4)
         return float(pld.get_epsilon_for_delta(d))
+
+    def dp_event(self, distance: int | None = None):
+        """``DiscreteLaplaceDpEvent(1/b, r)`` of the scale b actually drawn, for integer inputs at ℓ₁ distance r.
+
+        Parameters
+        ----------
+        distance : int, optional
+            ℓ₁ distance r ≥ 0 of the two integer inputs (default: the sensitivity).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = self.sensitivity if distance is None else check_int("distance", distance, minimum=0)
+        return dpe.NoOpDpEvent() if r == 0 else dpe.DiscreteLaplaceDpEvent(noise_parameter=1.0 / self.noise_scale,
+                                                                          sensitivity=r)
 
 
 class OpenDPGaussianComposition(_OpenDPVector):
@@ -300,6 +346,23 @@ class OpenDPGaussianComposition(_OpenDPVector):
 
     def tradeoff(self, alpha) -> np.ndarray:
         return gaussian_tradeoff(1.0 / self._exact.sigma, alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """The composition of ``GaussianDpEvent(σ_i/r)`` over the k scales drawn, inputs at ℓ₂ distance r (default Δ).
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₂ distance r ≥ 0 of the two inputs.
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
+        if r == 0:
+            return dpe.NoOpDpEvent()
+        return dpe.ComposedDpEvent([dpe.GaussianDpEvent(s / r) for s in self.noise_scales])
 
 
 class OpenDPLaplaceThreshold(_OpenDPVector):
@@ -391,6 +454,27 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
         if d < self.release_probability:
             return math.inf
         return max(0.0, self.linf / self.noise_scale + 2 * math.log1p(-d))
+
+    def dp_event(self, distance: float | None = None):
+        """``UnsupportedDpEvent()``: no dp_accounting event describes a thresholded release.
+
+        A key absent from x and present in x′ is released with probability p
+        (:attr:`release_probability`) under x′ and never under x: the privacy loss is +∞
+        with probability p, mixed with a Laplace loss otherwise. None of dp_accounting's
+        events has that law (``LaplaceDpEvent`` would miss the infinite part and over-state
+        the privacy), so the adapter says so in dp_accounting's own terms; ``exact_epsilon``
+        gives its profile.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Ignored (the release has no event at any distance).
+
+        Returns
+        -------
+        dp_accounting.UnsupportedDpEvent
+        """
+        return dpe.UnsupportedDpEvent()
 
 
 __all__ = ["OpenDPDiscreteLaplace", "OpenDPGaussian", "OpenDPGaussianComposition", "OpenDPLaplace",

@@ -29,6 +29,7 @@ import math
 from itertools import repeat
 
 import numpy as np
+from dp_accounting import dp_event as dpe
 
 from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
@@ -102,6 +103,22 @@ class PyDPLaplace(_PyDPNumerical):
     def tradeoff(self, alpha) -> np.ndarray:
         return laplace_tradeoff(self.true_epsilon, alpha)
 
+    def dp_event(self, distance: float | None = None):
+        """``LaplaceDpEvent(b/r)`` of the diversity b the library reports drawing, inputs at ℓ₁ distance r.
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₁ distance r ≥ 0 of the two inputs (default: the library's sensitivity).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        r = float(self._noise_mech.sensitivity) if distance is None else check_positive(
+            "distance", distance, allow_zero=True)
+        return dpe.NoOpDpEvent() if r == 0 else dpe.LaplaceDpEvent(float(self._noise_mech.diversity) / r)
+
 
 class PyDPGaussian(_PyDPNumerical):
     """pydp's ``GaussianMechanism(epsilon, delta, sensitivity)``, applied to each coordinate of x.
@@ -137,6 +154,20 @@ class PyDPGaussian(_PyDPNumerical):
 
     def tradeoff(self, alpha) -> np.ndarray:
         return gaussian_tradeoff(self._exact.mu, alpha)
+
+    def dp_event(self, distance: float | None = None):
+        """``GaussianDpEvent(σ/r)`` of the σ the library reports drawing, inputs at ℓ₂ distance r (default Δ).
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₂ distance r ≥ 0 of the two inputs.
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        return self._exact.dp_event(distance)
 
 
 class PyDPBoundedAggregate:
@@ -189,6 +220,25 @@ class PyDPBoundedAggregate:
     def __repr__(self) -> str:
         return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, noise_epsilon={self.noise_epsilon}, "
                 f"claim={self.claim})")
+
+    def dp_event(self, distance: float | None = None):
+        """``UnsupportedDpEvent()``: the library keeps the noise of its bounded aggregates internal.
+
+        ``BoundedSum``/``BoundedMean`` do not expose the scale they draw (and the mean
+        splits its budget between a noisy sum and a noisy count internally), so no event
+        can be stated for the noise actually drawn; these adapters are audited empirically
+        only.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Ignored.
+
+        Returns
+        -------
+        dp_accounting.UnsupportedDpEvent
+        """
+        return dpe.UnsupportedDpEvent()
 
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases on the dataset ``x`` (NaN = absent), shape ``(n, 1)``; ``rng`` is ignored."""
