@@ -118,7 +118,8 @@ class Box(Domain):
             raise InvalidParameterError(f"a box needs at least one coordinate, got low={_shown(self.low)}")
         if np.any(lo > hi):
             i = int(np.argmax(lo > hi))
-            raise InvalidParameterError(f"low must be <= high, got low[{i}]={lo.flat[i]!r} > high[{i}]={hi.flat[i]!r}")
+            raise InvalidParameterError(f"low must be <= high, got low[{i}]={float(lo.flat[i])!r} > "
+                                        f"high[{i}]={float(hi.flat[i])!r}")
         if not isinstance(self.integer, bool | np.bool_):
             raise ParameterTypeError(f"integer must be a bool, got integer={self.integer!r}")
         if self.integer and not (np.all(lo == np.round(lo)) and np.all(hi == np.round(hi))):
