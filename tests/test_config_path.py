@@ -3,6 +3,7 @@ precedence and guards, and preflight (which builds every component) runs once pe
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,30 @@ def test_preflight_builds_each_component_once_per_run(tmp_path, monkeypatch, cap
     runner.run_config(config, out=tmp_path / "other", use_cache=False, figures=False, checked=checked)
     assert checks == [1, 1, 1]
     assert not checked.covers(config, tmp_path / "out", True, None)
+
+
+def test_attackers_are_validated_at_load_and_a_list_runs(tmp_path, capsys):
+    conf = tmp_path / "pick.toml"
+    conf.write_text(TRADEOFF.replace("n = 200", 'n = 2000\nattacker = ["likelihood-ratio", "atom"]\n'
+                                                'x = [0.0]\nx_prime = [1.0]'))
+    config = load_config(conf)
+    assert config.audits[0].params["attacker"] == ["likelihood-ratio", "atom"]  # kept as given
+    assert load_config(_write(tmp_path, TRADEOFF + 'attacker = "atom"\n')).audits[0].params["attacker"] == "atom"
+    assert main(["run", str(conf), "--out", str(tmp_path / "out"), "--no-cache", "--json"]) == 0
+    entry = json.loads((tmp_path / "out" / "pick" / "report.json").read_text())["audits"][0]
+    assert entry["verdict"] == "pass" and set(entry["attackers_tried"]) == {"likelihood-ratio", "atom"}
+    with pytest.raises(ConfigValueError, match=r"unknown audits\[0\]\.attacker = 'os:system'"):
+        parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0},
+                                  "attacker": "os:system"}]})
+    with pytest.raises(ConfigValueError, match=r"audits\[0\]\.attacker = 'naive' is a reconstruction attacker"):
+        parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0},
+                                  "attacker": "naive"}]})
+    with pytest.raises(ConfigTypeError, match=r"audits\[0\]\.attacker must be a name or a non-empty array of names"):
+        parse_config({"audits": [{"kind": "tradeoff", "mechanism": {"name": "laplace", "epsilon": 1.0},
+                                  "attacker": ["atom", 3]}]})
+
+
+def _write(tmp_path, text, name="c2.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path

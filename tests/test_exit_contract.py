@@ -57,6 +57,16 @@ CASES = [
      ["audits[0].n = 1000000000", "GiB", "memory limit"]),
     ("n below the audit's minimum", tradeoff().replace("n = 200", "n = 100"), ["audits[0].n = 100", "200"]),
     ("seed beyond 64 bits", "seed = " + "9" * 30 + "\n" + tradeoff(), ["seed", "999999"]),
+    ("attacker = 'os:system'", tradeoff('attacker = "os:system"'), ["unknown audits[0].attacker = 'os:system'"]),
+    ("an unknown attacker in a list", tradeoff('attacker = ["atom", "likelihood-ratoi"]'),
+     ["audits[0].attacker[1] = 'likelihood-ratoi'", "did you mean 'likelihood-ratio'"]),
+    ("a reconstruction attacker in a tradeoff", tradeoff('attacker = "naive"'),
+     ["audits[0].attacker = 'naive'", "reconstruction attacker, not a distinguisher"]),
+    ("a distinguisher in a reconstruction", '[[audits]]\nkind = "reconstruction"\nattacker = "atom"\n'
+                                            'mechanism = { name = "gaussian", sigma = 1.0 }\n',
+     ["audits[0].attacker = 'atom'", "distinguisher attacker, not a reconstruction"]),
+    ("attacker = 3", tradeoff("attacker = 3"), ["audits[0].attacker = 3", "a name or a non-empty array of names"]),
+    ("attacker = []", tradeoff("attacker = []"), ["audits[0].attacker", "[]"]),
 ]
 
 

@@ -389,6 +389,42 @@ EXPERIMENTS = ComponentRegistry("experiment", "privaudit.experiments")
 SAMPLERS = ComponentRegistry("bias sampler", "privaudit.samplers")
 
 
+def registered_attackers(kind: str) -> Callable[[str, Any], str | list[str]]:
+    """``Field(validate=...)`` hook: a registered attacker of ``kind``, by name, or a list of them.
+
+    Attackers are named from the attacker registry only (no ``"module:attr"``
+    references), so a configuration that passes validation names attackers that exist
+    and fit the audit, instead of failing when its task runs.
+
+    Parameters
+    ----------
+    kind : {"distinguisher", "reconstruction", "label"}
+        The attacker kind the audit uses.
+
+    Returns
+    -------
+    callable(path, value) -> value
+        Returns the value unchanged; raises :class:`ConfigValueError` naming the key path
+        (``audits[0].attacker[1]``) and the name, with the closest registered names.
+    """
+    def validate(path: str, value: str | list[str]) -> str | list[str]:
+        from privaudit.attacks import available_attacks
+
+        every = available_attacks()
+        fitting = [n for n, cls in every.items() if cls.kind == kind]
+        names = [(path, value)] if isinstance(value, str) else [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        for loc, name in names:
+            if name not in every:
+                raise ConfigValueError(f"unknown {loc} = {name!r}{did_you_mean(name, fitting)} (registered {kind} "
+                                       f"attackers: {', '.join(fitting)}; see `privaudit list attackers`)")
+            if every[name].kind != kind:
+                raise ConfigValueError(f"{loc} = {name!r} is a {every[name].kind} attacker, not a {kind} attacker "
+                                       f"(registered {kind} attackers: {', '.join(fitting)})")
+        return value
+
+    return validate
+
+
 # --------------------------------------------------------------------------- built-in specifications
 _POS = Interval(Real, 0, None, closed="neither")
 _NONNEG = Interval(Real, 0, None, closed="left")
@@ -493,5 +529,5 @@ EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:r
 __all__ = [
     "EXPERIMENTS", "LEARNERS", "MECHANISMS", "PRIORS", "SAMPLERS", "Component", "ComponentRegistry", "SEED_PARAMS",
     "allow_imports", "check_parameters", "disallow_imports", "import_allowed", "import_reference", "imports_allowed",
-    "keyword_names", "load_reference",
+    "keyword_names", "load_reference", "registered_attackers",
 ]

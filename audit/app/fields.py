@@ -64,9 +64,10 @@ class Field:
 
     Parameters
     ----------
-    type : {"float", "int", "str", "bool", "array", "strings", "table"}
+    type : {"float", "int", "str", "bool", "array", "strings", "names", "table"}
         ``"array"`` is a (nested) list of numbers or a single number, kept as
         lists/floats so that the configuration stays plain data; ``"strings"`` a list of strings;
+        ``"names"`` a string or a non-empty list of strings (kept as given: one name, or several);
         ``"table"`` an inline TOML table (a dict).
     default : Any
         Value when the key is absent; :data:`REQUIRED` makes the key mandatory.
@@ -103,7 +104,8 @@ class Field:
 
 _TYPE_NAMES = {
     "float": "a number", "int": "an integer", "str": "a string", "bool": "a boolean (true/false)",
-    "array": "a number or an array of numbers", "strings": "an array of strings", "table": "a table",
+    "array": "a number or an array of numbers", "strings": "an array of strings",
+    "names": "a name or a non-empty array of names", "table": "a table",
 }
 
 
@@ -158,6 +160,11 @@ def coerce_field(path: str, field: Field, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _type_error(path, field, value)
         value = list(value)
+    elif t == "names":
+        if not isinstance(value, str) and not (isinstance(value, list) and value
+                                               and all(isinstance(v, str) for v in value)):
+            raise _type_error(path, field, value)
+        value = value if isinstance(value, str) else list(value)
     elif t == "table":
         if not isinstance(value, dict):
             raise _type_error(path, field, value)

@@ -12,6 +12,7 @@ import numpy as np
 
 from privaudit.attacks.priors import GaussianPrior
 
+from privaudit.audit.app.components import registered_attackers
 from privaudit.audit.app.fields import Field
 from privaudit.audit.engines.reconstruction import ReconstructionAudit
 from privaudit.audit.engines.release_views import audit_release_reconstruction
@@ -22,7 +23,8 @@ from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKi
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,
     "n": Field("int", 5000, low=10, samples=True, doc="audited releases"),
-    "attacker": Field("str", None, doc="registered reconstruction attacker (default: strongest applicable)"),
+    "attacker": Field("str", None, validate=registered_attackers("reconstruction"),
+                      doc="registered reconstruction attacker (default: strongest applicable)"),
     "prior_std": Field("float", None, low=0.0, closed="neither",
                        doc="draw x ~ N(0, prior_std² I) (van Trees); default: a fixed x"),
     "phase": Field("str", "known", choices=("known", "hidden")),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.audit.app.components import MECHANISMS, PRIORS
+from privaudit.audit.app.components import MECHANISMS, PRIORS, registered_attackers
 from privaudit.audit.app.fields import Field
 from privaudit.audit.reporting.formatting import fnum, num
 from privaudit.audit.reporting.plotting import arr, new_figure
@@ -25,7 +25,8 @@ from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKi
 FIELDS = {
     "mechanism": MECHANISM,
     "rounds": Field("int", 1, low=1, high=100_000, doc="releases per client (T rounds of the iterative protocol)"),
-    "attacker": Field("str", None, doc="registered reconstruction attacker (default: strongest applicable)"),
+    "attacker": Field("str", None, validate=registered_attackers("reconstruction"),
+                      doc="registered reconstruction attacker (default: strongest applicable)"),
     "x": Field("array", None, doc="the client's input (default: (1,...,1)/sqrt(d) without a prior)"),
     "prior": Field("table", None, validate=PRIORS.field_validator(), doc="prior table {name = 'gaussian', mean, cov}"),
     "n": Field("int", 10_000, low=10, samples=True, doc="audited releases"),

@@ -26,7 +26,7 @@ from privaudit.attacks.pairs import worst_case_pair
 from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
-from privaudit.audit.app.components import MECHANISMS
+from privaudit.audit.app.components import MECHANISMS, registered_attackers
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field
 from privaudit.audit.reporting.formatting import claim_of, fnum, num
@@ -45,7 +45,8 @@ FIELDS = {
                                        "(search_pairs: axis, sign-flip, corner, random and refined directions, "
                                        "screened then certified with Bonferroni) instead of auditing x, x'"),
     "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases per hypothesis"),
-    "attacker": Field("str", None, doc="registered distinguisher (default: strongest applicable)"),
+    "attacker": Field("names", None, validate=registered_attackers("distinguisher"),
+                      doc="registered distinguisher, or a list of them (default: strongest applicable)"),
     "confidence": CONFIDENCE,
     "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
     "assume_gaussian": Field("bool", False, doc="assert the release's trade-off curve is Gaussian, allowing "
