@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 import numpy as np
 from dp_accounting import NeighboringRelation
 
-from .domains import Box, DatasetDomain, Domain, _shown, as_float_array, dataset_rows
+from .domains import Box, Categorical, DatasetDomain, Domain, _shown, as_float_array, dataset_rows
 from .validation import InvalidInputError, InvalidParameterError, ParameterTypeError, check_int, check_real
 
 #: Relative tolerance of the norm checks (a pair at r·(1 + TOL) is still within r).
@@ -638,13 +638,15 @@ class AnyPair(Neighbourhood):
         pts = [(f"boundary point {i}", p) for i, p in enumerate(domain.boundary_points())]
         if check_int("n_random", n_random, minimum=0):
             pts += [(f"random point {i}", p) for i, p in enumerate(domain.sample(n_random, rng))]
-        out, seen = [], set()
+        def key(p: Any) -> str:  # NaN (absent rows) compare equal; categories by position (1 == 1.0)
+            return str(domain.index(p)) if isinstance(domain, Categorical) else repr(np.asarray(p, float).tolist())
+
+        out, seen = [], {key(x)}  # x itself is not proposed
         for origin, p in pts:
-            key = repr(np.asarray(p).tolist())
-            if key in seen or self.group_distance(x, p) == 0:
-                continue
-            seen.add(key)
-            out.append(CandidatePair(x, p, origin))
+            k = key(p)
+            if k not in seen:
+                seen.add(k)
+                out.append(CandidatePair(x, p, origin))
         return out
 
 

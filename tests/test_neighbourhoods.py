@@ -398,6 +398,12 @@ def test_any_proposals_are_other_points_of_the_domain():
     cats = Categorical(("a", "b", "c"))
     assert [c.x_prime for c in input_patterns("any", cats, "b")] == ["a", "c"]
     assert {c.x_prime for c in AnyPair().neighbours("b", cats, 0, n_random=5)} <= {"a", "c"}
+    assert [c.x_prime for c in AnyPair().neighbours(1.0, Categorical([0, 1, 2]), 0, n_random=0)] == [0, 2]
+    padded = DatasetDomain(Box(0.0, 1.0), min_size=0, max_size=2, padded=True)
+    x = np.array([0.0, np.nan])
+    cands = AnyPair().neighbours(x, padded, 0, n_random=6)
+    assert cands and all(padded.contains(c.x_prime) and not np.array_equal(c.x_prime, x, equal_nan=True)
+                         for c in cands)
 
 
 def test_proposals_refuse_points_outside_the_domain_and_wrong_domain_kinds():
