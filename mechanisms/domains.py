@@ -415,6 +415,20 @@ class DatasetDomain(Domain):
 def dataset_rows(name: str, x: Any, record_size: int | None = None) -> np.ndarray:
     """The dataset ``x`` as an (n, p) float array of rows (axis 0 indexes records), NaN rows kept.
 
+    Parameters
+    ----------
+    name : str
+        Named in errors.
+    x : array-like
+        The dataset.
+    record_size : int, optional
+        The number p of values of a record, when known.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, p).
+
     Raises :class:`InvalidInputError` naming ``name`` when ``x`` is not numeric,
     is a scalar, holds ±inf, has a row that is NaN only in part, or (with
     ``record_size``) has records of another size.
@@ -439,7 +453,15 @@ def dataset_rows(name: str, x: Any, record_size: int | None = None) -> np.ndarra
 def domain_of(mechanism: Any) -> Domain | None:
     """The domain a mechanism declares in its ``domain`` attribute (None when it declares none).
 
-    A ``(low, high)`` pair is read as a real :class:`Box`; a mapping by :func:`domain_from_spec`.
+    Parameters
+    ----------
+    mechanism : object
+        Any object; its ``domain`` attribute may be a :class:`Domain`, a ``(low, high)``
+        pair (a real :class:`Box`) or a mapping read by :func:`domain_from_spec`.
+
+    Returns
+    -------
+    Domain or None
     """
     dom = getattr(mechanism, "domain", None)
     if dom is None or isinstance(dom, Domain):
@@ -450,10 +472,24 @@ def domain_of(mechanism: Any) -> Domain | None:
 def domain_from_spec(spec: Any) -> Domain:
     """A domain from plain data: a :class:`Domain`, a ``(low, high)`` pair, or a mapping with ``kind``.
 
-    Mappings: ``{"kind": "box", "low": ..., "high": ..., "integer": false}``,
-    ``{"kind": "categorical", "categories": [...]}`` and ``{"kind": "datasets",
-    "records": {<box>}, "min_size": 1, "max_size": 100, "padded": false}``; ``kind``
-    may be omitted for a box.
+    Parameters
+    ----------
+    spec : Domain, (low, high) or mapping
+        Mappings: ``{"kind": "box", "low": ..., "high": ..., "integer": false}``,
+        ``{"kind": "categorical", "categories": [...]}`` and ``{"kind": "datasets",
+        "records": {<box>}, "min_size": 1, "max_size": 100, "padded": false}``; ``kind``
+        may be omitted for a box. The inverse of each domain's ``to_dict``.
+
+    Returns
+    -------
+    Domain
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown kinds or fields, invalid bounds (naming them).
+    ParameterTypeError
+        Anything else.
     """
     if isinstance(spec, Domain):
         return spec

@@ -67,7 +67,17 @@ _LATTICE_DP_WORK = 5_000_000
 
 
 def norm_of(v: np.ndarray, norm: str) -> float:
-    """‖v‖ in ``norm`` ("l1", "l2" or "linf") of the flattened array."""
+    """‖v‖ in ``norm`` ("l1", "l2" or "linf") of the flattened array.
+
+    Parameters
+    ----------
+    v : array-like
+    norm : {"l1", "l2", "linf"}
+
+    Returns
+    -------
+    float
+    """
     v = np.ravel(v)
     return float(np.linalg.norm(v, ord=_ORD[norm])) if v.size else 0.0
 
@@ -83,6 +93,23 @@ def check_radius(value: Any, name: str = "radius") -> float:
 
     Subnormal radii (< 2.2·10⁻³⁰⁸) are refused: a distance divided by one overflows,
     so no group distance could be computed.
+
+    Parameters
+    ----------
+    value : real
+    name : str
+        Named in the error.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InvalidParameterError
+        NaN, inf, ≤ 0 or subnormal, naming the value.
+    ParameterTypeError
+        Not a real number.
     """
     r = check_real(name, value)
     if not (math.isfinite(r) and r >= _TINY):
@@ -120,6 +147,16 @@ class Neighbourhood(abc.ABC):
     def group_distance(self, x: Any, x_prime: Any) -> float:
         """Smallest k with a chain x = z₀ ~ … ~ z_k = x′ of neighbours (0 if equal, ``math.inf`` if none).
 
+        Parameters
+        ----------
+        x, x_prime : array-like
+            The pair (vectors of one shape, or datasets for the dataset kinds).
+
+        Returns
+        -------
+        int or float
+            k, an ``int``, or ``math.inf`` when no chain of neighbours connects the pair.
+
         Raises
         ------
         InvalidInputError
@@ -127,7 +164,17 @@ class Neighbourhood(abc.ABC):
         """
 
     def are_neighbours(self, x: Any, x_prime: Any) -> bool:
-        """True when x ~ x′ (group distance ≤ 1; a point is its own neighbour)."""
+        """True when x ~ x′ (group distance ≤ 1; a point is its own neighbour).
+
+        Parameters
+        ----------
+        x, x_prime : array-like
+            The pair.
+
+        Returns
+        -------
+        bool
+        """
         return self.group_distance(x, x_prime) <= 1
 
     @abc.abstractmethod
@@ -347,7 +394,20 @@ class NormBall(_VectorNeighbourhood):
 
 
 def steps_of(distance: float, radius: float) -> float:
-    """Group distance of a metric neighbourhood: 0, 1 within r(1 + TOL), else ⌈(d/r)(1 − TOL)⌉ (inf on overflow)."""
+    """Group distance of a metric neighbourhood: 0, 1 within r(1 + TOL), else ⌈(d/r)(1 − TOL)⌉ (inf on overflow).
+
+    Parameters
+    ----------
+    distance : float
+        d ≥ 0, the distance of the pair.
+    radius : float
+        r > 0, the neighbourhood's radius.
+
+    Returns
+    -------
+    int or float
+        k, or ``math.inf`` when d/r overflows.
+    """
     if distance == 0:
         return 0
     if distance <= radius * (1 + TOL):
@@ -926,6 +986,15 @@ def _parse(adjacency: str) -> Neighbourhood:
 
 def parse_neighbourhood(adjacency: str | Neighbourhood | Mapping[str, Any]) -> Neighbourhood:
     """The neighbourhood of a shorthand string, a mapping (``to_dict`` form) or a neighbourhood (returned as is).
+
+    Parameters
+    ----------
+    adjacency : str, Neighbourhood or mapping
+        E.g. ``"linf<=1"``, ``ReplaceOne()`` or ``{"kind": "norm-ball", "norm": "l2", "radius": 1.0}``.
+
+    Returns
+    -------
+    Neighbourhood
 
     Raises
     ------
