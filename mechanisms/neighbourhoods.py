@@ -252,6 +252,11 @@ class _VectorNeighbourhood(Neighbourhood):
             A non-zero direction (its scale is irrelevant).
         integer : bool
             The move must be an integer vector (an integer domain).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            The flat move v, with ``are_neighbours(0, v)``; None for a zero direction or when no move fits.
         """
 
     def _start(self, x: Any, domain: Domain | None) -> tuple[np.ndarray, Box | None]:
@@ -273,8 +278,25 @@ class _VectorNeighbourhood(Neighbourhood):
         every coordinate-monotone constraint (norm balls, lattices, key limits);
         every result is nevertheless checked before it is returned. Duplicates are
         merged, their origins joined with " / ".
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        moves : list of (str, array-like)
+            Labelled directions, each of x's size.
+        domain : Box or None
+            Where x′ must lie (None: unbounded reals).
+
+        Returns
+        -------
+        list of CandidatePair
+            The proposals that are neighbours of x inside the domain and differ from x.
         """
         a, box = self._start(x, domain)
+        for origin, u in moves:
+            if np.size(u) != a.size:
+                raise InvalidInputError(f"direction {origin!r} has {np.size(u)} coordinates, x has {a.size}")
         integer = self.integer_moves or (box is not None and box.integer)
         flat = a.ravel()
         out: dict[bytes, CandidatePair] = {}
@@ -698,6 +720,7 @@ class AnyPair(Neighbourhood):
         pts = [(f"boundary point {i}", p) for i, p in enumerate(domain.boundary_points())]
         if check_int("n_random", n_random, minimum=0):
             pts += [(f"random point {i}", p) for i, p in enumerate(domain.sample(n_random, rng))]
+
         def key(p: Any) -> str:  # NaN (absent rows) compare equal; categories by position (1 == 1.0)
             return str(domain.index(p)) if isinstance(domain, Categorical) else repr(np.asarray(p, float).tolist())
 
@@ -751,7 +774,8 @@ class _DatasetNeighbourhood(Neighbourhood):
                                     f"{b.shape[1]} values")
         return a[~np.isnan(a).any(axis=1)], b[~np.isnan(b).any(axis=1)]
 
-    def _start(self, x: Any, domain: Domain | None) -> tuple[np.ndarray, np.ndarray, DatasetDomain]:
+    def _start(self, x: Any, domain: Domain | None, n_random: int) -> tuple[np.ndarray, np.ndarray, DatasetDomain]:
+        check_int("n_random", n_random, minimum=0)
         if not isinstance(domain, DatasetDomain):
             raise ParameterTypeError(f"{type(self).__name__} proposes datasets: the domain must be a DatasetDomain, "
                                      f"got {domain!r}")
@@ -835,7 +859,7 @@ class AddRemove(_DatasetNeighbourhood):
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
         """Add a record at each bound, the centre, the mean, an outlier or at random; remove each extreme or a random record."""
-        arr, rows, dom = self._start(x, domain)
+        arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         present_mask = ~np.isnan(rows).any(axis=1)
         present = rows[present_mask]
@@ -891,7 +915,7 @@ class ReplaceOne(_DatasetNeighbourhood):
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
         """Replace each extreme record (lowest, highest, nearest the mean, outlying) by each record to try."""
-        arr, rows, dom = self._start(x, domain)
+        arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         where = np.flatnonzero(~np.isnan(rows).any(axis=1))
         present = rows[where]
@@ -926,7 +950,7 @@ class Label(ReplaceOne):
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
         """Set the label of each extreme record to the label bounds, the label centre and random labels."""
-        arr, rows, dom = self._start(x, domain)
+        arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         lo, hi = dom.records.low[-1], dom.records.high[-1]
         labels = [("the low label", lo), ("the high label", hi),

@@ -417,6 +417,12 @@ def test_proposals_refuse_points_outside_the_domain_and_wrong_domain_kinds():
         IntegerLattice("l1", 1.0).neighbours([0.5])
     with pytest.raises(InvalidParameterError, match="domain"):
         AnyPair().neighbours([0.5])
+    with pytest.raises(InvalidParameterError, match="n_random=-1"):
+        AddRemove().neighbours(np.array([0.5]), DatasetDomain(Box(0.0, 1.0)), n_random=-1)
+    with pytest.raises(InvalidParameterError, match="n_random=-1"):
+        NormBall("l2", 1.0).neighbours([0.0], n_random=-1)
+    with pytest.raises(InvalidInputError, match="direction 'up' has 1 coordinates, x has 2"):
+        NormBall("l2", 1.0).propose([0.0, 0.0], [("up", [1.0])], None)
 
 
 # -------------------------------------------------------------------------------------- patterns
