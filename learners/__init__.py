@@ -51,6 +51,14 @@ _LAZY = {
     "DPSGDEngine": "dpsgd",
     "train_linear_dpsgd_runs": "dpsgd",
     "conditioning_matrix": "conditioning",
+    # What a learner's release view declares, and the built-in views (each beside its learner).
+    "TradeoffSetup": "release_view",
+    "ReconstructionSetup": "release_view",
+    "fit_on_synthetic": "release_view",
+    "TranscriptRelease": "modulated_view",
+    "RecordRelease": "iwp_view",
+    "LabelCanarySteps": "dpsgd_view",
+    "DPSGDLabelCanary": "dpsgd_view",
 }
 
 

@@ -174,14 +174,16 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     def release_view(self, *, n_train: int = 2000, dim: int = 3, mode: str = "white-box", rng=None):
         """The mechanism standing for what this learner releases under label DP: DP-SGD along a label canary.
 
-        The view is :class:`~privaudit.audit.engines.learner_audits.DPSGDLabelCanary`: the
+        The view is :class:`~privaudit.learners.dpsgd_view.DPSGDLabelCanary`: the
         DP-SGD engine with this learner's (ε, δ, clip, epochs, lr, adjacency) on a
         small canary dataset of ``n_train`` rows in ``dim`` dimensions, one label
         flipped; ``mode`` is ``"white-box"`` (every noisy step seen) or
         ``"black-box"`` (the final model). Conditioning by public features is
         post-processing of public data and does not enter the label-DP analysis.
+        The view declares its pair, attacker and reconstruction.
         """
-        from privaudit.audit.engines.learner_audits import DPSGDLabelCanary, canary_dataset
+        # The view uses privaudit.attacks (its attacker and prior), which training does not need.
+        from privaudit.learners.dpsgd_view import DPSGDLabelCanary, canary_dataset
 
         p = self.get_params()
         kw = {k: p[k] for k in ("epsilon", "delta", "clip", "epochs", "lr", "adjacency") if k in p}

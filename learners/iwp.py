@@ -175,12 +175,14 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
         """The mechanism standing for what this learner releases: one record's local release (x̃, ỹ).
 
         A clone is fitted on synthetic data
-        (:func:`privaudit.audit.engines.release_views.fit_on_synthetic`); the view is the
-        :class:`~privaudit.audit.engines.learner_audits.RecordRelease` of its ``release_``
-        (features and label mechanisms, claim, declared bounds). ``mode`` is not used.
+        (:func:`privaudit.learners.release_view.fit_on_synthetic`); the view is the
+        :class:`~privaudit.learners.iwp_view.RecordRelease` of its ``release_``
+        (features and label mechanisms, claim, declared bounds), which declares its
+        worst-case pair and reconstruction. ``mode`` is not used.
         """
-        from privaudit.audit.engines.learner_audits import RecordRelease
-        from privaudit.audit.engines.release_views import fit_on_synthetic
+        # Imported here as in the other learners, whose views need privaudit.attacks.
+        from privaudit.learners.iwp_view import RecordRelease
+        from privaudit.learners.release_view import fit_on_synthetic
 
         if not self._private:
             raise InvalidParameterError(f"{type(self).__name__} trains on clean data: it releases nothing private to audit")

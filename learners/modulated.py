@@ -434,15 +434,16 @@ class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
         """The mechanism standing for what this learner releases: one client's transcript.
 
         A clone of the learner is fitted on synthetic data
-        (:func:`privaudit.audit.engines.release_views.fit_on_synthetic`, seeded from ``rng``
+        (:func:`privaudit.learners.release_view.fit_on_synthetic`, seeded from ``rng``
         unless ``random_state`` is set); the view is the
-        :class:`~privaudit.audit.engines.learner_audits.TranscriptRelease` of its
-        ``round_mechanisms_`` under the learner's claim. ``mode`` is not used (every
-        release is seen). Audits take it from here (issue 13: no audit switches on
-        the learner's type).
+        :class:`~privaudit.learners.modulated_view.TranscriptRelease` of its
+        ``round_mechanisms_`` under the learner's claim, which declares its worst-case
+        pair and reconstruction. ``mode`` is not used (every release is seen). Audits
+        take it from here (issue 13: no audit switches on the learner's type).
         """
-        from privaudit.audit.engines.learner_audits import TranscriptRelease
-        from privaudit.audit.engines.release_views import fit_on_synthetic
+        # The view and its pair use privaudit.attacks, which fitting alone does not need.
+        from privaudit.learners.modulated_view import TranscriptRelease
+        from privaudit.learners.release_view import fit_on_synthetic
 
         fitted = fit_on_synthetic(self, n_train=n_train, dim=dim, rng=np.random.default_rng(rng))
         return TranscriptRelease(fitted.round_mechanisms_, claim=fitted.claim)

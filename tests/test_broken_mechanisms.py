@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from privaudit.audit import audit_calibration, audit_tradeoff
-from privaudit.audit.engines.learner_audits import DPSGDLabelCanary, LabelCanarySteps, audit_dpsgd_label, canary_dataset
+from privaudit.audit.engines.learner_audits import audit_dpsgd_label
+from privaudit.learners.dpsgd_view import DPSGDLabelCanary, LabelCanarySteps, canary_dataset
 from privaudit.audit.testing.negative_controls import BANK, CORRECT, OneWeakCoordinate
 from privaudit.audit.testing import PrivacyAssertionError, assert_private
 from privaudit.mechanisms import GaussianMechanism, PrivacyClaim

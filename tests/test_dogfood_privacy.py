@@ -77,7 +77,7 @@ def test_reconstruction_of_modulated_release_respects_van_trees():
 
 def test_fitted_modulated_regressor_transcript_is_private():
     """A client's whole T-round transcript of a fitted learner, phases known at their steepest."""
-    from privaudit.audit.engines.learner_audits import transcript_pair
+    from privaudit.learners.modulated_view import transcript_pair
     from privaudit.learners import ModulatedRegressor
 
     rng = np.random.default_rng(1)
@@ -91,7 +91,7 @@ def test_fitted_modulated_regressor_transcript_is_private():
 
 def test_iwp_record_release_is_private():
     """One record's (x̃, ỹ) released by seed 001's local mechanism, at opposite corners of the domain."""
-    from privaudit.audit.engines.learner_audits import RecordRelease
+    from privaudit.learners.iwp_view import RecordRelease
     from privaudit.learners.release import release_dataset
 
     rng = np.random.default_rng(2)

@@ -1,4 +1,6 @@
-"""Audit kinds and components as plugins: registries, no code from configs, typed results, no import cycles.
+"""Audit kinds and components as plugins: registries, no code from configs, typed results.
+
+The import graph (no cycles, no upward imports) is checked in tests/test_architecture.py.
 
 The toy learner and the toy kind below are defined in this file only: they run end to
 end (configuration, runner, report) without any edit to a privaudit module.
@@ -6,11 +8,9 @@ end (configuration, runner, report) without any edit to a privaudit module.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib.metadata
 import json
-import pathlib
 from numbers import Real
 from typing import ClassVar
 
@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from sklearn.utils._param_validation import Interval
 
-import privaudit
 from privaudit.audit import kinds
 from privaudit.audit.app import components
 from privaudit.audit.app.cli import main
@@ -269,111 +268,6 @@ def test_verdict_rewriting_returns_new_frozen_dataclasses():
     assert "caught" in d["notes"][0] and d["notes"][1] == "n2"
     with pytest.raises(dataclasses.FrozenInstanceError):
         noted.verdict = "fail"
-
-
-# --------------------------------------------------------------------------- import cycles
-ROOT = pathlib.Path(privaudit.__file__).parent if privaudit.__file__ else pathlib.Path(__file__).parents[1]
-#: Modules this architecture relies on being outside any import cycle (function-level imports included).
-ARCHITECTURE = ("audit.app.config", "audit.app.tasks", "audit.kinds", "audit.reporting.render",
-                "audit.reporting.figures", "audit.app.components", "audit.app.fields", "audit.results",
-                "audit.reporting.formatting", "audit.reporting.plotting", "audit.engines.learner_audits",
-                "audit.engines.release_views", "mechanisms.registry", "attacks.registry", "learners.modulated",
-                "learners.iwp", "learners.conddp")
-
-
-def _import_graph() -> dict[str, set[str]]:
-    modules = {}
-    for p in ROOT.rglob("*.py"):
-        rel = p.relative_to(ROOT)
-        if rel.parts[0] in ("tests", "benchmarks") or any(s.startswith(".") for s in rel.parts):
-            continue
-        name = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
-        modules[name] = p
-    graph = {}
-    for name, path in modules.items():
-        is_pkg = path.name == "__init__.py"
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # every import, function-level too
-            if isinstance(node, ast.Import):
-                targets = [a.name.removeprefix("privaudit.") for a in node.names if a.name.startswith("privaudit")]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    pkg = name.split(".") if is_pkg else name.split(".")[:-1]
-                    base = ".".join(pkg[: len(pkg) - node.level + 1] + ([node.module] if node.module else []))
-                elif node.module and node.module.startswith("privaudit"):
-                    base = node.module.removeprefix("privaudit").lstrip(".")
-                else:
-                    continue
-                targets = [base, *(f"{base}.{a.name}" for a in node.names)]
-            else:
-                continue
-            for t in targets:
-                parts = t.split(".")
-                for i in range(1, len(parts) + 1):  # importing a.b.c runs a and a.b first
-                    dep = ".".join(parts[:i])
-                    if dep in modules and dep != name and not name.startswith(dep + "."):
-                        deps.add(dep)
-        graph[name] = deps
-    # the registry imports its built-in kind modules dynamically (importlib): add those edges too
-    graph["audit.kinds"] |= {f"audit.kinds.{m}" for m in kinds.BUILTIN_MODULES}
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
-    """Strongly connected components with more than one module (iterative Tarjan)."""
-    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter[0]
-        counter[0] += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(graph.get(w, ())))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = set()
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.add(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    out.append(comp)
-    return out
-
-
-def test_the_cycle_finder_finds_a_cycle():
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
-
-
-def test_no_import_cycle_through_the_audit_architecture():
-    graph = _import_graph()
-    assert "audit.kinds.tradeoff" in graph and "audit.kinds" in graph["audit.app.config"]
-    assert [m for m in ARCHITECTURE if m not in graph] == []  # a renamed module must be renamed here too
-    bad = [c for c in _cycles(graph) if any(m == a or m.startswith(a + ".") for m in c for a in ARCHITECTURE)]
-    assert not bad, f"import cycles: {bad}"
-    # the dependency directions of docs/architecture.md
-    assert not {"audit.app.tasks", "audit.app.runner", "audit.reporting.render"} & graph["audit.app.config"]
-    assert "audit.reporting.render" not in graph["audit.reporting.figures"]
-    # the shared registry sits below attacks/ and audit/: it imports neither
-    assert not {m for m in graph["mechanisms.registry"] if m.startswith(("audit", "attacks", "learners"))}
 
 
 def test_experiment_results_round_trip_through_json():

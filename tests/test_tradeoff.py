@@ -13,7 +13,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 from privaudit.audit import audit_tradeoff, tradeoff_curve
 from privaudit.audit.stats import epsilon_bounds as eb
-from privaudit.audit.engines.learner_audits import LabelCanarySteps, RecordRelease, transcript_pair
+from privaudit.learners.dpsgd_view import LabelCanarySteps
+from privaudit.learners.iwp_view import RecordRelease
+from privaudit.learners.modulated_view import transcript_pair
 from privaudit.audit.engines.tradeoff import ALPHA_GRID, TradeoffAudit, composed_tradeoff
 from privaudit.mechanisms import (
     GaussianMechanism,

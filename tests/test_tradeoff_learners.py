@@ -10,16 +10,14 @@ import pytest
 
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.engines.learner_audits import (
-    DPSGDLabelCanary,
-    LabelCanarySteps,
-    RecordRelease,
     audit_dpsgd_label,
     audit_iwp_release,
     audit_modulated,
-    canary_dataset,
     one_run_label_audit,
-    transcript_pair,
 )
+from privaudit.learners.dpsgd_view import DPSGDLabelCanary, LabelCanarySteps, canary_dataset
+from privaudit.learners.iwp_view import RecordRelease
+from privaudit.learners.modulated_view import transcript_pair
 from privaudit.mechanisms import (
     GaussianMechanism,
     ModulatedMechanism,

@@ -1,79 +1,138 @@
-"""Auditing a learner through the mechanism that stands for what it releases.
+"""Auditing what a learner releases, from what its release view declares.
 
-A learner exposes ``release_view(*, n_train, dim, mode, rng)``, returning a
-mechanism (``claim``, vectorised ``sample(x, n, rng)``, ``log_density`` where known)
-that stands for its release: one client's transcript for the modulated learners, one
-record's (x̃, ỹ) for IWP, the DP-SGD steps along a label canary for Cond-DP. The
-learner kinds (:mod:`privaudit.audit.kinds.learner_tradeoff`,
-:mod:`~privaudit.audit.kinds.learner_reconstruction`) call it and then the two
-functions below, which never look at the learner's or the view's type:
+A learner exposes ``release_view(*, n_train, dim, mode, rng)``, returning a mechanism
+that stands for its release (:mod:`privaudit.learners.release_view`; the built-in views
+live beside their learners: a client's transcript, a record's (x̃, ỹ), the DP-SGD steps
+along a label canary). The learner kinds (:mod:`privaudit.audit.kinds.learner_tradeoff`,
+:mod:`~privaudit.audit.kinds.learner_reconstruction`) call it, then the functions below,
+which never look at the learner's or the view's type:
 
-* a view may define ``tradeoff_audit(*, n, confidence, rng, estimator, phase)`` and
-  ``reconstruction_audit(*, attacker, prior, n, confidence, rng, phase)`` when it
-  knows its worst-case pair, exact curve or strongest attacker (the built-in views
-  in :mod:`privaudit.audit.engines.learner_audits` do); and ``tradeoff_note`` /
-  ``reconstruction_note``, recorded in the report;
-* any other mechanism is audited on its worst-case pair
-  (:func:`privaudit.attacks.pairs.worst_case_pair`) and reconstructed directly.
+* :func:`tradeoff_setup` reads the view's own :class:`~privaudit.learners.release_view.TradeoffSetup`
+  when it declares one (``tradeoff_setup``: worst-case pair, exact μ, default estimator,
+  attacker, note), and otherwise takes the mechanism's worst-case pair
+  (:func:`privaudit.attacks.pairs.worst_case_pair`); :func:`audit_tradeoff_setup` runs it;
+* :func:`reconstruction_setup` and :func:`audit_reconstruction_setup` do the same for
+  reconstruction (the mechanism(s) to reconstruct from, the prior, the phase).
 
 Adding a learner therefore needs no edit here: give it a ``release_view``.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from privaudit.attacks.pairs import worst_case_pair
+from privaudit.learners.release_view import (
+    DeclaresReconstructionSetup,
+    DeclaresTradeoffSetup,
+    ReconstructionSetup,
+    TradeoffSetup,
+)
+from privaudit.mechanisms.accounting import gdp_epsilon
+from privaudit.mechanisms.tradeoff import gaussian_tradeoff
 
-from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
 from privaudit.audit.engines.tradeoff import TradeoffAudit, audit_tradeoff
 
 
-def synthetic_data(n: int, dim: int, rng: np.random.Generator, *, classification: bool):
-    """Features uniform in the unit ℓ₂ ball's inscribed cube [−1/√d, 1/√d]^d, linear labels.
+def tradeoff_setup(view: Any, *, phase: str = "known") -> TradeoffSetup:
+    """What ``view`` declares about its worst-case pair, else the mechanism's worst-case pair with nothing known.
 
-    y = xᵀβ + 0.1·N(0, 1) with β = linspace(1, −1, d) (regression), or its sign
-    (classification, labels ±1). Every row lies in the unit ball and in the box
-    [−1, 1]^d, so declared bounds of either kind hold independently of the data.
+    Parameters
+    ----------
+    view : Mechanism
+        A release view (or any mechanism with a known worst-case pair).
+    phase : {"known", "hidden"}
+        Passed to a view that declares its setup (modulated views reveal or hide the phases).
+
+    Returns
+    -------
+    TradeoffSetup
     """
-    X = rng.uniform(-1.0, 1.0, (n, dim)) / np.sqrt(dim)
-    y = X @ np.linspace(1.0, -1.0, dim) + 0.1 * rng.standard_normal(n)
-    return X, (np.where(y >= 0, 1.0, -1.0) if classification else y)
-
-
-def fit_on_synthetic(learner, *, n_train: int, dim: int, rng: np.random.Generator):
-    """A clone of ``learner`` fitted on :func:`synthetic_data`, seeded from ``rng`` unless it has a random_state.
-
-    Draw order (kept so that presets reproduce): the learner's integer seed, then the data.
-    """
-    from sklearn.base import clone, is_classifier
-
-    fitted = clone(learner)
-    if "random_state" in fitted.get_params() and fitted.get_params()["random_state"] is None:
-        fitted.set_params(random_state=int_seed(rng))
-    X, y = synthetic_data(n_train, dim, rng, classification=is_classifier(fitted))
-    return fitted.fit(X, y)
-
-
-def audit_release_tradeoff(view, *, n: int, confidence: float, rng, estimator: str | None = None,
-                           phase: str = "known") -> TradeoffAudit:
-    """Trade-off audit of a release view: its own ``tradeoff_audit``, else its worst-case pair."""
-    own = getattr(view, "tradeoff_audit", None)
-    if own is not None:
-        return own(n=n, confidence=confidence, rng=rng, estimator=estimator, phase=phase)
+    if isinstance(view, DeclaresTradeoffSetup):
+        return view.tradeoff_setup(phase=phase)
     pair = worst_case_pair(view)
-    kw = {"estimator": estimator} if estimator is not None else {}
-    return audit_tradeoff(pair.mechanism, pair.x, pair.x_prime, n=n, confidence=confidence, rng=rng, **kw)
+    return TradeoffSetup(pair.mechanism, pair.x, pair.x_prime)
 
 
-def audit_release_reconstruction(view, *, attacker, prior, n: int, confidence: float, rng,
-                                 phase: str = "known") -> ReconstructionAudit:
-    """Reconstruction audit of a release view: its own ``reconstruction_audit``, else of the view itself."""
-    own = getattr(view, "reconstruction_audit", None)
-    if own is not None:
-        return own(attacker=attacker, prior=prior, n=n, confidence=confidence, rng=rng, phase=phase)
-    return audit_reconstruction(view, attacker, None, prior, n=n, rng=rng, confidence=confidence, phase=phase)
+def audit_tradeoff_setup(setup: TradeoffSetup, *, n: int, confidence: float, rng,
+                         estimator: str | None = None) -> TradeoffAudit:
+    """:func:`~privaudit.audit.engines.tradeoff.audit_tradeoff` of a declared pair.
+
+    Parameters
+    ----------
+    setup : TradeoffSetup
+        The mechanism, the pair and what is known about it.
+    n : int
+        Releases per hypothesis.
+    confidence : float
+        Confidence of ε̲ and of the band.
+    rng : int, Generator, SeedSequence or None
+        Root randomness of the audit.
+    estimator : {"clopper-pearson", "gdp"}, optional
+        Default: the setup's, else the audit's own default.
+
+    Returns
+    -------
+    TradeoffAudit
+    """
+    kw: dict[str, Any] = {}
+    estimator = estimator or setup.estimator
+    if estimator is not None:
+        kw["estimator"] = estimator
+    if setup.exact_mu is not None:
+        mu = setup.exact_mu
+        kw["exact_curve"] = lambda alpha: gaussian_tradeoff(mu, alpha)
+        kw["epsilon_exact"] = gdp_epsilon(mu, setup.mechanism.claim.delta)
+    return audit_tradeoff(setup.mechanism, setup.x, setup.x_prime, n=n, attacker=setup.attacker,
+                          confidence=confidence, rng=rng, target=setup.target,
+                          assume_gaussian=setup.assume_gaussian, **kw)
 
 
-__all__ = ["audit_release_reconstruction", "audit_release_tradeoff", "fit_on_synthetic", "synthetic_data"]
+def reconstruction_setup(view: Any, *, prior: Any = None, phase: Any = "known") -> ReconstructionSetup:
+    """What ``view`` declares about reconstructing its input, else the view itself under ``prior`` and ``phase``.
+
+    Parameters
+    ----------
+    view : Mechanism
+        A release view.
+    prior : object, optional
+        The caller's prior of the input (None: a fixed input); a view may replace it.
+    phase : str or array
+        The caller's phases, as ``audit_reconstruction`` takes them.
+
+    Returns
+    -------
+    ReconstructionSetup
+    """
+    if isinstance(view, DeclaresReconstructionSetup):
+        return view.reconstruction_setup(prior=prior, phase=phase)
+    return ReconstructionSetup(view, prior=prior, phase=phase)
+
+
+def audit_reconstruction_setup(setup: ReconstructionSetup, *, attacker, n: int, confidence: float,
+                               rng) -> ReconstructionAudit:
+    """:func:`~privaudit.audit.engines.reconstruction.audit_reconstruction` of a declared setup.
+
+    Parameters
+    ----------
+    setup : ReconstructionSetup
+        The mechanism(s), prior and phase.
+    attacker : None, str, class or instance
+        As ``audit_reconstruction`` takes it.
+    n : int
+        Audited releases.
+    confidence : float
+        Two-sided level of every interval.
+    rng : int, Generator, SeedSequence or None
+        Root randomness of the audit.
+
+    Returns
+    -------
+    ReconstructionAudit
+    """
+    return audit_reconstruction(setup.mechanism, attacker, None, setup.prior, n=n, rng=rng, confidence=confidence,
+                                phase=setup.phase)
+
+
+__all__ = ["audit_reconstruction_setup", "audit_tradeoff_setup", "reconstruction_setup", "tradeoff_setup"]

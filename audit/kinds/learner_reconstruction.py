@@ -2,8 +2,9 @@
 
 The learner's ``release_view`` gives the mechanism standing for its release (a
 client's transcript, a record's features, a canary's DP-SGD steps); the attack and
-the bounds run on it through
-:func:`privaudit.audit.engines.release_views.audit_release_reconstruction`.
+the bounds run on what it declares
+(:func:`privaudit.audit.engines.release_views.reconstruction_setup`), whose note the
+report records.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from privaudit.attacks.priors import GaussianPrior
 from privaudit.audit.app.components import registered_attackers
 from privaudit.audit.app.fields import Field
 from privaudit.audit.engines.reconstruction import ReconstructionAudit
-from privaudit.audit.engines.release_views import audit_release_reconstruction
+from privaudit.audit.engines.release_views import audit_reconstruction_setup, reconstruction_setup
 from privaudit.audit.results import AuditEntry, as_entry, with_note
 from privaudit.audit.kinds import reconstruction
 from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
@@ -27,7 +28,7 @@ FIELDS = {
                       doc="registered reconstruction attacker (default: strongest applicable)"),
     "prior_std": Field("float", None, low=0.0, closed="neither",
                        doc="draw x ~ N(0, prior_std² I) (van Trees); default: a fixed x"),
-    "phase": Field("str", "known", choices=("known", "hidden")),
+    "phase": Field("str", "known", choices=("known", "hidden"), doc="modulated learners: phases revealed or not"),
     "confidence": CONFIDENCE,
 }
 
@@ -38,11 +39,10 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     prior = None if params["prior_std"] is None else GaussianPrior(np.zeros(d), params["prior_std"] ** 2 * np.eye(d))
     # Reconstruction attacks see everything released: the white-box view.
     view = build_learner(params).release_view(n_train=params["n_train"], dim=d, mode="white-box", rng=rng)
-    res = reconstruction.judge(audit_release_reconstruction(
-        view, attacker=params["attacker"], prior=prior, n=params["n"], confidence=params["confidence"], rng=rng,
-        phase=params["phase"]))
-    note = getattr(view, "reconstruction_note", None)
-    return with_note(res, note) if note else as_entry(res)
+    setup = reconstruction_setup(view, prior=prior, phase=params["phase"])
+    res = reconstruction.judge(audit_reconstruction_setup(
+        setup, attacker=params["attacker"], n=params["n"], confidence=params["confidence"], rng=rng))
+    return with_note(res, setup.note) if setup.note else as_entry(res)
 
 
 KIND = AuditKind("learner-reconstruction", run, FIELDS, result=ReconstructionAudit, doc=run.__doc__.split("\n")[0],

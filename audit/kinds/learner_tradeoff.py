@@ -2,8 +2,9 @@
 
 The learner (a registered one, fitted as its ``release_view`` decides, e.g. on
 synthetic data) returns the mechanism standing for its release; the audit runs on
-it through :func:`privaudit.audit.engines.release_views.audit_release_tradeoff`. Nothing
-here depends on the learner's type: a learner with a ``release_view`` is audited.
+the pair it declares (:func:`privaudit.audit.engines.release_views.tradeoff_setup`),
+whose note the report records. Nothing here depends on the learner's type: a learner
+with a ``release_view`` is audited.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from privaudit.audit.app.fields import Field
-from privaudit.audit.engines.release_views import audit_release_tradeoff
+from privaudit.audit.engines.release_views import audit_tradeoff_setup, tradeoff_setup
 from privaudit.audit.results import AuditEntry, apply_expectation, with_note
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit
 from privaudit.audit.kinds import tradeoff
@@ -25,7 +26,8 @@ FIELDS = {
                   doc="DP-SGD learners: attacker sees every noisy step, or the final model"),
     "estimator": Field("str", None, choices=("clopper-pearson", "gdp"), doc="default: the audit's own choice"),
     "confidence": CONFIDENCE,
-    "expect": Field("str", "private", choices=("private", "violation")),
+    "expect": Field("str", "private", choices=("private", "violation"),
+                     doc="negative control: \"violation\" passes when the audit catches a known violation"),
 }
 
 
@@ -33,11 +35,11 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     """Trade-off audit of what a learner releases (its release_view: transcript, record, label canary)."""
     view = build_learner(params).release_view(n_train=params["n_train"], dim=params["dim"], mode=params["mode"],
                                               rng=rng)
-    res = audit_release_tradeoff(view, n=params["n"], confidence=params["confidence"], rng=rng,
-                                 estimator=params["estimator"], phase=params["phase"])
+    setup = tradeoff_setup(view, phase=params["phase"])
+    res = audit_tradeoff_setup(setup, n=params["n"], confidence=params["confidence"], rng=rng,
+                               estimator=params["estimator"])
     entry = apply_expectation(tradeoff.judge(res), params["expect"], caught="violation")
-    note = getattr(view, "tradeoff_note", None)
-    return with_note(entry, note) if note else entry
+    return with_note(entry, setup.note) if setup.note else entry
 
 
 KIND = AuditKind("learner-tradeoff", run, FIELDS, result=TradeoffAudit, doc=run.__doc__.split("\n")[0],
