@@ -48,7 +48,17 @@ class NonAdjacentPairError(InvalidInputError):
 
 
 def local_metric(adjacency: str | Neighbourhood) -> tuple[str, float] | None:
-    """(norm, radius) of a norm-ball adjacency ``"l1<=r"`` / ``"l2<=r"`` / ``"linf<=r"``; None for any other adjacency."""
+    """(norm, radius) of a norm-ball adjacency ``"l1<=r"`` / ``"l2<=r"`` / ``"linf<=r"``; None for any other.
+
+    Parameters
+    ----------
+    adjacency : str or Neighbourhood
+        A claim's adjacency (unknown or malformed strings give None, as before).
+
+    Returns
+    -------
+    (str, float) or None
+    """
     try:
         nb = parse_neighbourhood(adjacency)
     except (InvalidParameterError, TypeError):
@@ -57,7 +67,24 @@ def local_metric(adjacency: str | Neighbourhood) -> tuple[str, float] | None:
 
 
 def pair_distance(adjacency: str | Neighbourhood, x: Any, x_prime: Any) -> tuple[float, float] | None:
-    """(distance, radius) of the pair in the metric of a norm-ball adjacency (``l1<=r``, ``l2<=r``, ``linf<=r``); None otherwise."""
+    """(distance, radius) of the pair in the metric of a norm-ball adjacency (``l1<=r``, ``l2<=r``, ``linf<=r``).
+
+    Parameters
+    ----------
+    adjacency : str or Neighbourhood
+    x, x_prime : array-like
+        The pair, of one size, finite.
+
+    Returns
+    -------
+    (float, float) or None
+        None when the adjacency is not a norm ball.
+
+    Raises
+    ------
+    InvalidInputError
+        Different sizes, NaN or inf.
+    """
     metric = local_metric(adjacency)
     if metric is None:
         return None
@@ -110,7 +137,19 @@ def group_epsilon_delta(epsilon: float, delta: float, k: int) -> tuple[float, fl
 
 
 def group_claim(claim: PrivacyClaim, k: int) -> PrivacyClaim:
-    """The claim for inputs k adjacency steps apart: (kε, k·e^{(k−1)ε}·δ), kμ-GDP, k²ρ-zCDP (see :func:`group_epsilon_delta`)."""
+    """The claim for inputs k adjacency steps apart: (kε, k·e^{(k−1)ε}·δ), kμ-GDP, k²ρ-zCDP.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim
+    k : int
+        Group distance of the pair, ≥ 1 (see :func:`group_epsilon_delta`).
+
+    Returns
+    -------
+    PrivacyClaim
+        ``claim`` itself for k = 1; its neighbourhood is kept.
+    """
     if k == 1:
         return claim
     eps, delta = group_epsilon_delta(claim.epsilon, claim.delta, k)

@@ -20,7 +20,7 @@ from .validation import InvalidParameterError, check_delta, check_epsilon, check
 
 
 def neighboring_relation(adjacency: str | Neighbourhood) -> NeighboringRelation:
-    """Map an adjacency (a shorthand string or a :class:`~privaudit.mechanisms.neighbourhoods.Neighbourhood`) to dp_accounting's relation.
+    """Map an adjacency (a shorthand string or a neighbourhood object) to dp_accounting's neighbouring relation.
 
     ``"replace-one"`` and ``"label"`` are replace-one (``"label"``: one label changes,
     which moves a clipped per-example gradient by up to twice the clip norm).
@@ -29,6 +29,15 @@ def neighboring_relation(adjacency: str | Neighbourhood) -> NeighboringRelation:
     sensitivity, so dp_accounting sees a single add/remove-style query of that
     sensitivity. Histograms (one count ±1) and key contributions are add/remove;
     ``histogram-replace`` is replace-one.
+
+    Parameters
+    ----------
+    adjacency : str or Neighbourhood
+        E.g. ``"add-remove"``, ``"l2<=1"`` or ``ReplaceOne()``.
+
+    Returns
+    -------
+    dp_accounting.NeighboringRelation
 
     Raises
     ------
@@ -88,7 +97,7 @@ class PrivacyClaim:
 
     @property
     def neighbourhood(self) -> Neighbourhood:
-        """The neighbourhood object of :attr:`adjacency` (parsed from the shorthand when a string was given; parses are cached)."""
+        """The neighbourhood object of :attr:`adjacency` (parsed from the shorthand when a string was given)."""
         return parse_neighbourhood(self.adjacency)
 
     @property

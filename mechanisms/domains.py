@@ -231,7 +231,8 @@ class Box(Domain):
         gen = np.random.default_rng(rng)
         lo, hi = np.asarray(self.low), np.asarray(self.high)
         if self.integer:
-            pts = gen.integers(lo.astype(np.int64), hi.astype(np.int64), size=(n, self.dim), endpoint=True).astype(float)
+            pts = gen.integers(lo.astype(np.int64), hi.astype(np.int64), size=(n, self.dim), endpoint=True)
+            pts = pts.astype(float)
         else:
             pts = gen.uniform(lo, hi, size=(n, self.dim))
         return [p.reshape(self.shape) for p in pts]
@@ -435,11 +436,13 @@ def dataset_rows(name: str, x: Any, record_size: int | None = None) -> np.ndarra
     """
     a = as_float_array(name, x)
     if a.ndim == 0:
-        raise InvalidInputError(f"{name} must be a dataset (an array whose axis 0 indexes records), got {name}={_shown(x)}")
+        raise InvalidInputError(f"{name} must be a dataset (an array whose axis 0 indexes records), "
+                                f"got {name}={_shown(x)}")
     width = record_size if record_size is not None else max(int(np.prod(a.shape[1:])), 1)
     rows = a.reshape(a.shape[0], -1) if a.shape[0] else np.zeros((0, width))
     if record_size is not None and rows.shape[1] != record_size:
-        raise InvalidInputError(f"{name} has records of {rows.shape[1]} values, expected {record_size}: shape {a.shape}")
+        raise InvalidInputError(f"{name} has records of {rows.shape[1]} values, expected {record_size}: "
+                                f"shape {a.shape}")
     if np.any(np.isinf(rows)):
         raise InvalidInputError(f"{name} must not contain inf, got {name}={_shown(x)}")
     nan = np.isnan(rows)

@@ -261,7 +261,8 @@ class _VectorNeighbourhood(Neighbourhood):
 
     def _start(self, x: Any, domain: Domain | None) -> tuple[np.ndarray, Box | None]:
         if domain is not None and not isinstance(domain, Box):
-            raise ParameterTypeError(f"{type(self).__name__} proposes vectors: the domain must be a Box, got {domain!r}")
+            raise ParameterTypeError(f"{type(self).__name__} proposes vectors: the domain must be a Box, "
+                                     f"got {domain!r}")
         a = as_float_array("x", x)
         if not np.all(np.isfinite(a)):
             raise InvalidInputError(f"x must be finite, got x={_shown(a)}")
@@ -445,7 +446,8 @@ class IntegerLattice(_VectorNeighbourhood):
     Group distance of v = x′ − x (integer): the fewest integer steps of norm ≤ r
     summing to v. With m = ⌊r⌋:
 
-    * ℓ1: ⌈‖v‖₁/m⌉ (integer steps of ℓ1 norm ≤ r have ℓ1 norm ≤ m; split v into unit moves, m per step);
+    * ℓ1: ⌈‖v‖₁/m⌉ (integer steps of ℓ1 norm ≤ r have ℓ1 norm ≤ m; split v into
+      unit moves, m per step);
     * ℓ∞: ⌈‖v‖∞/m⌉ (each coordinate needs that many steps of size ≤ m, and they can run in parallel);
     * ℓ2: no closed form ((1, 1, 1, 1) needs 4 unit steps although its ℓ2 norm is 2).
       Steps can be taken with the signs of v and below |v| coordinate-wise (two steps of
@@ -471,7 +473,8 @@ class IntegerLattice(_VectorNeighbourhood):
         _check_norm(self.norm)
         r = check_radius(self.radius)
         if r < 1:
-            raise InvalidParameterError(f"an integer lattice needs radius >= 1 (no integer move fits), got radius={r!r}")
+            raise InvalidParameterError(f"an integer lattice needs radius >= 1 (no integer move fits), "
+                                        f"got radius={r!r}")
         object.__setattr__(self, "radius", r)
 
     @property
@@ -528,7 +531,11 @@ def _l2_lattice_steps(v: np.ndarray, radius: float) -> float:
 
 
 def _greedy_l2_steps(v: np.ndarray, radius: float) -> int:
-    """Length of a greedy chain to v ≥ 0 (integer): each step the largest truncated move towards the rest, topped up."""
+    """Length of a greedy chain to v ≥ 0 (integer): each step the largest truncated move towards the rest, topped up.
+
+    Each step is an integer vector within the ball and at most the rest, so the chain is real: its length bounds the
+    group distance from above.
+    """
     rest = v.copy()
     k = 0
     r2 = radius * radius * (1 + 2 * TOL)
@@ -588,7 +595,7 @@ class Histogram(_VectorNeighbourhood):
         return int(moved) // 2
 
     def move_along(self, direction: Any, *, integer: bool = True) -> np.ndarray | None:
-        """One count ±1 on the direction's largest coordinate; with ``replace``, +1 on its largest and −1 on its smallest."""
+        """One count ±1 on the direction's largest coordinate; ``replace``: +1 on its largest, −1 on its smallest."""
         u = _direction(direction)
         if u is None:
             return None
@@ -803,13 +810,15 @@ class _DatasetNeighbourhood(Neighbourhood):
         """Records at each bound (record corners), at the centre and the mean of x, and random ones."""
         box = domain.records
         corners = box.corners(max_count=8)
-        names = ["the low bound", "the high bound"] if len(corners) == 2 else [f"corner {c.ravel().tolist()}" for c in corners]
+        names = (["the low bound", "the high bound"] if len(corners) == 2
+                 else [f"corner {c.ravel().tolist()}" for c in corners])
         recs = [(f"a record at {n}", c.ravel()) for n, c in zip(names, corners)]
         recs.append(("a record at the centre", box.centre.ravel()))
         if present.shape[0]:
             recs.append(("a record at the mean", box.clip(present.mean(axis=0)).ravel()))
             recs.append(("an outlier", _outlier(box, present)))
-        recs += [(f"a random record {i}", r.ravel()) for i, r in enumerate(box.sample(n_random, gen) if n_random else [])]
+        if n_random:
+            recs += [(f"a random record {i}", r.ravel()) for i, r in enumerate(box.sample(n_random, gen))]
         return recs
 
 
@@ -858,7 +867,7 @@ class AddRemove(_DatasetNeighbourhood):
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
-        """Add a record at each bound, the centre, the mean, an outlier or at random; remove each extreme or a random record."""
+        """Add a record at each bound, the centre, the mean, an outlier, at random; remove an extreme or random one."""
         arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         present_mask = ~np.isnan(rows).any(axis=1)

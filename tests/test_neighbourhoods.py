@@ -177,7 +177,7 @@ def test_linf_neighbourhood_admits_the_all_coordinates_move_that_l2_refuses():
 # -------------------------------------------------------------------- group distance vs brute force
 @functools.lru_cache(maxsize=None)
 def _bfs_lattice_all(steps: tuple[tuple[int, ...], ...], d: int, bound: int) -> dict:
-    """Fewest steps from 0 to every point of [−bound, bound]^d, paths restricted to that box (breadth-first search)."""
+    """Fewest steps from 0 to every point of [−bound, bound]^d, paths inside that box (breadth-first search)."""
     start = (0,) * d
     dist = {start: 0}
     queue = deque([start])
