@@ -292,6 +292,7 @@ def test_dataset_group_distances_match_breadth_first_search():
     for a, b in pairs:
         xa, xb = np.array(a, float).reshape(-1, 1), np.array(b, float).reshape(-1, 1)
         assert AddRemove().group_distance(xa, xb) == _bfs_sequences(a, b, _add_remove_moves, 5), (a, b)
+        assert AddRemove().group_distance(xb, xa) == AddRemove().group_distance(xa, xb)
         expected = _bfs_sequences(a, b, _replace_moves, 5) if len(a) == len(b) else math.inf
         assert ReplaceOne().group_distance(xa, xb) == expected, (a, b)
 
@@ -352,10 +353,13 @@ def test_vector_neighbours_and_patterns_are_true_neighbours_inside_the_box(nb, d
     box = Box(lo, hi, integer=integer)
     x = box.sample(1, gen)[0]
     cands = nb.neighbours(x, box, gen, n_random=4) + input_patterns(nb, box, x)
+    claim = PrivacyClaim(1.0, 1e-6, nb)
     for c in cands:
         assert _vector_ok(nb, x, c.x_prime), (nb, x, c)
         assert _in_box(box, c.x_prime) and not np.array_equal(c.x_prime, x), (box, c)
         assert np.array_equal(c.x, x)
+        assert adjacent_claim(claim, c.x, c.x_prime) == (claim, "")  # the audit's check accepts every proposal
+        assert nb.group_distance(c.x_prime, c.x) == 1  # and the relation is symmetric on them
 
 
 @SETTINGS
@@ -597,3 +601,32 @@ def test_greedy_l2_lattice_chain_is_never_shorter_than_the_exact_distance():
     big = np.zeros(40)
     big[:30] = 3.0  # 4^30 states: past the exact limit, the greedy chain is used
     assert IntegerLattice("l2", 1.5).group_distance(np.zeros(40), big) == _greedy_l2_steps(big[:30], 1.5)
+
+
+class _CoordinateLaplace:
+    """Laplace noise of scale b on each of d coordinates: ε-DP for ‖x − x′‖∞ ≤ 1 exactly when b ≥ d/ε."""
+
+    def __init__(self, scale: float, epsilon: float) -> None:
+        self.scale, self.claim = scale, PrivacyClaim(epsilon, 0.0, "linf<=1")
+
+    def sample(self, x, n, rng=None):
+        x = np.asarray(x, dtype=float)
+        return x + np.random.default_rng(rng).laplace(scale=self.scale, size=(n, x.size))
+
+
+def test_the_all_up_pattern_catches_a_linf_claim_calibrated_for_one_coordinate():
+    # The issue's failure mode: a mechanism correct for moving one answer (b = 1/ε) claims the ℓ∞ neighbourhood.
+    # Its exact ε on "all up" (d = 2) is 2ε; on "one up" it is ε. The correct b = 2/ε passes on "all up".
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+
+    box = Box(np.zeros(2), np.full(2, 4.0))
+    pats = {c.origin: c for c in input_patterns("linf<=1", box, box.centre)}
+
+    def audit(scale, pattern):
+        c = pats[pattern]
+        return audit_tradeoff(_CoordinateLaplace(scale, 1.0), c.x, c.x_prime, n=20_000, rng=0, attacker="projection")
+
+    assert audit(2.0, "all up").verdict == "pass"
+    caught = audit(1.0, "all up")
+    assert caught.verdict == "violation" and 1.0 < caught.epsilon_lb <= 2.0
+    assert audit(1.0, "one up").verdict == "pass"
