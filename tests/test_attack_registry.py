@@ -13,7 +13,7 @@ from privaudit.attacks import AttackRegistryError, available_attacks, register_a
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_fresh_interpreter_lists_the_builtins_without_load_all():
+def test_fresh_interpreter_lists_the_builtins_on_import():
     code = ("import json, sys, privaudit.attacks as a; "
             "print(json.dumps({'names': sorted(a.available_attacks()), "
             "'learners': sorted(m for m in sys.modules if m.startswith('privaudit.learners') "
