@@ -17,9 +17,10 @@ from privaudit.audit.engines.learner_audits import (
 )
 from privaudit.learners.dpsgd_view import DPSGDLabelCanary, LabelCanarySteps, canary_dataset
 from privaudit.learners.iwp_view import RecordRelease
-from privaudit.learners.modulated_view import transcript_pair
+from privaudit.learners.modulated_view import TranscriptRelease, transcript_pair
 from privaudit.mechanisms import (
     GaussianMechanism,
+    InvalidParameterError,
     ModulatedMechanism,
     PrivacyClaim,
     RandomizedResponse,
@@ -133,3 +134,86 @@ def test_cond_dp_white_box_label_canary():
     bad = DPSGDLabelCanary(data, epsilon=2.0, epochs=5, adjacency="add-remove", mode="white-box", conditioning=True)
     assert audit_dpsgd_label(good, n=2000, rng=0).verdict == "pass"
     assert audit_dpsgd_label(bad, n=2000, rng=0).verdict == "violation"
+
+
+# --------------------------------------------------------------------------- what the views declare
+def test_transcript_declares_its_pair_per_phase():
+    rel = TranscriptRelease.of(_rounds(T=3))
+    known, hidden = rel.tradeoff_setup(phase="known"), rel.tradeoff_setup(phase="hidden")
+    assert known.exact_mu == pytest.approx(known.mechanism.displacement_mu(known.x, known.x_prime))
+    assert (known.estimator, known.assume_gaussian) == ("gdp", True)
+    assert (hidden.exact_mu, hidden.estimator, hidden.assume_gaussian) == (None, "clopper-pearson", False)
+    assert hidden.mechanism.phases is None and known.mechanism.phases.shape[0] == 3
+    assert known.target == "modulated transcript T=3, phase known" and known.note == hidden.note
+    with pytest.raises(InvalidParameterError, match="phase='Known'"):
+        rel.tradeoff_setup(phase="Known")
+    rec = rel.reconstruction_setup(prior=None, phase="hidden")
+    assert rec.mechanism == rel.mechanisms and rec.phase == "hidden"
+
+
+def test_transcript_of_a_prefix_tests_its_own_composition():
+    mechs = _rounds(T=4)
+    whole = TranscriptRelease.of(TranscriptRelease(mechs, claim=PrivacyClaim(9.0, 1e-5, "l2<=1")))
+    prefix = TranscriptRelease.of(whole, rounds=2)
+    assert whole.claim.epsilon == 9.0 and prefix.rounds == 2
+    assert prefix.claim.mu == pytest.approx(math.sqrt(sum(m.mu**2 for m in mechs[:2])))
+
+
+def test_record_release_declares_the_corners_of_its_box():
+    rec = RecordRelease(GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2.0), RandomizedResponse(epsilon=1.0),
+                        PrivacyClaim(2.0, 1e-5, "any"), bounds=(-np.ones(2) / 2, np.ones(2) / 2))
+    setup = rec.tradeoff_setup()
+    assert np.array_equal(setup.x[:2], -np.ones(2) / 2) and np.array_equal(setup.x_prime[:2], np.ones(2) / 2)
+    assert setup.x[2] != setup.x_prime[2] and setup.estimator == "clopper-pearson"
+    assert rec.reconstruction_setup(prior=None).mechanism is rec.feature_mechanism
+    with pytest.raises(InvalidParameterError, match="bounds"):
+        RecordRelease(rec.feature_mechanism, rec.label_mechanism, rec.claim).tradeoff_setup()
+
+
+def test_label_canary_steps_allow_gdp_only_with_full_participation():
+    full = LabelCanarySteps(noise_multiplier=2.0, steps=4).tradeoff_setup()
+    sub = LabelCanarySteps(noise_multiplier=2.0, steps=4, sampling_rate=0.5).tradeoff_setup()
+    assert (full.estimator, full.assume_gaussian, full.x, full.x_prime) == ("gdp", True, -1.0, 1.0)
+    assert (sub.estimator, sub.assume_gaussian) == ("clopper-pearson", False)
+
+
+class _Undeclared:
+    """LabelCanarySteps without its declaration: audit_dpsgd_label's default for other views."""
+
+    def __init__(self, view):
+        self.view, self.claim = view, view.claim
+
+    def __repr__(self):
+        return repr(self.view)
+
+    def sample(self, s, n, rng=None):
+        return self.view.sample(s, n, rng)
+
+    def log_density(self, outputs, s):
+        return self.view.log_density(outputs, s)
+
+    def tradeoff(self, alpha):
+        return self.view.tradeoff(alpha)
+
+    def exact_epsilon(self, delta):
+        return self.view.exact_epsilon(delta)
+
+
+def test_a_view_without_a_declaration_is_audited_on_the_sign_flip_like_the_declared_one():
+    steps = LabelCanarySteps(noise_multiplier=2.0, steps=4)
+    declared = audit_dpsgd_label(steps, n=2000, rng=3)
+    undeclared = audit_dpsgd_label(_Undeclared(steps), n=2000, rng=3)
+    assert undeclared.epsilon_lb == declared.epsilon_lb and undeclared.target == declared.target
+    assert undeclared.epsilon_exact == declared.epsilon_exact and declared.estimator == "gdp"
+
+
+def test_dpsgd_view_declares_its_attacker_and_the_label_sign_prior():
+    data = canary_dataset(rng=0)
+    white = DPSGDLabelCanary(data, epsilon=2.0, epochs=2)
+    black = DPSGDLabelCanary(data, epsilon=2.0, epochs=2, mode="black-box")
+    setup = white.tradeoff_setup()
+    assert np.array_equal(setup.attacker.direction, np.ones(white.steps_)) and setup.target == repr(white)
+    assert black.tradeoff_setup().attacker.use_pair is False
+    rec = white.reconstruction_setup(prior="the caller's prior is replaced")
+    assert np.array_equal(rec.prior.support, [[-1.0], [1.0]])
+    assert (rec.mechanism.view.steps, rec.mechanism.claim.adjacency) == (white.steps_, "label")
