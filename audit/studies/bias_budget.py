@@ -10,13 +10,12 @@ draws that detects its exact bias (:func:`negative_control`). See
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Callable
 
 import numpy as np
 
 from privaudit.audit.engines.bias import BiasAudit, audit_bias, required_draws
-from privaudit.mechanisms.randomness import draw_seed
+from privaudit.mechanisms.randomness import draw_seed, named_seed_sequence
 from privaudit.mechanisms.validation import check_positive
 
 #: Relative bias the unbiased claims are powered for, and the power.
@@ -39,8 +38,12 @@ class _Budget:
         self.small = bool(small)
 
     def seed(self, name: str) -> int:
-        """Seed of the check called ``name``: independent of the order in which checks run."""
-        return draw_seed(np.random.SeedSequence([self.random_state, zlib.crc32(name.encode())]))
+        """Seed of the stream called ``name``: independent of the order in which checks run.
+
+        One draw from :func:`~privaudit.mechanisms.randomness.named_seed_sequence` (the root seed
+        and a 64-bit hash of the name in the SeedSequence's entropy).
+        """
+        return draw_seed(named_seed_sequence(self.random_state, name))
 
     def cap(self, full: int, small: int) -> int:
         return max(200, int((small if self.small else full) * self.n_scale))
@@ -65,8 +68,8 @@ def powered_audit(
     seed = budget.seed(name)
     chunk = _chunk(per_draw)
     pilot = min(pilot, budget.cap(cap, small_cap))
-    pre = audit_bias(sampler, target, n=pilot, rng=seed + 1, chunk_size=chunk, name=name, power=POWER,
-                     confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION)
+    pre = audit_bias(sampler, target, n=pilot, rng=budget.seed(f"{name} (pilot)"), chunk_size=chunk, name=name,
+                     power=POWER, confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION)
     # 15 % head-room: the pilot's covariance is itself an estimate.
     want = int(math.ceil(SAFETY * pre.n_required)) if pre.n_required is not None else pilot
     limit = budget.cap(cap, small_cap)
@@ -94,8 +97,8 @@ def negative_control(sampler: Callable, target, *, name: str, budget: _Budget, n
     draws = limit
     expect = "biased"
     if known_bias is not None:
-        pre = audit_bias(sampler, target, n=min(pilot, limit), rng=seed + 1, chunk_size=chunk, name=name,
-                         power=POWER, confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION)
+        pre = audit_bias(sampler, target, n=min(pilot, limit), rng=budget.seed(f"{name} (pilot)"), chunk_size=chunk,
+                         name=name, power=POWER, confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION)
         b = float(np.linalg.norm(known_bias))
         want = int(math.ceil(SAFETY * required_draws(pre, b / np.linalg.norm(np.ravel(target)))))
         draws = int(min(max(want, pre.n), limit))

@@ -161,7 +161,7 @@ def modulated_checks(budget: _Budget) -> list[BiasAudit]:
     """
     out = []
     for m in (1, 3):
-        setup = ModulatedSetup(n_vectors=m, seed=budget.seed(f"modulated data m={m}") % 2**32)
+        setup = ModulatedSetup(n_vectors=m, seed=budget.seed(f"modulated data m={m}"))
         per = setup.K * setup.d
         for what in ("sigma_x", "z", "G"):
             corrections = ("derived",) if what == "z" else ("derived", "seed")
@@ -229,7 +229,7 @@ def modulated_variance_checks(budget: _Budget) -> list[BiasAudit]:
     out = []
     for m in (1, 3):
         setup = ModulatedSetup(n_vectors=m, clients=10, beta_perp=True,
-                               seed=budget.seed(f"modulated variance m={m}") % 2**32)
+                               seed=budget.seed(f"modulated variance m={m}"))
         grad, base, mech = setup.gradient, setup.sampler("G", "derived"), setup.mechanism
 
         def sampler(n, rng, base=base, grad=grad):
@@ -302,7 +302,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     from privaudit.learners import iwp_losses
     from privaudit.learners import weierstrass_transforms as W
 
-    setup = IWPSetup(seed=budget.seed("iwp data") % 2**32)
+    setup = IWPSetup(seed=budget.seed("iwp data"))
     n_ex, p = setup.X.shape
     per = setup.X.size
     out = []
@@ -368,7 +368,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
             ))
 
     # Regression (App. E.2): Gaussian labels ỹ = y + N(0, σ_y²); exact inverse for ½(θᵀx − y)².
-    reg = IWPSetup(sigma=0.5, seed=budget.seed("iwp data") % 2**32)
+    reg = IWPSetup(sigma=0.5, seed=budget.seed("iwp data"))
     sigma_y = 0.5
     y_reg = reg.X @ np.array([0.3, -0.2, 0.5]) + 1.0
     res = reg.X @ reg.theta - y_reg
@@ -412,7 +412,7 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
     """
     from privaudit.learners import weierstrass_transforms as W
 
-    base = IWPSetup(seed=budget.seed("iwp data") % 2**32)
+    base = IWPSetup(seed=budget.seed("iwp data"))
     tn2 = float(base.theta @ base.theta)
     z = float(base.margins[0])
     series, table, out = {}, [], []
@@ -422,7 +422,7 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
         bias = W.truncation_bias("logistic", np.full(grid.size, z), grid**2 * tn2, k)
         series[f"K={k}"] = {"x": grid.tolist(), "y": bias.tolist()}
         sigma = float(np.sqrt(0.9 * vmax / tn2))
-        setup = IWPSetup(sigma=sigma, seed=budget.seed("iwp data") % 2**32)
+        setup = IWPSetup(sigma=sigma, seed=budget.seed("iwp data"))
         exact = W.truncation_bias("logistic", setup.margins, setup.variance, k)
 
         def sampler(n, rng, setup=setup, k=k):
