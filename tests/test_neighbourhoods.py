@@ -630,3 +630,37 @@ def test_the_all_up_pattern_catches_a_linf_claim_calibrated_for_one_coordinate()
     caught = audit(1.0, "all up")
     assert caught.verdict == "violation" and 1.0 < caught.epsilon_lb <= 2.0
     assert audit(1.0, "one up").verdict == "pass"
+
+
+class _BoundedSum:
+    """Sum of the present records clamped to [0, upper] plus Laplace(noise_bound/ε); correct when noise_bound = upper."""
+
+    def __init__(self, upper: float, noise_bound: float, epsilon: float = 1.0) -> None:
+        self.upper, self.noise_bound, self.epsilon = upper, noise_bound, epsilon
+        self.claim = PrivacyClaim(epsilon, 0.0, AddRemove())
+
+    def sample(self, x, n, rng=None):
+        x = np.asarray(x, dtype=float)
+        total = np.clip(x[~np.isnan(x)], 0.0, self.upper).sum()
+        noise = np.random.default_rng(rng).laplace(scale=self.noise_bound / self.epsilon, size=n)
+        return (total + noise).reshape(n, 1)
+
+
+def test_the_high_bound_record_catches_a_bounded_sum_with_the_wrong_sensitivity():
+    # Records in [0, 10], noise calibrated on 5: adding a record at the high bound moves the sum by 10, exact ε = 2.
+    # The audit checks the pair against the claim's AddRemove object (padded datasets share one shape).
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+
+    dom = DatasetDomain(Box(0.0, 10.0), min_size=1, max_size=8, padded=True)
+    x = dom.pack(np.array([[2.0], [5.0], [7.0]]))
+    pair = {c.origin: c for c in input_patterns(AddRemove(), dom, x)}["add a record at the high bound / add an outlier"]
+
+    def audit(noise_bound):
+        return audit_tradeoff(_BoundedSum(10.0, noise_bound), pair.x, pair.x_prime, n=20_000, rng=0,
+                              attacker="logistic")
+
+    assert audit(10.0).verdict == "pass"
+    caught = audit(5.0)
+    assert caught.verdict == "violation" and 1.0 < caught.epsilon_lb <= 2.0
+    with pytest.raises(NonAdjacentPairError, match="2 neighbour steps apart"):
+        audit_tradeoff(_BoundedSum(10.0, 10.0), x, dom.pack(np.array([[2.0], [5.0], [7.0], [1.0], [1.0]])), n=2_000)
