@@ -276,9 +276,11 @@ class Registry(Generic[T]):
         return {n: e.obj for n, e in self._entries.items()}
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._lookup(name) is not None
+        return self._lookup(name) is not None
 
-    def _lookup(self, name: str) -> _Entry[T] | None:
+    def _lookup(self, name: object) -> _Entry[T] | None:
+        if not isinstance(name, str):
+            return None  # (an unhashable name would raise TypeError below): get() names it as unknown
         if name not in self._entries:
             self._load_entry_points()  # only when needed: lookups of built-ins never read entry points
         return self._entries.get(name)

@@ -52,6 +52,8 @@ def test_unknown_names_get_a_hint_and_the_list():
     with pytest.raises(RegistryError, match=r"unknown widget 'laplce'; did you mean 'laplace'\?; registered: laplace"):
         reg.get("laplce")
     assert reg.find("laplce") is None
+    with pytest.raises(RegistryError, match=r"unknown widget \['laplace'\]"):
+        reg.get(["laplace"])  # not a TypeError about hashing
 
 
 def test_the_three_registries_share_the_rule():
