@@ -35,24 +35,22 @@ import math
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.mechanisms.randomness import torch_generator
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
-    check_epsilon,
     check_int,
-    check_positive,
 )
 
 from .conditioning import conditioning_matrix
 from .input_validation import check_data, check_predict_data
-from .dpsgd import DPSGDEngine, check_adjacency, check_clip
+from .dpsgd import DPSGDEngine, check_clip
 from privaudit.learners import parameter_constraints as _constraints
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
 
-MODELS = ("linear", "mlp")
 _HASH_A = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -92,10 +90,10 @@ def svd_embedding_init(idx: np.ndarray, n_rows: int, embed_dim: int) -> np.ndarr
     return table
 
 
-class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
+class _DPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Shared implementation; ``_conditioned`` selects Cond-DP vs DP-SGD."""
 
-    #: Declarative constraints (scikit-learn format), also used to validate configurations at load.
+    #: Declarative constraints (scikit-learn format), checked when ``fit`` is entered and by configurations at load.
     _parameter_constraints = _constraints.DPSGD
 
     _conditioned = False
@@ -144,7 +142,7 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         if any(c < 0 or c >= d for c in cat):
             raise InvalidParameterError(f"categorical column indices must lie in [0, {d}), got {self.categorical!r}")
         dense = [j for j in range(d) if j not in cat]
-        n_pub = len(dense) if self.n_public is None else check_int("n_public", self.n_public, minimum=0)
+        n_pub = len(dense) if self.n_public is None else int(self.n_public)
         if n_pub > len(dense):
             raise InvalidParameterError(f"n_public must be <= the {len(dense)} dense columns, got n_public={n_pub}")
         Xd = X[:, dense]
@@ -190,14 +188,11 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         data = canary_dataset(n_train, dim, rng=np.random.default_rng(rng))
         return DPSGDLabelCanary(data, mode=mode, **kw)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Train on public (+ private) features X and private labels y; sets ``.claim``."""
-        eps = check_epsilon(self.epsilon, allow_inf=True)
-        check_clip(self.clip, eps)
-        check_adjacency(self.adjacency)
-        epochs = check_int("epochs", self.epochs)
-        if self.model not in MODELS:
-            raise InvalidParameterError(f"model must be one of {MODELS}, got model={self.model!r}")
+        eps, epochs = float(self.epsilon), int(self.epochs)
+        check_clip(self.clip, eps)  # spans two parameters: clip=None only when ε = ∞
         switch = self._switch()
         if switch is not None and not 0 <= switch <= epochs:
             raise InvalidParameterError(f"switch_epoch must lie in [0, epochs={epochs}], got switch_epoch={switch!r}")
@@ -236,7 +231,7 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         P = X_plain.shape[1]
         M = np.eye(P)
         M[: C.shape[0], : C.shape[0]] = C  # θ_plain = θ M (Ĉ symmetric)
-        init = check_positive("init_std", self.init_std, allow_zero=True)
+        init = float(self.init_std)
         theta0 = torch.randn((1, P), generator=self._gen, dtype=torch.float64) * init
         if not self._conditioned:
             theta = engine.train_linear(X_plain, y, theta0).numpy()[0]
@@ -251,9 +246,9 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ MLP
     def _init_mlp(self, d_in, n_cat_out):
         gen, dtype = self._gen, torch.float32
-        init = check_positive("init_std", self.init_std, allow_zero=True)
+        init = float(self.init_std)
         p = {}
-        sizes = [check_int("embed_dim", self.embed_dim) if d_in else 0]
+        sizes = [int(self.embed_dim) if d_in else 0]
         if d_in:
             p["W_in"] = torch.randn((sizes[0], d_in), generator=gen, dtype=dtype) * init
         width = sizes[0] + n_cat_out
@@ -287,16 +282,16 @@ class _DPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         Xcond = torch.as_tensor(np.hstack([Xp @ self.conditioning_, Xq]), dtype=torch.float32)
         yt = torch.as_tensor(y, dtype=torch.float32)
         n_cat = 0 if codes is None else codes.shape[1]
-        e = check_int("cat_embed_dim", self.cat_embed_dim)
+        e = int(self.cat_embed_dim)
         params = self._init_mlp(Xplain.shape[1], n_cat * e)
         idx = None
         if codes is not None:
-            B = check_int("n_buckets", self.n_buckets)
+            B = int(self.n_buckets)
             idx_np = hash_codes(codes, B)
             if self._conditioned:
                 table = svd_embedding_init(idx_np, n_cat * B, e)
             else:
-                init = check_positive("init_std", self.init_std, allow_zero=True)
+                init = float(self.init_std)
                 table = torch.randn((n_cat * B, e), generator=self._gen, dtype=torch.float64).numpy() * init
             params["emb"] = torch.as_tensor(table, dtype=torch.float32)
             idx = torch.as_tensor(idx_np)
@@ -478,8 +473,4 @@ class CondDPRegressor(_DPRegressor):
         self.switch_epoch = switch_epoch
 
     def _switch(self):
-        if self.switch_epoch is None:
-            return None
-        if isinstance(self.switch_epoch, bool) or not isinstance(self.switch_epoch, int | np.integer):
-            raise InvalidParameterError(f"switch_epoch must be an integer or None, got {self.switch_epoch!r}")
-        return int(self.switch_epoch)
+        return None if self.switch_epoch is None else int(self.switch_epoch)

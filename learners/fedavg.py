@@ -32,21 +32,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 
+from privaudit.learners import parameter_constraints as _constraints
 from privaudit.learners.fitted_claim import FittedClaimMixin
-from privaudit.mechanisms.accounting import ZCDP_CONVERSIONS, sigma_for_rho, zcdp_rho
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
+from privaudit.mechanisms.accounting import sigma_for_rho, zcdp_rho
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.gaussian import float_safe_gaussian
 from privaudit.mechanisms.randomness import keyed_rng, resolve_seed
-from privaudit.mechanisms.validation import (
-    InvalidParameterError,
-    check_delta,
-    check_epsilon,
-    check_int,
-    check_positive,
-)
-
 from .input_validation import check_data, check_predict_data
 from .modulated_server import iter_blocks, project_ball
 
@@ -60,7 +54,7 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: f
     return X.T @ (r * scale)
 
 
-class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
+class FedAvgDPSGDRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Full-participation DP-SGD FedAvg for linear regression, one example per client.
 
     Parameters
@@ -90,6 +84,9 @@ class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     transcript_ : ndarray (T, p), the released noisy mean gradients (everything the server publishes).
     """
 
+    #: Declarative constraints (scikit-learn format), checked when ``fit`` is entered and by configurations at load.
+    _parameter_constraints = _constraints.FEDAVG
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, clip=1.0, learning_rate=0.1, rounds=10, radius=10.0,
                  conversion="gaussian", chunk_size=None, fit_intercept=False, random_state=None):
         self.epsilon = epsilon
@@ -103,17 +100,11 @@ class FedAvgDPSGDRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> "FedAvgDPSGDRegressor":
         """Run T rounds of clipped, noised full-batch gradient steps; returns self."""
-        eps, delta = check_epsilon(self.epsilon), check_delta(self.delta)
-        C = check_positive("clip", self.clip)
-        lr = check_positive("learning_rate", self.learning_rate)
-        T = check_int("rounds", self.rounds)
-        radius = check_positive("radius", self.radius, allow_inf=True)
-        if self.conversion not in ZCDP_CONVERSIONS:
-            raise InvalidParameterError(f"conversion must be one of {ZCDP_CONVERSIONS}, got conversion={self.conversion!r}")
-        if self.chunk_size is not None:
-            check_int("chunk_size", self.chunk_size)
+        eps, delta, C, lr = float(self.epsilon), float(self.delta), float(self.clip), float(self.learning_rate)
+        T, radius = int(self.rounds), float(self.radius)
         X, y = check_data(X, y, self.chunk_size, self)
         K = X.shape[0]
         D = X.shape[1] + (1 if self.fit_intercept else 0)

@@ -14,18 +14,17 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
 from privaudit.mechanisms import PrivacyClaim
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
     check_array,
-    check_int,
-    check_positive,
 )
 
 from .input_validation import check_numeric_target
@@ -90,8 +89,13 @@ def _sgd_pass(U, offset, theta, terms, *, sigma2, step, lam, radius, batch_size,
     return risks, snaps, snap_at, vmax
 
 
-class _IWPBase(FittedClaimMixin, BaseEstimator):
-    """Shared machinery of the IWP / noisy / real-data SGD estimators (not public)."""
+class _IWPBase(ValidatedParamsMixin, FittedClaimMixin, BaseEstimator):
+    """Shared machinery of the IWP / noisy / real-data SGD estimators (not public).
+
+    Parameters are validated by scikit-learn against ``_parameter_constraints`` when
+    ``fit`` (or a first ``partial_fit``) is entered; the release's own parameters
+    (ε, δ, split, bounds) are checked again by :func:`release_dataset`, which other callers use.
+    """
 
     #: "classification" or "regression"
     _task = "classification"
@@ -99,19 +103,6 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
     _correct = True
     #: train on a local-DP release (True) or on clean data (False)
     _private = True
-
-    # ----- validation -----------------------------------------------------------------
-    def _validate_params(self) -> None:
-        check_int("batch_size", self.batch_size, minimum=1)
-        check_positive("step", self.step)
-        check_positive("lam", self.lam, allow_zero=True)
-        if self.radius is not None:
-            check_positive("radius", self.radius)
-        if self.trace_every is not None:
-            check_int("trace_every", self.trace_every, minimum=1)
-        if self._task == "classification":
-            get_loss(self.loss)
-            check_int("n_terms", self.n_terms, minimum=1)
 
     def _loss_obj(self) -> GLMLoss | None:
         return get_loss(self.loss) if self._task == "classification" else None
@@ -189,6 +180,7 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
         fitted = fit_on_synthetic(self, n_train=n_train, dim=dim, rng=np.random.default_rng(rng))
         return RecordRelease.from_release(fitted)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, classes=None):
         """Fit by one pass of Algorithm 1 over (X, y) or over a :class:`LocalRelease` ``X``.
 
@@ -200,12 +192,12 @@ class _IWPBase(FittedClaimMixin, BaseEstimator):
                 delattr(self, attr)
         return self._partial_fit(X, y, classes)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, classes=None):
         """Continue Algorithm 1 with one pass over a new chunk (raw data or a release chunk)."""
         return self._partial_fit(X, y, classes)
 
     def _partial_fit(self, X, y, classes):
-        self._validate_params()
         if not hasattr(self, "_rng"):
             root, self.seed_ = resolve_seed(self.random_state, "random_state")
             self._rng = np.random.default_rng(root)
@@ -385,7 +377,8 @@ class _ClassifierBase(ClassifierMixin, _IWPBase):
 
     def predict(self, X) -> np.ndarray:
         """Class of sign(θᵀx) (classes_[1] for θᵀx >= 0)."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)  # first: NotFittedError before fit, not a missing classes_
+        return self.classes_[(scores >= 0).astype(int)]
 
 
 class IWPSGDClassifier(_ClassifierBase):
@@ -450,6 +443,7 @@ class _RegressorBase(RegressorMixin, _IWPBase):
         """Fit by one pass of Algorithm 1 over (X, y) or over a regression :class:`LocalRelease`."""
         return super().fit(X, y)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Continue Algorithm 1 with one pass over a new chunk (raw data or a release chunk)."""
         return self._partial_fit(X, y, None)

@@ -132,14 +132,13 @@ import warnings
 
 import numpy as np
 from scipy import stats as _st
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
 from privaudit.mechanisms.accounting import (
-    ZCDP_CONVERSIONS,
     check_calibration,
     gdp_epsilon,
     sigma_for_rho,
@@ -154,13 +153,10 @@ from privaudit.mechanisms.validation import (
     InvalidParameterError,
     NonContractiveWarning,
     check_array,
-    check_delta,
-    check_epsilon,
-    check_int,
     check_interval,
-    check_positive,
 )
 from privaudit.learners import parameter_constraints as _constraints
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
 
 from .modulated_server import (
     BLOCK,
@@ -174,8 +170,6 @@ from .modulated_server import (
     single_blas_thread,
 )
 
-CALIBRATIONS = ("zcdp", "classical")
-SIMULATIONS = ("auto", "sufficient", "clients")
 #: Largest start bias |Π (β₀ − β*)| per coefficient (``start_bias_``), in standard errors, that
 #: ``conf_int`` accepts without a warning. A shift of b standard errors lowers the coverage
 #: of a 95 % Wald interval to Φ(1.96 − b) − Φ(−1.96 − b): 0.943 at b = 0.25.
@@ -200,28 +194,21 @@ class UnreliableInferenceWarning(ConvergenceWarning):
 # --------------------------------------------------------------------------------------
 # learners
 # --------------------------------------------------------------------------------------
-class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
-    """Shared validation, client simulation and inference of the modulated learners."""
+class _ModulatedBase(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, BaseEstimator):
+    """Shared validation, client simulation and inference of the modulated learners.
+
+    Parameters are validated by scikit-learn against ``_parameter_constraints``
+    (:mod:`privaudit.learners.parameter_constraints`) when ``fit`` is entered; what spans
+    several parameters is checked here (simulation and transcript) and by the mechanism
+    (``n_vectors`` ≤ dim).
+    """
 
     # ----- parameters -----
     def _n_rounds(self) -> int:
         return 1
 
-    def _check_params(self) -> None:
-        check_epsilon(self.epsilon)
-        check_delta(self.delta)
-        if self.conversion not in ZCDP_CONVERSIONS:
-            raise InvalidParameterError(f"conversion must be one of {ZCDP_CONVERSIONS}, got conversion={self.conversion!r}")
-        if self.calibration not in CALIBRATIONS:
-            raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={self.calibration!r}")
-        if self.chunk_size is not None:
-            check_int("chunk_size", self.chunk_size)
-        self._simulation()
-
     def _simulation(self) -> str:
         """The resolved simulation path ("auto": clients iff a transcript is stored)."""
-        if self.simulation not in SIMULATIONS:
-            raise InvalidParameterError(f"simulation must be one of {SIMULATIONS}, got simulation={self.simulation!r}")
         if self.simulation == "sufficient" and self.store_transcript:
             raise InvalidParameterError(
                 "store_transcript=True needs every client's release, which simulation='sufficient' never draws; "
@@ -404,13 +391,12 @@ class _ModulatedBase(FittedClaimMixin, RegressorMixin, BaseEstimator):
         return gram, cross, lambda: self._sufficient_releaser(X, y, mech, root, t, proj)
 
     def _setup_fit(self, X, y):
-        self._check_params()
+        self.simulation_ = self._simulation()
         X, y = check_data(X, y, self.chunk_size, self)
         D = X.shape[1] + (1 if self.fit_intercept else 0)
         template = self._template(D)
         # The root is SeedSequence(seed_): refitting with random_state=seed_ reproduces the fit.
         root, self.seed_ = resolve_seed(self.random_state, "random_state")
-        self.simulation_ = self._simulation()
         return X, y, D, template, root
 
     def _finish(self, beta: np.ndarray, cov: np.ndarray | None) -> None:
@@ -608,13 +594,13 @@ class ModulatedRegressor(_ModulatedBase):
         self.simulation = simulation
 
     def _n_rounds(self) -> int:
-        return check_int("rounds", self.rounds)
+        return int(self.rounds)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> "ModulatedRegressor":
         """Simulate T rounds of clients and server; returns self."""
         T = self._n_rounds()
-        c = check_positive("step", self.step)
-        radius = check_positive("radius", self.radius, allow_inf=True)
+        c, radius = float(self.step), float(self.radius)
         X, y, D, template, root = self._setup_fit(X, y)
         K = X.shape[0]
         transcript = np.empty((T, K, D)) if self.store_transcript else None
@@ -736,9 +722,10 @@ class OneShotModulatedRegressor(_ModulatedBase):
         self.inference = inference
         self.simulation = simulation
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> "OneShotModulatedRegressor":
         """Simulate one release per client and solve the ridge system; returns self."""
-        gamma = check_positive("ridge", self.ridge, allow_zero=True)
+        gamma = float(self.ridge)
         X, y, D, template, root = self._setup_fit(X, y)
         K = X.shape[0]
         transcript = np.empty((1, K, D)) if self.store_transcript else None

@@ -42,11 +42,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn import get_config
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.linear_model import LinearRegression
 
+from privaudit.learners import parameter_constraints as _constraints
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
 from privaudit.mechanisms.accounting import event_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.laplace import float_safe_laplace
@@ -58,7 +61,6 @@ from privaudit.mechanisms.validation import (
     check_array,
     check_epsilon,
     check_int,
-    check_interval,
 )
 
 
@@ -178,7 +180,7 @@ def rr_epsilon(epsilon_keep: float, m: int) -> float:
     return event_epsilon(event, 0.0, adjacency="replace-one")
 
 
-class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
+class RROnBinsRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Feature-oblivious label-DP regression: RR-on-Bins^Φ_ε labels, then any regressor.
 
     Parameters
@@ -204,6 +206,10 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     noisy_labels_ : (n,) the released labels ; estimator_ : fitted regressor.
     """
 
+    #: Declarative constraints (scikit-learn format), checked when ``fit`` or ``privatize`` is entered and by
+    #: configurations at load.
+    _parameter_constraints = _constraints.RR_ON_BINS
+
     def __init__(self, *, epsilon=1.0, label_bounds=None, n_support=256, prior_fraction=0.25, estimator=None,
                  random_state=None):
         self.epsilon = epsilon
@@ -214,8 +220,18 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def privatize(self, y, rng=None) -> np.ndarray:
-        """Release RR-on-Bins labels for y (vectorised; no regressor). Sets the fitted mechanism attrs."""
-        eps = check_epsilon(self.epsilon, allow_inf=True)
+        """Release RR-on-Bins labels for y (vectorised; no regressor). Sets the fitted mechanism attrs.
+
+        Parameters are validated as ``fit`` validates them (unless scikit-learn is configured to
+        skip validation).
+        """
+        if not get_config()["skip_parameter_validation"]:
+            self._validate_params()
+        return self._privatize(y, rng)
+
+    def _privatize(self, y, rng) -> np.ndarray:
+        """:meth:`privatize` of validated parameters."""
+        eps = float(self.epsilon)
         if self.label_bounds is None:
             raise InvalidParameterError("label_bounds=(low, high) must be declared for RR-on-Bins")
         lo, hi = (float(b) for b in self.label_bounds)
@@ -227,14 +243,14 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
             i = int(np.argmax(bad))
             raise InvalidInputError(f"y[{i}]={y[i]!r} violates the declared label_bounds={(lo, hi)!r}")
         rng = np.random.default_rng(rng)
-        k = check_int("n_support", self.n_support, minimum=2)
+        k = int(self.n_support)
         self.support_ = np.linspace(lo, hi, k)
         if math.isinf(eps):
             self.prior_ = np.bincount(np.rint((y - lo) / (hi - lo) * (k - 1)).astype(np.int64), minlength=k) / y.size
             self.binning_ = None
             self.claim_ = PrivacyClaim(math.inf, 0.0, "label")
             return y.copy()
-        frac = check_interval("prior_fraction", self.prior_fraction, 0.0, 1.0)
+        frac = float(self.prior_fraction)
         eps_prior, eps_rr = frac * eps, (1 - frac) * eps
         idx = np.rint((y - lo) / (hi - lo) * (k - 1)).astype(np.int64)
         counts = np.bincount(idx, minlength=k).astype(float)
@@ -252,11 +268,13 @@ class RROnBinsRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         self.claim_ = PrivacyClaim(laplace_epsilon(scale, 2.0) + rr_epsilon(eps_rr, m), 0.0, "label")
         return self.binning_.representatives[out]
 
+    # The estimator parameter is the user's: its own parameters are validated by its own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Privatise y with RR-on-Bins, then fit the regressor on (X, noisy labels)."""
         X, y = check_data(X, y, None, self)
         root, self.seed_ = resolve_seed(self.random_state, "random_state")
-        self.noisy_labels_ = self.privatize(y, np.random.default_rng(root))
+        self.noisy_labels_ = self._privatize(y, np.random.default_rng(root))
         self.estimator_ = clone(self.estimator if self.estimator is not None else LinearRegression())
         self.estimator_.fit(X, self.noisy_labels_)
         return self

@@ -68,11 +68,13 @@ import math
 
 import numpy as np
 from scipy import integrate, optimize, special
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from privaudit.learners import parameter_constraints as _constraints
 from privaudit.learners.fitted_claim import FittedClaimMixin
 from privaudit.learners.input_validation import check_data, check_predict_data
+from privaudit.learners.parameter_constraints import ValidatedParamsMixin
 from privaudit.mechanisms.accounting import (
     check_calibration,
     gaussian_mixture_pld,
@@ -202,7 +204,7 @@ def noisy_labels(y: np.ndarray, noised: np.ndarray, z: np.ndarray, sigma: float,
     return out
 
 
-class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
+class WeightedLLPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, BaseEstimator):
     """Linear regression on noisy, randomly weighted bag aggregates (Brahmbhatt et al. 2023).
 
     Parameters
@@ -230,6 +232,9 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
     bags_ ((S_x, S_y) aggregated pairs), coef_, intercept_, seed_ (the integer seed used).
     """
 
+    #: Declarative constraints (scikit-learn format), checked when ``fit`` is entered and by configurations at load.
+    _parameter_constraints = _constraints.WEIGHTED_LLP
+
     def __init__(self, *, epsilon=1.0, delta=1e-6, rho=1.0, alpha=0.6, bag_size=None, bag_constant=1.0,
                  label_bounds=None, random_state=None):
         self.epsilon = epsilon
@@ -241,12 +246,10 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         self.label_bounds = label_bounds
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Noise, select, bag and aggregate the labels, then least squares on the bags."""
-        eps = check_epsilon(self.epsilon, allow_inf=True)
-        delta = check_delta(self.delta)
-        rho = check_interval("rho", self.rho, 0.0, 1.0, closed="right")
-        alpha = check_interval("alpha", self.alpha, 0.0, 1.0)
+        eps, delta, rho, alpha = float(self.epsilon), float(self.delta), float(self.rho), float(self.alpha)
         X, y = check_data(X, y, None, self)
         n = X.shape[0]
         private = not math.isinf(eps)
@@ -266,9 +269,9 @@ class WeightedLLPRegressor(FittedClaimMixin, RegressorMixin, BaseEstimator):
         rng = np.random.default_rng(root)
         m = max(1, int(math.floor(alpha * n))) if private else n
         if self.bag_size is not None:
-            k = check_int("bag_size", self.bag_size)
+            k = int(self.bag_size)
         else:
-            c = check_positive("bag_constant", self.bag_constant)
+            c = float(self.bag_constant)
             k = 1 if not private else max(2, math.ceil(c / eps**4))
         k = min(k, m)
         self.selection_probability_ = selection_probability(n, m, k) if private else 1.0

@@ -1,4 +1,4 @@
-"""Every learner refuses string and non-numeric targets with an error naming it.
+"""Every learner refuses bad input with a clear error: non-numeric targets, bad parameters, predict before fit.
 
 The learners are discovered from ``privaudit.learners.__all__`` (every scikit-learn
 estimator class there), so a learner added later is covered or the coverage test fails.
@@ -10,6 +10,7 @@ object array holding ``None`` became NaN and ended in ``LinAlgError``.
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -87,3 +88,132 @@ def test_check_numeric_target_contract():
         check_numeric_target(np.array([1.0, float("nan")], dtype=object))
     ragged = check_numeric_target([[1.0], [2.0, 3.0]], check_values=False)  # dtype-only: left to later checks
     assert len(ragged) == 2
+
+
+# --------------------------------------------------------------------------- parameters: scikit-learn's machinery
+# Every learner declares its parameters once (``_parameter_constraints``), and its fit goes through
+# scikit-learn's ``_fit_context`` / ``_validate_params``, whose errors are re-raised as privaudit's.
+CLASSES = {name: getattr(learners, name) for name in ESTIMATORS}
+Y = np.tile([0.0, 1.0, 2.0, 1.0], 10)
+LABELS = np.where(Y > 0.5, 1.0, -1.0)
+#: Small, valid settings, so that a fit that gets past validation is quick.
+FAST = {"CondDPRegressor": {"epochs": 2}, "DPSGDRegressor": {"epochs": 2}}
+
+
+def _valid(name: str, **params):
+    kw = dict(random_state=0, **REQUIRED.get(name, {}), **FAST.get(name, {}))
+    if name.startswith(("IWP", "Noisy", "SGDReal")):
+        kw["bounds"] = (-4.0, 4.0)
+        if name.endswith("Regressor"):
+            kw["label_bounds"] = (-1.0, 3.0)
+    kw.update(params)
+    return CLASSES[name](**kw)
+
+
+def _target(name: str) -> np.ndarray:
+    return LABELS if name.endswith("Classifier") else Y
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_constraints_cover_exactly_the_constructor_parameters(name):
+    cls = CLASSES[name]
+    assert isinstance(cls._parameter_constraints, dict)
+    assert set(cls._parameter_constraints) == set(cls().get_params(deep=False))
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_fit_validates_through_sklearn_fit_context(name, monkeypatch):
+    """fit calls _validate_params once, and not when scikit-learn is told to skip validation:
+    the check is scikit-learn's _fit_context, not a hand-written call."""
+    from sklearn import config_context
+
+    from privaudit.learners.parameter_constraints import ValidatedParamsMixin
+
+    calls = []
+    original = ValidatedParamsMixin._validate_params
+
+    def spy(self):
+        calls.append(type(self).__name__)
+        return original(self)
+
+    monkeypatch.setattr(ValidatedParamsMixin, "_validate_params", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # privacy and convergence warnings of tiny fits
+        _valid(name).fit(X, _target(name))
+        assert calls == [name]
+        with config_context(skip_parameter_validation=True):
+            _valid(name).fit(X, _target(name))
+    assert calls == [name]
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("params, kind", [({"epsilon": -1.0}, "value"), ({"epsilon": "1"}, "type"),
+                                          ({"epsilon": True}, "type"), ({"random_state": -1}, "value"),
+                                          ({"random_state": 2**63}, "value"), ({"random_state": "x"}, "type"),
+                                          ({"random_state": 1.5}, "type")])
+def test_bad_parameters_raise_one_error_of_both_families(name, params, kind):
+    from sklearn.utils._param_validation import InvalidParameterError as SklearnInvalidParameterError
+
+    from privaudit.learners.parameter_constraints import LearnerParameterError, LearnerParameterTypeError
+    from privaudit.mechanisms.validation import InvalidParameterError, ParameterTypeError
+
+    (key, value), = params.items()
+    with pytest.raises(SklearnInvalidParameterError, match=rf"The '{key}' parameter of {name} must be") as info:
+        _valid(name, **params).fit(X, _target(name))
+    err = info.value
+    if kind == "value":
+        assert isinstance(err, LearnerParameterError) and isinstance(err, InvalidParameterError)
+        assert not isinstance(err, ParameterTypeError)
+    else:
+        assert isinstance(err, LearnerParameterTypeError) and isinstance(err, ParameterTypeError)
+        assert not isinstance(err, InvalidParameterError)
+    assert repr(value)[:10] in str(err)  # the message shows the value given
+
+
+@pytest.mark.parametrize("name, params", [
+    ("ModulatedRegressor", {"chunk_size": 0}), ("ModulatedRegressor", {"simulation": "exact"}),
+    ("ModulatedRegressor", {"radius": float("nan")}), ("OneShotModulatedRegressor", {"psd": 1}),
+    ("FedAvgDPSGDRegressor", {"learning_rate": 0.0}), ("FedAvgDPSGDRegressor", {"conversion": "bogus"}),
+    ("IWPSGDClassifier", {"loss": "hinge"}), ("IWPSGDClassifier", {"bounds": 0}),
+    ("IWPSGDRegressor", {"trace_every": 0}), ("CondDPRegressor", {"switch_epoch": -1}),
+    ("CondDPRegressor", {"rcond": 0.0}), ("DPSGDRegressor", {"model": "cnn"}),
+    ("RROnBinsRegressor", {"n_support": 1}), ("RROnBinsRegressor", {"estimator": "ols"}),
+    ("WeightedLLPRegressor", {"rho": 0.0}), ("WeightedLLPRegressor", {"bag_size": 2.5}),
+])
+def test_each_family_refuses_its_own_bad_parameters(name, params):
+    from sklearn.utils._param_validation import InvalidParameterError as SklearnInvalidParameterError
+
+    (key, _), = params.items()
+    with pytest.raises(SklearnInvalidParameterError, match=rf"The '{key}' parameter of {name}"):
+        _valid(name, **params).fit(X, _target(name))
+
+
+@pytest.mark.filterwarnings("ignore::privaudit.mechanisms.validation.PrivacyLeakWarning")
+@pytest.mark.parametrize("name", [n for n in ESTIMATORS if n.startswith(("IWP", "Noisy", "SGDReal"))])
+def test_partial_fit_validates_its_first_call(name):
+    from privaudit.learners.parameter_constraints import LearnerParameterError
+
+    with pytest.raises(LearnerParameterError, match="batch_size"):
+        _valid(name, batch_size=0).partial_fit(X, _target(name))
+
+
+def test_privatize_alone_is_validated_like_fit():
+    from privaudit.learners.parameter_constraints import LearnerParameterError
+
+    with pytest.raises(LearnerParameterError, match="prior_fraction"):
+        _valid("RROnBinsRegressor", prior_fraction=1.0).privatize(Y, 0)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_predict_before_fit_is_not_fitted_error(name):
+    """Issue 24: predict before fit raised AttributeError for the IWP classifiers."""
+    from sklearn.exceptions import NotFittedError
+
+    est = _valid(name)
+    methods = [m for m in ("predict", "decision_function") if hasattr(est, m)]
+    assert "predict" in methods
+    for method in methods:
+        with pytest.raises(NotFittedError):
+            getattr(est, method)(X)
+    with pytest.raises(NotFittedError):
+        est.score(X, _target(name))
