@@ -633,7 +633,7 @@ def test_the_all_up_pattern_catches_a_linf_claim_calibrated_for_one_coordinate()
 
 
 class _BoundedSum:
-    """Sum of the present records clamped to [0, upper] plus Laplace(noise_bound/ε); correct when noise_bound = upper."""
+    """Σ of the present records clamped to [0, upper] + Laplace(noise_bound/ε); correct when noise_bound = upper."""
 
     def __init__(self, upper: float, noise_bound: float, epsilon: float = 1.0) -> None:
         self.upper, self.noise_bound, self.epsilon = upper, noise_bound, epsilon
@@ -653,7 +653,8 @@ def test_the_high_bound_record_catches_a_bounded_sum_with_the_wrong_sensitivity(
 
     dom = DatasetDomain(Box(0.0, 10.0), min_size=1, max_size=8, padded=True)
     x = dom.pack(np.array([[2.0], [5.0], [7.0]]))
-    pair = {c.origin: c for c in input_patterns(AddRemove(), dom, x)}["add a record at the high bound / add an outlier"]
+    pats = {c.origin: c for c in input_patterns(AddRemove(), dom, x)}
+    pair = pats["add a record at the high bound / add an outlier"]
 
     def audit(noise_bound):
         return audit_tradeoff(_BoundedSum(10.0, noise_bound), pair.x, pair.x_prime, n=20_000, rng=0,
