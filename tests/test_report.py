@@ -14,45 +14,33 @@ from scipy import stats
 from privaudit.audit.app.config import parse_config
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
 from privaudit.audit.reporting.figures import summary_tables
-from privaudit.audit.reporting.render import SCHEMA, build_report, load_report, summarize, write_report
-from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms import gaussian_tradeoff, tradeoff_curve
+from privaudit.audit.reporting.render import SCHEMA, build_report, load_report, report_entries, summarize, write_report
+from privaudit.audit.results import AuditEntry, FailedTask, UntypedResult
+from result_factories import bias_result, experiment_result, reconstruction_result, tradeoff_result
 
 
-def tradeoff_entry(verdict="pass"):
-    """A trade-off entry in TradeoffAudit.to_dict() layout, from the exact Gaussian curve (μ = 0.5)."""
-    alpha = np.linspace(0, 1, 41)
-    exact = gaussian_tradeoff(0.5, alpha)
-    return {
-        "kind": "tradeoff", "target": "gauss", "verdict": verdict, "epsilon_lb": 0.8, "epsilon_exact": 1.2,
-        "claim": {"epsilon": 1.0, "delta": 1e-5, "adjacency": "l2<=1", "mu": None, "rho": None},
-        "n": 5000, "n_eval": 4500, "confidence": 0.95, "fpr": alpha.tolist(), "fnr": exact.tolist(),
-        "alpha": alpha.tolist(), "band": {"lower": np.clip(exact - 0.05, 0, 1).tolist(),
-                                          "upper": np.clip(exact + 0.05, 0, 1).tolist(), "method": "DKW"},
-        "claim_curve": tradeoff_curve(1.0, 1e-5, alpha).tolist(), "exact_curve": exact.tolist(),
-    }
+def tradeoff_entry(verdict="pass") -> AuditEntry:
+    """A trade-off entry from the exact Gaussian curve (μ = 0.5)."""
+    return AuditEntry(tradeoff_result(verdict=verdict))
 
 
-def entries():
-    util = ExperimentResult(
-        name="demo", target="utility demo", xlabel="ε", ylabel="R²", xscale="log",
-        series={"ours": {"x": [0.5, 1, 2], "y": [0.1, 0.4, 0.6], "yerr": [0.05, 0.04, 0.02]}},
-        panels={"panel B": {"base": {"x": [1, 2], "y": [0.3, 0.2]}}},
-        reference={"OLS": 0.7}, notes=["a finding"],
-    ).to_dict()
+def entries() -> list:
+    """Typed entries of every built-in rendering, an unknown kind's plain data and a failed task."""
     return [
         tradeoff_entry(),
-        {"kind": "reconstruction", "target": "recon", "verdict": "pass", "mse": 0.5, "mse_ci": [0.45, 0.56],
-         "crb": 0.4, "van_trees": 0.3, "ratio": 1.25},
-        {"kind": "bias", "target": "est", "verdict": "fail", "expect": "unbiased", "bias": [0.1, -0.02],
-         "bias_ci": [[0.05, 0.15], [-0.07, 0.03]], "bias_norm": 0.102, "p_value": 1e-4, "n": 1000,
-         "confidence": 0.95},
-        util,
-        {"kind": "mystery", "target": "new kind", "verdict": "info", "answer": 42, "score": "inf",
-         "pair": [1, 2], "long": list(range(50))},
-        {"kind": "tradeoff", "target": "crashed", "verdict": "error", "error": "ValueError: boom",
-         "traceback": "Traceback ...\nValueError: boom"},
+        AuditEntry(reconstruction_result()),
+        AuditEntry(bias_result()),
+        AuditEntry(experiment_result()),
+        AuditEntry(UntypedResult({"kind": "mystery", "target": "new kind", "verdict": "info", "answer": 42,
+                                  "score": "inf", "pair": [1, 2], "long": list(range(50))})),
+        AuditEntry(FailedTask("tradeoff", "crashed", "ValueError: boom", "Traceback ...\nValueError: boom")),
     ]
+
+
+def _judged(*pairs) -> list[AuditEntry]:
+    """Entries with the given (verdict, expect) pairs."""
+    return [AuditEntry(tradeoff_result(verdict="pass"), verdict=v, expect=x) if x else
+            AuditEntry(tradeoff_result(verdict=v)) for v, x in pairs]
 
 
 class FakeTask:
@@ -91,11 +79,14 @@ def test_report_json_schema_and_contents(written):
 
 
 def test_summary_status_severity():
-    assert summarize([{"verdict": "pass"}, {"verdict": "info"}])["status"] == "pass"
-    assert summarize([{"verdict": "pass"}, {"verdict": "error"}])["status"] == "error"
-    assert summarize([{"verdict": "error"}, {"verdict": "fail"}])["status"] == "fail"
-    assert summarize([{"verdict": "fail"}, {"verdict": "violation"}])["status"] == "violation"
+    failed = AuditEntry(FailedTask("tradeoff", "t", "boom"))
+    info = AuditEntry(experiment_result())
+    assert summarize([*_judged(("pass", None)), info])["status"] == "pass"
+    assert summarize([*_judged(("pass", None)), failed])["status"] == "error"
+    assert summarize([failed, AuditEntry(bias_result(verdict="fail"))])["status"] == "fail"
+    assert summarize(_judged(("violation", None), ("inconclusive", None)))["status"] == "violation"
     assert summarize([])["status"] == "pass"
+    assert type(summarize([failed])["status"]) is str  # plain JSON data in the document
 
 
 def test_figures_for_known_kinds_and_markdown_links(written):
@@ -153,7 +144,7 @@ def test_max_certifiable_epsilon_matches_clopper_pearson():
 
 
 def test_epsilon_and_bias_tables(report):
-    tables = dict((t[0], t) for t in summary_tables(report))
+    tables = dict((t[0], t) for t in summary_tables(report_entries(report)))
     title, header, rows, note = tables["Privacy: claimed, exact and certified ε"]
     assert len(rows) == 1 and rows[0][1:7] == ["gauss", "pass", "1", "1e-05", "1.2", "0.8"]
     assert rows[0][header.index("max certifiable ε")] == f"{max_certifiable_epsilon(4500, 0.95, 1e-5):.4g}"
@@ -173,7 +164,7 @@ def test_malformed_entry_loses_its_figure_not_the_report(tmp_path):
     from privaudit.audit.kinds.tradeoff import tradeoff_figures
 
     # odd values render what they can without raising ...
-    odd = {**tradeoff_entry(), "fnr": [1.0, "oops"], "claim": {"epsilon": "x"}}
+    odd = AuditEntry(dataclasses.replace(tradeoff_result(), fnr=np.array([1.0, np.nan]), alpha=np.zeros(0)))
     assert [f[0] for f in tradeoff_figures(odd)] == ["tradeoff"]
 
     # ... and a renderer that raises costs its figure only

@@ -13,8 +13,9 @@ from privaudit.audit.kinds.base import LEGEND_PT
 from privaudit.audit.kinds.tradeoff import tradeoff_figures
 from privaudit.audit.kinds.utility import _grid, utility_figures
 from privaudit.audit.reporting.plotting import png
-from privaudit.audit.results import ExperimentResult
+from privaudit.audit.results import AuditEntry, ExperimentResult
 from privaudit.mechanisms import gaussian_tradeoff
+from result_factories import tradeoff_result
 
 
 def _axes(fig):
@@ -32,10 +33,9 @@ def _whiskers(ax) -> np.ndarray:
     return np.asarray(out)
 
 
-def _entry(**kw) -> dict:
-    base = dict(name="conddp_internal_id", target="Cond-DP: validation MSE vs ε", xlabel="ε", ylabel="validation MSE",
-                xscale="log")
-    return {**ExperimentResult(**{**base, **kw}).to_dict(), "target": base["target"]}
+def _entry(**kw) -> AuditEntry:
+    base = dict(name="conddp_internal_id", target="", xlabel="ε", ylabel="validation MSE", xscale="log")
+    return AuditEntry(ExperimentResult(**{**base, **kw}), target="Cond-DP: validation MSE vs ε")
 
 
 def test_mse_error_bars_stay_above_zero_and_wide_ranges_get_a_log_axis():
@@ -87,10 +87,9 @@ def _tradeoff_entry(n=4000):
     fpr = np.sort(np.concatenate([[0.0, 2 / n], rng.uniform(0, 1, 300)]))
     fnr = np.clip(gaussian_tradeoff(1.0, fpr), 0, 1)
     fnr[1] = 0.9  # the curve crosses the claim at FPR = 2/n: a couple of releases
-    return {"kind": "tradeoff", "target": "gauss", "verdict": "pass", "epsilon_lb": 0.4, "n": n, "n_eval": n,
-            "confidence": 0.95, "claim": {"epsilon": 1.0, "delta": 1e-5}, "fpr": fpr.tolist(), "fnr": fnr.tolist(),
-            "alpha": alpha.tolist(), "exact_curve": exact.tolist(),
-            "band": {"lower": np.clip(exact - 0.03, 0, 1).tolist(), "upper": np.clip(exact + 0.03, 0, 1).tolist()}}
+    return AuditEntry(tradeoff_result(
+        target="gauss", epsilon_lb=0.4, n=n, n_eval=n, confidence=0.95, fpr=fpr, fnr=fnr, alpha=alpha,
+        exact_curve=exact, band={"lower": np.clip(exact - 0.03, 0, 1), "upper": np.clip(exact + 0.03, 0, 1)}))
 
 
 def test_roc_has_band_claim_region_and_explains_a_crossing_at_tiny_fpr():

@@ -21,47 +21,57 @@ from privaudit.audit.app.config import parse_config
 from privaudit.audit.reporting.figures import headline, summary_tables
 from privaudit.audit.kinds.reconstruction import applied_bounds, judge
 from privaudit.audit.kinds.reconstruction import run as run_reconstruction
-from privaudit.audit.reporting.render import build_report, render_html, render_markdown, scalar_rows, summarize
+from privaudit.audit.reporting.render import (build_report, render_html, render_markdown, report_entries,
+                                              scalar_rows, summarize)
+from privaudit.audit.results import AuditEntry, FailedTask, UntypedResult, apply_expectation
 from privaudit.audit.stats.trend import loglog_slope, trend_sentence
-from privaudit.audit.verdicts import outcome, outcome_label, overall_status
+from privaudit.audit.verdicts import Outcome, Verdict, outcome, outcome_label, overall_status
+from result_factories import bias_result, experiment_result, tradeoff_result
+
+
+def _entry(verdict: str, expect: str | None = None) -> AuditEntry:
+    """A trade-off entry with this verdict; with ``expect``, a negative control whose entry verdict it is."""
+    if expect == "biased":
+        return AuditEntry(bias_result(verdict=verdict, expect="biased"))
+    if expect is not None:
+        return AuditEntry(tradeoff_result(verdict="violation"), verdict=verdict, expect=expect)
+    return AuditEntry(tradeoff_result(verdict=verdict))
 
 
 # --------------------------------------------------------------------------- outcomes and status
 @pytest.mark.parametrize("entry, want", [
-    ({"verdict": "pass"}, "pass"),
-    ({"verdict": "pass", "expect": "violation", "audit_verdict": "violation"}, "expected-violation-caught"),
-    ({"verdict": "fail", "expect": "violation", "audit_verdict": "pass"}, "expected-violation-missed"),
-    ({"verdict": "pass", "expect": "biased"}, "expected-violation-caught"),
-    ({"verdict": "fail", "expect": "biased"}, "expected-violation-missed"),
-    ({"verdict": "inconclusive"}, "inconclusive"),
-    ({"verdict": "something-new"}, "inconclusive"),  # never a silent pass
-    ({"verdict": "info"}, "info"),
-    ({"verdict": "error"}, "error"),
-    ({"verdict": "violation"}, "violation"),
+    (_entry("pass"), "pass"),
+    (_entry("pass", "violation"), "expected-violation-caught"),
+    (_entry("fail", "violation"), "expected-violation-missed"),
+    (_entry("pass", "biased"), "expected-violation-caught"),
+    (_entry("fail", "biased"), "expected-violation-missed"),
+    (_entry("inconclusive"), "inconclusive"),
+    (AuditEntry(UntypedResult({"kind": "x", "target": "t", "verdict": "something-new"})), "inconclusive"),
+    (AuditEntry(experiment_result()), "info"),
+    (AuditEntry(FailedTask("tradeoff", "t", "ValueError: boom")), "error"),
+    (_entry("violation"), "violation"),
 ])
 def test_outcome_of_entries(entry, want):
-    assert outcome(entry) == want
+    assert outcome(entry) == want and isinstance(outcome(entry), Outcome)
 
 
 def test_negative_control_labels():
-    caught = {"verdict": "pass", "expect": "violation"}
-    assert outcome_label(caught) == "violation expected — caught"
-    assert outcome_label({"verdict": "fail", "expect": "violation"}) == "violation expected — MISSED"
-    assert outcome_label({"verdict": "pass", "expect": "biased"}) == "bias expected — detected"
+    assert outcome_label(_entry("pass", "violation")) == "violation expected — caught"
+    assert outcome_label(_entry("fail", "violation")) == "violation expected — MISSED"
+    assert outcome_label(_entry("pass", "biased")) == "bias expected — detected"
 
 
 def test_status_counts_outcomes_honestly():
-    entries = [{"verdict": "pass"}, {"verdict": "pass", "expect": "violation"}, {"verdict": "inconclusive"},
-               {"verdict": "info"}]
+    entries = [_entry("pass"), _entry("pass", "violation"), _entry("inconclusive"), AuditEntry(experiment_result())]
     s = summarize(entries)
     assert s == {"status": "pass", "n_audits": 4,
                  "counts": {"inconclusive": 1, "pass": 1, "expected-violation-caught": 1, "info": 1}}
     # a missed negative control is a failure of the audit
-    assert summarize([{"verdict": "pass"}, {"verdict": "fail", "expect": "violation"}])["status"] == "fail"
+    assert summarize([_entry("pass"), _entry("fail", "violation")])["status"] == "fail"
     # nothing tested at all: not a pass
-    assert summarize([{"verdict": "inconclusive"}, {"verdict": "info"}])["status"] == "inconclusive"
+    assert summarize([_entry("inconclusive"), AuditEntry(experiment_result())])["status"] == "inconclusive"
     assert overall_status({"violation": 1, "error": 1, "fail": 2}) == "violation"
-    assert overall_status({}) == "pass"
+    assert overall_status({}) is Verdict.PASS
 
 
 # --------------------------------------------------------------------------- reconstruction: inconclusive
@@ -78,14 +88,13 @@ def test_reconstruction_without_applicable_bound_is_inconclusive():
     the same audit with every bound marked inapplicable -> inconclusive, and the headline lists no bound."""
     res = _recon({"mechanism": {"name": "gaussian", "sigma": 1.0}, "n": 400,
                   "prior": {"name": "gaussian", "mean": [0.0, 0.0], "cov": [[1.0, 0.0], [0.0, 1.0]]}})
-    entry = res.to_dict()
-    assert "van_trees" in applied_bounds(entry) and res.verdict == "pass"
-    assert "van Trees" in headline(entry)
+    assert "van_trees" in applied_bounds(res) and res.verdict == "pass"
+    assert "van Trees" in headline(AuditEntry(res))
 
     none_apply = dataclasses.replace(res, applies={k: False for k in res.applies}, verdict="pass")
     judged = judge(none_apply)
     assert judged.verdict == "inconclusive" and any("nothing was tested" in n for n in judged.notes)
-    text = headline(judged.to_dict())
+    text = headline(AuditEntry(judged))
     assert "no bound applies" in text
     assert "van Trees" not in text and "CRB" not in text
     # a violation or an applicable bound is left alone
@@ -94,7 +103,7 @@ def test_reconstruction_without_applicable_bound_is_inconclusive():
 
 
 # --------------------------------------------------------------------------- layout
-def _report(entries: list[dict], description: str = "demo"):
+def _report(entries: list[AuditEntry], description: str = "demo"):
     cfg = parse_config({"name": "layout", "seed": 1, "description": description, "audits": [
         {"kind": "tradeoff", "mechanism": {"name": "gaussian", "sigma": 1.0}, "x": [0.0], "x_prime": [1.0]}]})
 
@@ -106,50 +115,58 @@ def _report(entries: list[dict], description: str = "demo"):
     return build_report(cfg, tasks, {i: {"results": [e]} for i, e in enumerate(entries)})
 
 
-def _tradeoff(estimator: str, **extra) -> dict:
-    return {"kind": "tradeoff", "target": f"gauss {estimator}", "verdict": "pass", "epsilon_lb": 0.7,
-            "epsilon_exact": 1.0, "estimator": estimator, "n": 5000, "n_eval": 4000, "confidence": 0.95,
-            "claim": {"epsilon": 1.0, "delta": 1e-5}, "notes": ["same note", "same note"], "unused": None, **extra}
+def _tradeoff(estimator: str, **extra) -> AuditEntry:
+    res = tradeoff_result(target=f"gauss {estimator}", epsilon_lb=0.7, epsilon_exact=1.0, estimator=estimator, n=5000,
+                          n_eval=4000, mu_lb=None, notes=("same note", "same note"), **extra)
+    return AuditEntry(res)
 
 
 def test_epsilon_table_names_estimator_and_assumption():
     rep = _report([_tradeoff("clopper-pearson"), _tradeoff("gdp"),
-                   _tradeoff("clopper-pearson", expect="violation", audit_verdict="violation")])
-    title, header, rows, _ = summary_tables(rep)[0]
+                   apply_expectation(_tradeoff("clopper-pearson", verdict="violation"), "violation",
+                                     caught="violation")])
+    title, header, rows, _ = summary_tables(report_entries(rep))[0]
     col = header.index("estimator (assumption)")
     assert rows[0][col].startswith("Clopper–Pearson") and "no assumption" in rows[0][col]
     assert rows[1][col].startswith("GDP") and "assumes a Gaussian" in rows[1][col]
     assert rows[1][header.index("max certifiable ε")] == "—"  # no Clopper–Pearson ceiling for the GDP fit
     assert rows[2][header.index("outcome")] == "violation expected — caught"
-    assert "(GDP, assumes Gaussian)" in headline(rep["audits"][1])
+    assert "(GDP, assumes Gaussian)" in headline(report_entries(rep)[1])
+
+
+def _html(rep: dict) -> str:
+    entries = report_entries(rep)
+    return render_html(rep, entries, {}, summary_tables(entries))
 
 
 def test_html_opens_with_verdict_then_epsilon_table_then_details():
-    rep = _report([_tradeoff("clopper-pearson"), {"kind": "utility", "target": "curves", "verdict": "info"}])
-    page = render_html(rep, {}, summary_tables(rep))
+    rep = _report([_tradeoff("clopper-pearson"), AuditEntry(experiment_result(series={}, panels={}),
+                                                            target="curves")])
+    page = _html(rep)
     i_verdict = page.index("id='verdict'")
     i_table = page.index("Privacy: claimed, exact and certified ε")
     i_details = page.index("<details class='audit'")
     assert i_verdict < i_table < i_details
     assert "PASS" in page[i_verdict:i_table] and "1 pass, 1 informational" in page[i_verdict:i_table]
     assert page.count("same note") == 1  # notes once
-    assert "unused" not in page  # empty fields are not listed
+    assert "mu_lb" not in page  # empty fields are not listed
     assert "<meta name='viewport'" in page
 
 
 def test_markdown_escapes_html_from_the_configuration():
     evil = "<script>alert(1)</script> & <b>bold</b>"
-    rep = _report([{**_tradeoff("clopper-pearson"), "target": evil, "notes": [evil]}], description=evil)
-    md = render_markdown(rep, {}, summary_tables(rep))
+    rep = _report([AuditEntry(tradeoff_result(target=evil, notes=(evil,)))], description=evil)
+    entries = report_entries(rep)
+    md = render_markdown(rep, entries, {}, summary_tables(entries))
     assert "<script>" not in md and "<b>" not in md
     assert html.escape(evil, quote=False) in md
-    page = render_html(rep, {}, summary_tables(rep))
-    assert "<script>" not in page
+    assert "<script>" not in _html(rep)
 
 
 def test_scalar_rows_skip_empty_and_shown_elsewhere():
-    rows = dict(scalar_rows({"kind": "x", "a": None, "b": [], "c": {}, "d": {"u": None}, "e": 1.5,
-                             "notes": ["n"], "error": None, "expect": "violation"}))
+    rows = dict(scalar_rows(AuditEntry(UntypedResult({
+        "kind": "x", "a": None, "b": [], "c": {}, "d": {"u": None}, "e": 1.5, "notes": ["n"], "error": None,
+        "expect": "violation"}))))
     assert rows == {"e": "1.5"}
 
 
@@ -191,15 +208,15 @@ def test_tradeoff_that_could_not_refute_its_claim_is_inconclusive():
     full = {k: f.default for k, f in kind.fields.items()}
 
     def run(mechanism, n, **extra):
-        return kind.run({**full, "mechanism": mechanism, "n": n, **extra}, np.random.default_rng(0)).to_dict()
+        return kind.run({**full, "mechanism": mechanism, "n": n, **extra}, np.random.default_rng(0))
 
     vacuous = run({"name": "gaussian", "epsilon": 12.0, "delta": 1e-5}, 200)
-    assert vacuous["verdict"] == "inconclusive" and vacuous["min_detectable_ratio"] == "inf"
-    assert any("could not have refuted" in n for n in vacuous["notes"])
+    assert vacuous.result.verdict is Verdict.INCONCLUSIVE and vacuous.result.min_detectable_ratio == float("inf")
+    assert any("could not have refuted" in n for n in vacuous.result.notes)
     fine = run({"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, 2000)
-    assert fine["verdict"] == "pass" and outcome(fine) == "pass"
+    assert fine.final_verdict == "pass" and outcome(fine) == "pass"
     broken = run({"name": "gaussian", "sigma": 0.3, "epsilon": 1.0, "delta": 1e-5}, 2000, expect="violation")
-    assert outcome(broken) == "expected-violation-caught", broken["epsilon_lb"]
+    assert outcome(broken) == "expected-violation-caught", broken.result.epsilon_lb
 
 
 def test_exit_code_with_inconclusive_audits(tmp_path):

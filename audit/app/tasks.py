@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import json
 import traceback
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,7 +30,9 @@ import numpy as np
 from privaudit.audit.app.config import Config
 from privaudit.audit.kinds import AuditKind, get_kind, register_task_kind, unregister_task_kind
 from privaudit.audit.app.provenance import privaudit_version
-from privaudit.audit.results import AuditEntry, AuditResult, to_jsonable
+from privaudit.audit.kinds import result_type
+from privaudit.audit.results import AuditEntry, AuditResult, FailedTask, UntypedResult, as_entry, to_jsonable
+from privaudit.audit.verdicts import Verdict
 from privaudit.mechanisms.randomness import keyed_seed_sequence
 
 #: Version of the task encoding: part of every cache key.
@@ -100,22 +103,38 @@ def plan_tasks(config: Config) -> list[Task]:
     return tasks
 
 
-def entry_dicts(result: Any, task: Task) -> list[dict]:
+def task_entries(result: Any, task: Task) -> list[AuditEntry]:
     """The report entries of what a kind's ``run`` returned (one result, an entry, or a list of them).
 
     One result: the configuration's label names it (the audit's own name is kept as
     ``audited``). Several (a catalogue such as the bias checks): each keeps its own
-    name. Plain dicts (quick kinds in scripts and tests) are taken as they are.
+    name. Plain dicts (quick kinds in scripts and tests) become
+    :class:`~privaudit.audit.results.UntypedResult` entries, reported as they are.
+
+    Parameters
+    ----------
+    result : AuditResult, AuditEntry, dict, or a list or tuple of them
+        What the kind's ``run`` returned.
+    task : Task
+        The task that ran (its label and kind).
+
+    Returns
+    -------
+    list of AuditEntry
+
+    Raises
+    ------
+    TypeError
+        ``run`` returned something else.
     """
     items = result if isinstance(result, list | tuple) else [result]
     out = []
     for item in items:
         if isinstance(item, AuditResult | AuditEntry):
-            entry = item if isinstance(item, AuditEntry) else AuditEntry(item)
+            entry = as_entry(item)
             own = getattr(entry.result, "target", None)
             if len(items) == 1 or not own:
                 entry = dataclasses.replace(entry, target=task.target)
-            d = entry.to_dict()
         elif isinstance(item, Mapping):
             d = to_jsonable(dict(item))
             d.setdefault("kind", task.kind)
@@ -123,11 +142,65 @@ def entry_dicts(result: Any, task: Task) -> list[dict]:
                 if d.get("target") and d["target"] != task.target:
                     d["audited"] = d["target"]
                 d["target"] = task.target
-            d.setdefault("verdict", "info")
+            d.setdefault("verdict", Verdict.INFO.value)
+            entry = AuditEntry(UntypedResult(d))
         else:
             raise TypeError(f"task kind {task.kind!r} returned {type(item).__name__}, expected an AuditResult")
-        out.append(d)
+        out.append(entry)
     return out
+
+
+def entry_dicts(result: Any, task: Task) -> list[dict]:
+    """The JSON form (:meth:`~privaudit.audit.results.AuditEntry.to_dict`) of :func:`task_entries`.
+
+    Parameters
+    ----------
+    result : AuditResult, AuditEntry, dict, or a list or tuple of them
+        What the kind's ``run`` returned.
+    task : Task
+
+    Returns
+    -------
+    list of dict
+    """
+    return [entry.to_dict() for entry in task_entries(result, task)]
+
+
+def entry_from_dict(data: Mapping[str, Any], *, strict: bool = True) -> AuditEntry:
+    """The typed entry of a report or cache entry: the inverse of :meth:`~privaudit.audit.results.AuditEntry.to_dict`.
+
+    The result dataclass is the one the kind registry names for the entry's ``kind``
+    (:func:`privaudit.audit.kinds.result_type`); an error entry is a
+    :class:`~privaudit.audit.results.FailedTask`, an entry of a kind with no result
+    dataclass an :class:`~privaudit.audit.results.UntypedResult`.
+    ``entry_from_dict(e.to_dict()).to_dict() == e.to_dict()`` for every entry ``e``.
+
+    Parameters
+    ----------
+    data : mapping
+        The JSON entry.
+    strict : bool
+        Raise on an entry its result dataclass refuses (the cache rejects it). False:
+        keep it as an :class:`~privaudit.audit.results.UntypedResult`, with a
+        :class:`RuntimeWarning` (re-rendering a report written by another version).
+
+    Returns
+    -------
+    AuditEntry
+
+    Raises
+    ------
+    TypeError, ValueError
+        With ``strict``: ``data`` is not an entry of its kind's result dataclass.
+    """
+    try:
+        return AuditEntry.from_dict(data, result_type(data.get("kind") if isinstance(data, Mapping) else None))
+    except (TypeError, ValueError) as exc:
+        if strict or not isinstance(data, Mapping):
+            raise
+        warnings.warn(f"report entry of kind {data.get('kind')!r} ({data.get('target')!r}) is not a valid result of "
+                      f"its kind, rendered as plain data: {exc}", RuntimeWarning, stacklevel=2)
+        return AuditEntry(UntypedResult.from_dict(data), task=data.get("task"))
 
 
 def execute_task(task: Task, run: Callable | None = None) -> dict:
@@ -137,9 +210,12 @@ def execute_task(task: Task, run: Callable | None = None) -> dict:
     run time also run on worker processes and Dask workers (cloudpickle serialises
     it); by default it is looked up in this process's registry.
 
-    Returns ``{"key", "index", "ok", "results": [dict, ...]}``. A failing audit is
-    recorded as one result with verdict ``"error"``, its exception and a traceback,
-    so that the other tasks of the run still complete. ``KeyboardInterrupt`` and
+    Returns ``{"key", "index", "ok", "results": [dict, ...]}``: the results in their
+    JSON form (:func:`entry_dicts`), since they travel from a worker process or a Dask
+    worker and into the cache; :func:`entry_from_dict` reads each back into its typed
+    entry. A failing audit is recorded as one result with verdict ``"error"`` (a
+    :class:`~privaudit.audit.results.FailedTask`), its exception and a traceback, so
+    that the other tasks of the run still complete. ``KeyboardInterrupt`` and
     ``SystemExit`` propagate (an interrupted run is resumed from the cache).
     """
     try:
@@ -148,15 +224,13 @@ def execute_task(task: Task, run: Callable | None = None) -> dict:
         ok = True
     except Exception as exc:  # noqa: BLE001 - recorded in the report, the run goes on
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        results = [{
-            "kind": task.kind, "target": task.target, "verdict": "error",
-            "error": f"{type(exc).__name__}: {exc}", "traceback": "".join(tb[-6:]),
-        }]
+        failure = FailedTask(task.kind, task.target, f"{type(exc).__name__}: {exc}", "".join(tb[-6:]))
+        results = [AuditEntry(failure).to_dict()]
         ok = False
     return {"key": task.key, "index": task.index, "ok": ok, "results": results}
 
 
 __all__ = [
-    "TASK_FORMAT", "Task", "entry_dicts", "execute_task", "get_task_kind", "plan_tasks", "privaudit_version",
-    "register_task_kind", "scale_params", "task_key", "unregister_task_kind",
+    "TASK_FORMAT", "Task", "entry_dicts", "entry_from_dict", "execute_task", "get_task_kind", "plan_tasks", "privaudit_version",
+    "register_task_kind", "scale_params", "task_entries", "task_key", "unregister_task_kind",
 ]

@@ -13,8 +13,8 @@ from typing import Any
 
 from privaudit.audit.app.components import LEARNERS, MECHANISMS
 from privaudit.audit.app.fields import ConfigValueError, Field
-from privaudit.audit.reporting.formatting import claim_of, fnum
-from privaudit.audit.results import AuditResult
+from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.results import AuditEntry, AuditResult
 from privaudit.audit.verdicts import outcome_label
 
 
@@ -45,13 +45,17 @@ class AuditKind:
         Default report label when the entry has no ``target``.
     check : callable(path, params), optional
         Validation spanning several fields, run when the configuration is loaded.
-    headline : callable(entry dict) -> str, optional
-        One-line summary of a report entry of this kind's result.
-    figures : callable(entry dict) -> list of (suffix, figure, caption), optional
+    headline : callable(AuditEntry) -> str, optional
+        One-line summary of a report entry whose result is a ``result``.
+    figures : callable(AuditEntry) -> list of (suffix, figure, caption), optional
         Figures of a report entry (matplotlib figures; the report renders them to PNG).
-    table_rows : mapping of table name to callable(entry dict) -> list of str, optional
+    table_rows : mapping of table name to callable(AuditEntry) -> list of str, optional
         Rows this kind contributes to the summary tables of :mod:`privaudit.audit.reporting.figures`
         (``"epsilon"``, ``"bias"``); a callable returning None adds no row.
+
+    The rendering callables receive the typed entry (:class:`~privaudit.audit.results.AuditEntry`,
+    its ``result`` an instance of ``result``), never the JSON dict; the report calls them
+    only for entries whose result is a ``result``.
     """
 
     name: str
@@ -61,9 +65,9 @@ class AuditKind:
     doc: str = ""
     target: Callable[[dict], str] | None = None
     check: Callable[[str, dict], None] | None = None
-    headline: Callable[[dict], str] | None = None
-    figures: Callable[[dict], list[Figure]] | None = None
-    table_rows: Mapping[str, Callable[[dict], list[str] | None]] = dataclasses.field(default_factory=dict)
+    headline: Callable[[AuditEntry], str] | None = None
+    figures: Callable[[AuditEntry], list[Figure]] | None = None
+    table_rows: Mapping[str, Callable[[AuditEntry], list[str] | None]] = dataclasses.field(default_factory=dict)
 
     def validate(self, path: str, params: dict) -> None:
         """Checks spanning several fields (after each field is valid); raise naming ``path``."""
@@ -76,6 +80,19 @@ class AuditKind:
     @property
     def result_kind(self) -> str | None:
         return self.result.kind if self.result is not None else None
+
+    def renders(self, entry: AuditEntry) -> bool:
+        """True when this kind's headline, figures and table rows apply to ``entry`` (its result is a ``result``).
+
+        Parameters
+        ----------
+        entry : AuditEntry
+
+        Returns
+        -------
+        bool
+        """
+        return self.result is not None and isinstance(entry.result, self.result)
 
 
 
@@ -125,10 +142,23 @@ def build_learner(params: dict):
     return LEARNERS.build(params["learner"], "learner")
 
 
-def epsilon_table_row(entry: dict, *, estimator: str, exact: str = "—", certified: str = "—", n: str = "—",
+def epsilon_table_row(entry: AuditEntry, *, estimator: str, exact: str = "—", certified: str = "—", n: str = "—",
                       ceiling: str = "—") -> list[str]:
-    """One row of the report's ε table, in its column order: target, claimed ε and δ, exact ε,
-    certified ε̲, estimator (assumption), n, max certifiable ε, outcome (formatted strings)."""
-    c = claim_of(entry)
-    return [str(entry.get("target", "")), fnum(c.get("epsilon")), fnum(c.get("delta")), exact, certified, estimator,
-            n, ceiling, outcome_label(entry)]
+    """One row of the report's ε table, in its column order.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result has a ``claim`` (:class:`~privaudit.mechanisms.PrivacyClaim`).
+    estimator, exact, certified, n, ceiling : str
+        The formatted cells of the estimator (assumption), exact ε, certified ε̲, sample
+        size and max certifiable ε columns.
+
+    Returns
+    -------
+    list of str
+        Target, claimed ε and δ, exact ε, certified ε̲, estimator, n, max certifiable ε, outcome.
+    """
+    claim = entry.result.claim
+    return [entry.label, fnum(claim.epsilon), fnum(claim.delta), exact, certified, estimator, n, ceiling,
+            outcome_label(entry)]

@@ -18,6 +18,7 @@ from privaudit.audit.app.components import SAMPLERS
 from privaudit.audit.app.fields import ConfigTypeError, Field
 from privaudit.audit.reporting.formatting import fnum
 from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import outcome_label
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, AuditKind
 
@@ -36,7 +37,8 @@ FIELDS = {
     "target_value": Field("array", doc="the estimator's claimed expectation"),
     "n": Field("int", 100_000, low=10, high=10**8, samples=True, doc="draws of the estimator"),
     "confidence": CONFIDENCE,
-    "expect": Field("str", "unbiased", choices=("unbiased", "biased")),
+    "expect": Field("str", "unbiased", choices=("unbiased", "biased"),
+                     doc="\"biased\" is a negative control: it passes when the audit detects the bias"),
 }
 
 
@@ -51,22 +53,55 @@ def run(params: dict, rng: np.random.Generator) -> BiasAudit:
                       expect=params["expect"], name=_name(params), rng=rng)
 
 
-def headline(entry: dict) -> str:
-    return (f"‖bias‖ = {fnum(entry.get('bias_norm'))}, p = {fnum(entry.get('p_value'))}, "
-            f"expect {entry.get('expect', 'unbiased')}, n = {entry.get('n')}")
+def headline(entry: AuditEntry) -> str:
+    """``‖bias‖ = …, p = …, expect …, n = …``.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`BiasAudit`.
+
+    Returns
+    -------
+    str
+    """
+    res: BiasAudit = entry.result
+    return (f"‖bias‖ = {fnum(res.bias_norm)}, p = {fnum(res.p_value)}, "
+            f"expect {entry.expectation or 'unbiased'}, n = {res.n}")
 
 
-def bias_row(entry: dict) -> list[str]:
-    """Row of the bias table."""
-    return [str(entry.get("target", "")), str(entry.get("expect", "unbiased")), fnum(entry.get("bias_norm")),
-            fnum(entry.get("relative_bias")), fnum(entry.get("min_detectable_relative_bias")),
-            fnum(entry.get("p_value")), fnum(entry.get("n")), outcome_label(entry)]
+def bias_row(entry: AuditEntry) -> list[str]:
+    """Row of the bias table.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`BiasAudit`.
+
+    Returns
+    -------
+    list of str
+    """
+    res: BiasAudit = entry.result
+    return [entry.label, str(entry.expectation or "unbiased"), fnum(res.bias_norm), fnum(res.relative_bias),
+            fnum(res.min_detectable_relative_bias), fnum(res.p_value), fnum(res.n), outcome_label(entry)]
 
 
-def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
-    """Bias per coordinate with its simultaneous confidence interval (first 40 coordinates)."""
-    bias = arr(audit.get("bias"))
-    ci = audit.get("bias_ci")
+def bias_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
+    """Bias per coordinate with its simultaneous confidence interval (first 40 coordinates).
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`BiasAudit`.
+
+    Returns
+    -------
+    list of (suffix, matplotlib figure, caption)
+    """
+    res: BiasAudit = entry.result
+    bias = arr(res.bias)
+    ci = res.bias_ci
     if bias is None:
         return []
     bias = bias.ravel()[:40]
@@ -82,11 +117,11 @@ def bias_figures(audit: dict) -> list[tuple[str, Any, str]]:
         pass
     if lo is not None:
         ax.errorbar(idx, bias, yerr=[np.maximum(bias - lo, 0), np.maximum(hi - bias, 0)], fmt="o", ms=3, capsize=3, color="tab:blue",
-                    label=f"bias, {fnum(audit.get('confidence'))} simultaneous CI")
+                    label=f"bias, {fnum(res.confidence)} simultaneous CI")
     else:
         ax.plot(idx, bias, "o", ms=3, label="bias")
     ax.axhline(0, color="black", lw=0.8)
-    ax.set(xlabel="coordinate", ylabel="E[θ̂] − θ", title=f"Bias: {audit.get('target', '')}"[:80])
+    ax.set(xlabel="coordinate", ylabel="E[θ̂] − θ", title=f"Bias: {entry.label}"[:80])
     ax.legend(fontsize=LEGEND_PT)
     return [("bias", fig, "Bias per coordinate with its simultaneous confidence interval")]
 

@@ -12,7 +12,7 @@ import numpy as np
 from privaudit.audit.engines.calibration import CalibrationAudit, audit_calibration
 from privaudit.audit.app.components import MECHANISMS
 from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.reporting.formatting import fnum
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.kinds.base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
@@ -29,15 +29,36 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     return apply_expectation(res, params["expect"], caught="violation")
 
 
-def headline(entry: dict) -> str:
-    c = claim_of(entry)
-    return (f"exact ε = {fnum(entry.get('epsilon_exact'))} vs claimed ε = {fnum(c.get('epsilon'))} at "
-            f"δ = {fnum(c.get('delta'))} (slack {fnum(entry.get('slack'))}, analytic)")
+def headline(entry: AuditEntry) -> str:
+    """``exact ε = … vs claimed ε = … at δ = … (slack …, analytic)``.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`CalibrationAudit`.
+
+    Returns
+    -------
+    str
+    """
+    res: CalibrationAudit = entry.result
+    return (f"exact ε = {fnum(res.epsilon_exact)} vs claimed ε = {fnum(res.claim.epsilon)} at "
+            f"δ = {fnum(res.claim.delta)} (slack {fnum(res.slack)}, analytic)")
 
 
-def epsilon_row(entry: dict) -> list[str]:
-    """Analytic: the exact ε of the noise in use; nothing sampled, nothing to certify."""
-    return epsilon_table_row(entry, exact=fnum(entry.get("epsilon_exact")),
+def epsilon_row(entry: AuditEntry) -> list[str]:
+    """Analytic: the exact ε of the noise in use; nothing sampled, nothing to certify.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`CalibrationAudit`.
+
+    Returns
+    -------
+    list of str
+    """
+    return epsilon_table_row(entry, exact=fnum(entry.result.epsilon_exact),
                              estimator="analytic: exact ε of the noise in use (no sampling)")
 
 

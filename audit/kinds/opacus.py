@@ -7,7 +7,7 @@ when a task runs.
 from __future__ import annotations
 
 from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import claim_of, fnum
+from privaudit.audit.reporting.formatting import fnum
 from privaudit.audit.engines.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.verdicts import outcome_label
@@ -15,11 +15,11 @@ from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
 
 FIELDS = {
     "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε handed to Opacus' calibration"),
-    "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither"),
-    "epochs": Field("int", 10, low=1, high=10_000),
+    "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither", doc="target δ handed to Opacus' calibration"),
+    "epochs": Field("int", 10, low=1, high=10_000, doc="training epochs of each run"),
     "sample_rate": Field("float", 1.0, low=0.0, high=1.0, closed="right", doc="1 = full batch; else Poisson"),
-    "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES),
-    "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp")),
+    "grad_sample_mode": Field("str", "hooks", choices=GRAD_SAMPLE_MODES, doc="how Opacus computes per-sample gradients"),
+    "accountant": Field("str", "rdp", choices=("rdp", "prv", "gdp"), doc="Opacus accountant used to calibrate the noise"),
     "m": Field("int", 1000, low=10, high=10**6, samples=True, doc="canaries of the one-run views"),
     "n_runs": Field("int", 500, low=200, high=10**6, samples=True,
                     doc="runs per hypothesis of the trade-off view (the trade-off audit needs >= 200)"),
@@ -27,7 +27,7 @@ FIELDS = {
                    doc="which views to run: one-run (m canaries, one run), tradeoff (n_runs runs), or both"),
     "noise_multiplier": Field("float", None, low=0.0, closed="neither",
                               doc="train with this z instead (a deliberately misconfigured target)"),
-    "expect": Field("str", "private", choices=("private", "violation")),
+    "expect": Field("str", "private", choices=("private", "violation"), doc="negative control: \"violation\" passes when the audit catches a known violation"),
     "confidence": CONFIDENCE,
 }
 
@@ -42,19 +42,41 @@ def run(params: dict, rng) -> AuditEntry:
     return apply_expectation(audit_opacus(**kw, rng=rng), params["expect"], caught="violation")
 
 
-def headline(entry: dict) -> str:
-    return (f"Opacus ε = {fnum(entry.get('opacus_epsilon'))} vs certified ε_lb = {fnum(entry.get('epsilon_lb'))} "
-            f"(exact {fnum(entry.get('epsilon_exact'))})")
+def headline(entry: AuditEntry) -> str:
+    """``Opacus ε = … vs certified ε_lb = … (exact …)``.
 
-def epsilon_row(entry: dict) -> list[str]:
-    """Row of the ε table: Opacus' claimed ε, the exact ε, and the best ε̲ over the audited views."""
-    c = claim_of(entry)
-    views = [v for v in entry.get("views") or [] if isinstance(v, dict)]
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is an :class:`OpacusAudit`.
+
+    Returns
+    -------
+    str
+    """
+    res: OpacusAudit = entry.result
+    return (f"Opacus ε = {fnum(res.opacus_epsilon)} vs certified ε_lb = {fnum(res.epsilon_lb)} "
+            f"(exact {fnum(res.epsilon_exact)})")
+
+
+def epsilon_row(entry: AuditEntry) -> list[str]:
+    """Row of the ε table: Opacus' claimed ε, the exact ε, and the best ε̲ over the audited views.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is an :class:`OpacusAudit`.
+
+    Returns
+    -------
+    list of str
+    """
+    res: OpacusAudit = entry.result
+    views = [v for v in res.views or () if isinstance(v, dict)]
     methods = ", ".join(dict.fromkeys(str(v.get("method", "?")) for v in views)) or "?"
-    return [str(entry.get("target", "")), fnum(c.get("epsilon", entry.get("opacus_epsilon"))), fnum(c.get("delta")),
-            fnum(entry.get("epsilon_exact")), fnum(entry.get("epsilon_lb")),
-            f"best of {len(views)} view{'s' if len(views) != 1 else ''} ({methods}); accountant "
-            f"{entry.get('accountant', '?')}", "—", "—", outcome_label(entry)]
+    return [entry.label, fnum(res.claim.epsilon), fnum(res.claim.delta), fnum(res.epsilon_exact),
+            fnum(res.epsilon_lb), f"best of {len(views)} view{'s' if len(views) != 1 else ''} ({methods}); "
+            f"accountant {res.accountant}", "—", "—", outcome_label(entry)]
 
 
 KIND = AuditKind("opacus", run, FIELDS, result=OpacusAudit, doc="Opacus DP-SGD: Opacus' ε beside privaudit's ε̲",

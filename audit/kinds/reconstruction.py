@@ -20,6 +20,8 @@ from privaudit.audit.app.fields import Field
 from privaudit.audit.reporting.formatting import fnum, num
 from privaudit.audit.reporting.plotting import arr, new_figure
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
+from privaudit.audit.results import AuditEntry
+from privaudit.audit.verdicts import Verdict
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, mechanism_target
 
 FIELDS = {
@@ -49,19 +51,25 @@ def run(params: dict, rng: np.random.Generator) -> ReconstructionAudit:
     ))
 
 
-def applied_bounds(entry: dict) -> list[str]:
+def applied_bounds(result: ReconstructionAudit) -> list[str]:
     """Bounds the attacker's error was actually held against: applicable, finite (``"rero"`` included).
 
-    An entry without ``applies`` (older reports) is read as every bound it carries applying.
+    Parameters
+    ----------
+    result : ReconstructionAudit
+
+    Returns
+    -------
+    list of str
+        Names among :data:`BOUND_KEYS`, then ``"rero"`` when an exact-reconstruction bound was computed.
     """
-    applies = entry.get("applies") if isinstance(entry.get("applies"), dict) else None
+    applies = result.applies if isinstance(result.applies, dict) else None
     out = []
     for k in BOUND_KEYS:
-        v = num(entry.get(k))
+        v = num(getattr(result, k))
         if v is not None and math.isfinite(v) and (applies is None or applies.get(k, False)):
             out.append(k)
-    rero = entry.get("rero")
-    if isinstance(rero, dict) and num(rero.get("bound")) is not None:
+    if isinstance(result.rero, dict) and num(result.rero.get("bound")) is not None:
         out.append("rero")
     return out
 
@@ -73,18 +81,25 @@ def judge(result: ReconstructionAudit) -> ReconstructionAudit:
     that holds for it (van Trees for every attacker, the CRB/HCR for unbiased ones, ReRo for
     exact reconstruction); a biased attacker without a prior has none, so its MSE says
     nothing about the claim.
+
+    Parameters
+    ----------
+    result : ReconstructionAudit
+
+    Returns
+    -------
+    ReconstructionAudit
+        ``result`` itself, or a copy with verdict ``inconclusive`` and a note saying why.
     """
     if not isinstance(result, ReconstructionAudit):
         return result
-    entry = {"applies": result.applies, "rero": result.rero,
-             **{k: getattr(result, k, None) for k in BOUND_KEYS}}
-    if result.verdict != "pass" or applied_bounds(entry):
+    if result.verdict != Verdict.PASS or applied_bounds(result):
         return result
     why = ("it is not unbiased, so the Cramér–Rao-type bounds do not hold for it, and without a prior there is no "
            "van Trees bound" if not result.attacker_unbiased else "no bound could be computed for this release")
     note = (f"inconclusive: no bound applies to attacker {result.attacker!r} ({why}); its MSE is reported for "
             "information, nothing was tested")
-    return dataclasses.replace(result, verdict="inconclusive", notes=[*result.notes, note])
+    return dataclasses.replace(result, verdict=Verdict.INCONCLUSIVE, notes=[*result.notes, note])
 
 
 def _target(params: dict) -> str:
@@ -95,54 +110,75 @@ def _target(params: dict) -> str:
 BOUND_KEYS = ("crb", "crb_phase_conditional", "seed_bound", "hcr", "van_trees")
 BOUND_LABELS = {"crb": "CRB tr(I⁻¹)", "crb_phase_conditional": "CRB, phase known", "seed_bound": "seed (18) d/tr(I)",
                 "hcr": "HCR", "van_trees": "van Trees"}
-_BOUND_KEYS, _BOUND_LABELS = BOUND_KEYS, BOUND_LABELS
 
 
-def headline(entry: dict) -> str:
-    """``MSE … [ci] ≥ van Trees …`` against the bounds that applied, or why none did."""
-    applied = [k for k in applied_bounds(entry) if k != "rero"]
-    parts = [f"MSE {fnum(entry.get('mse'))} {fnum(entry.get('mse_ci'))}"]
-    rero = entry.get("rero")
+def headline(entry: AuditEntry) -> str:
+    """``MSE … [ci] ≥ van Trees …`` against the bounds that applied, or why none did.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`ReconstructionAudit`.
+
+    Returns
+    -------
+    str
+    """
+    res: ReconstructionAudit = entry.result
+    applied = [k for k in applied_bounds(res) if k != "rero"]
+    parts = [f"MSE {fnum(res.mse)} {fnum(res.mse_ci)}"]
+    rero = res.rero
     if isinstance(rero, dict) and num(rero.get("success")) is not None:
         parts = [f"exact reconstruction {fnum(rero.get('success'))} {fnum(rero.get('success_ci'))} vs ReRo bound "
                  f"{fnum(rero.get('bound'))}"]
     if applied:
-        parts.append("vs " + ", ".join(f"{BOUND_LABELS[k]} {fnum(entry[k])}" for k in applied))
+        parts.append("vs " + ", ".join(f"{BOUND_LABELS[k]} {fnum(getattr(res, k))}" for k in applied))
     elif not (isinstance(rero, dict) and num(rero.get("bound")) is not None):
-        parts.append(f"no bound applies to attacker {entry.get('attacker', '?')!r}")
+        parts.append(f"no bound applies to attacker {res.attacker!r}")
     return "; ".join(parts)
 
 
-def reconstruction_figures(audit: dict) -> list[tuple[str, Any, str]]:
-    """Bar chart: the attacker's MSE (with CI) against each bound carried by the entry."""
-    mse = num(audit.get("mse"))
+def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
+    """Bar chart: the attacker's MSE (with CI) against each bound carried by the result.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`ReconstructionAudit`.
+
+    Returns
+    -------
+    list of (suffix, matplotlib figure, caption)
+    """
+    res: ReconstructionAudit = entry.result
+    mse = num(res.mse)
     if mse is None:
         return []
     labels, values, colors = ["attacker MSE"], [mse], ["tab:blue"]
-    applies = audit.get("applies") if isinstance(audit.get("applies"), dict) else {}
-    for k in _BOUND_KEYS:
-        v = num(audit.get(k))
+    applies = res.applies if isinstance(res.applies, dict) else {}
+    for k in BOUND_KEYS:
+        v = num(getattr(res, k))
         if v is not None and math.isfinite(v):
             ok = applies.get(k, True)
-            labels.append(_BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
+            labels.append(BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
             values.append(v)
             colors.append("tab:gray" if ok else "lightgray")
     fig, ax = new_figure(size=(6.4, 3.8))
     ax = ax[0, 0]
     ax.bar(range(len(values)), values, color=colors)
-    ci = arr(audit.get("mse_ci"))
+    ci = arr(res.mse_ci)
     if ci is not None and ci.size == 2:
         ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
     ax.set_xticks(range(len(values)), labels, rotation=20, ha="right", rotation_mode="anchor", fontsize=LEGEND_PT)
     if all(v > 0 for v in values) and max(values) / min(values) > 50:
         ax.set_yscale("log")
-    ax.set(ylabel="mean squared error", title=f"Reconstruction: {audit.get('target', '')}"[:70])
+    ax.set(ylabel="mean squared error", title=f"Reconstruction: {entry.label}"[:70])
     ax.title.set_fontsize(10)
-    if not applied_bounds(audit):
+    if not applied_bounds(res):
         ax.text(0.98, 0.98, "no bound applies to this attacker:\ninconclusive", transform=ax.transAxes,
                 ha="right", va="top", fontsize=LEGEND_PT, color="#8a5a00")
     out = []
-    rero = audit.get("rero")
+    rero = res.rero
     if isinstance(rero, dict) and num(rero.get("success")) is not None and num(rero.get("bound")) is not None:
         fig2, ax2 = new_figure(size=(4.6, 3.6))
         ax2 = ax2[0, 0]

@@ -29,11 +29,12 @@ from privaudit.audit.stats.certifiable import max_certifiable_epsilon
 from privaudit.audit.app.components import MECHANISMS, registered_attackers
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field
-from privaudit.audit.reporting.formatting import claim_of, fnum, num
+from privaudit.audit.reporting.formatting import fnum, num
 from privaudit.audit.engines.pair_search import search_pairs
 from privaudit.audit.reporting.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
+from privaudit.audit.verdicts import Verdict
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
@@ -48,10 +49,12 @@ FIELDS = {
     "attacker": Field("names", None, validate=registered_attackers("distinguisher"),
                       doc="registered distinguisher, or a list of them (default: strongest applicable)"),
     "confidence": CONFIDENCE,
-    "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp")),
+    "estimator": Field("str", "clopper-pearson", choices=("clopper-pearson", "gdp"),
+                       doc="bound on ε: Clopper–Pearson on the error rates, or GDP (Gaussian trade-off; needs μ or assume_gaussian)"),
     "assume_gaussian": Field("bool", False, doc="assert the release's trade-off curve is Gaussian, allowing "
                                                 "estimator = 'gdp' on a claim without μ"),
-    "selection": Field("str", "split", choices=("split", "bonferroni")),
+    "selection": Field("str", "split", choices=("split", "bonferroni"),
+                       doc="choose the test on a held-out split, or over all candidates with a Bonferroni correction"),
     "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
     "expect": Field("str", "private", choices=("private", "violation"),
                     doc="'violation' marks a negative control: it passes when the audit catches it"),
@@ -119,7 +122,7 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     perfect distinguisher could not lift ε̲ above the claim with this many releases,
     so a pass would say nothing.
     """
-    if not isinstance(result, TradeoffAudit) or result.verdict != "pass":
+    if not isinstance(result, TradeoffAudit) or result.verdict != Verdict.PASS:
         return result
     ratio = num(getattr(result, "min_detectable_ratio", None))
     if ratio is None or math.isfinite(ratio):
@@ -127,7 +130,7 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     note = (f"inconclusive: with n_eval = {result.n_eval} releases per hypothesis no ε̲ can exceed the claimed "
             f"ε = {fnum(result.claim.epsilon)} at confidence {fnum(result.confidence)}; the audit could not have "
             "refuted the claim (raise n)")
-    return dataclasses.replace(result, verdict="inconclusive", notes=(*result.notes, note))
+    return dataclasses.replace(result, verdict=Verdict.INCONCLUSIVE, notes=(*result.notes, note))
 
 
 #: How each estimator's ε̲ is obtained, and what it assumes (the ε table's "estimator" column).
@@ -137,101 +140,136 @@ ESTIMATOR_LABELS = {
 }
 
 
-def estimator_label(entry: dict) -> str:
-    """The estimator of an entry's ε̲ with its assumption (unknown estimators are shown as they are)."""
-    est = str(entry.get("estimator") or "clopper-pearson")
+def estimator_label(result: TradeoffAudit) -> str:
+    """The estimator of a result's ε̲ with its assumption (unknown estimators are shown as they are).
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+
+    Returns
+    -------
+    str
+    """
+    est = str(result.estimator or "clopper-pearson")
     return ESTIMATOR_LABELS.get(est, est)
 
 
-def headline(entry: dict) -> str:
-    """``ε̲ = … (Clopper–Pearson) vs claimed ε = …, exact …, δ = …``."""
-    c = claim_of(entry)
-    est = "GDP, assumes Gaussian" if entry.get("estimator") == "gdp" else "Clopper–Pearson"
-    parts = [f"ε̲ = {fnum(entry.get('epsilon_lb'))} ({est}) vs claimed ε = {fnum(c.get('epsilon'))}"]
-    if entry.get("epsilon_exact") is not None:
-        parts.append(f"exact {fnum(entry.get('epsilon_exact'))}")
-    if c.get("delta") is not None:
-        parts.append(f"δ = {fnum(c.get('delta'))}")
+def headline(entry: AuditEntry) -> str:
+    """``ε̲ = … (Clopper–Pearson) vs claimed ε = …, exact …, δ = …``.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`TradeoffAudit`.
+
+    Returns
+    -------
+    str
+    """
+    res: TradeoffAudit = entry.result
+    est = "GDP, assumes Gaussian" if res.estimator == "gdp" else "Clopper–Pearson"
+    parts = [f"ε̲ = {fnum(res.epsilon_lb)} ({est}) vs claimed ε = {fnum(res.claim.epsilon)}"]
+    if res.epsilon_exact is not None:
+        parts.append(f"exact {fnum(res.epsilon_exact)}")
+    if res.claim.delta is not None:
+        parts.append(f"δ = {fnum(res.claim.delta)}")
     return ", ".join(parts)
 
 
-def epsilon_row(entry: dict) -> list[str]:
-    """Row of the ε table: claimed, exact, certified ε with its estimator and n, max certifiable ε, outcome."""
-    c = claim_of(entry)
-    n, conf = num(entry.get("n")), num(entry.get("confidence"))
-    n_eval = num(entry.get("n_eval")) or n
-    delta = num(c.get("delta")) or 0.0
+def epsilon_row(entry: AuditEntry) -> list[str]:
+    """Row of the ε table: claimed, exact, certified ε with its estimator and n, max certifiable ε, outcome.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`TradeoffAudit`.
+
+    Returns
+    -------
+    list of str
+    """
+    res: TradeoffAudit = entry.result
+    n_eval, conf = num(res.n_eval) or num(res.n), num(res.confidence)
+    delta = num(res.claim.delta) or 0.0
     # The ceiling is that of Clopper–Pearson bounds; the GDP estimator has none of this form.
-    cp = entry.get("estimator", "clopper-pearson") == "clopper-pearson"
+    cp = res.estimator == "clopper-pearson"
     eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
-    return epsilon_table_row(entry, exact=fnum(entry.get("epsilon_exact")), certified=fnum(entry.get("epsilon_lb")),
-                             estimator=estimator_label(entry), n=fnum(entry.get("n_eval") or entry.get("n")),
-                             ceiling=fnum(eps_max))
+    return epsilon_table_row(entry, exact=fnum(res.epsilon_exact), certified=fnum(res.epsilon_lb),
+                             estimator=estimator_label(res), n=fnum(res.n_eval or res.n), ceiling=fnum(eps_max))
 
 
-def band_of(audit: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(alpha, lower, upper) from the entry's ``band`` in any of its usual layouts."""
-    band = audit.get("band")
-    if isinstance(band, dict):
-        alpha = arr(band.get("alpha") or band.get("grid") or audit.get("alpha"))
-        lo = arr(band.get("lower") or band.get("fnr_lower") or band.get("lo"))
-        hi = arr(band.get("upper") or band.get("fnr_upper") or band.get("hi"))
-        if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
-            return alpha, lo, hi
-    if isinstance(band, list) and len(band) == 3:
-        parts = [arr(b) for b in band]
-        if all(p is not None for p in parts) and len({p.size for p in parts}) == 1:
-            return parts[0], parts[1], parts[2]
-    alpha = arr(audit.get("band_alpha") or audit.get("alpha"))
-    lo, hi = arr(audit.get("band_lower")), arr(audit.get("band_upper"))
+def band_of(result: TradeoffAudit) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(alpha, lower, upper) of the result's confidence band, None when it has none on ``alpha``.
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+
+    Returns
+    -------
+    tuple of three ndarray, or None
+    """
+    band = result.band if isinstance(result.band, dict) else {}
+    alpha, lo, hi = arr(result.alpha), arr(band.get("lower")), arr(band.get("upper"))
     if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
         return alpha, lo, hi
     return None
 
 
-def tradeoff_figures(audit: dict) -> list[tuple[str, Any, str]]:
-    """Trade-off curve with band over f_{ε,δ} of the claim and the exact curve; log-scale ROC."""
-    fpr, fnr = arr(audit.get("fpr")), arr(audit.get("fnr"))
-    c = claim_of(audit)
-    eps, delta = num(c.get("epsilon")), num(c.get("delta")) or 0.0
+def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
+    """Trade-off curve with band over f_{ε,δ} of the claim and the exact curve; log-scale ROC.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`TradeoffAudit`.
+
+    Returns
+    -------
+    list of (suffix, matplotlib figure, caption)
+    """
+    res: TradeoffAudit = entry.result
+    fpr, fnr = arr(res.fpr), arr(res.fnr)
+    eps, delta = num(res.claim.epsilon), num(res.claim.delta) or 0.0
     grid = np.linspace(0.0, 1.0, 401)
     out = []
     fig, ax = new_figure()
     ax = ax[0, 0]
-    band = band_of(audit)
+    band = band_of(res)
     if band is not None:
         ax.fill_between(band[0], band[1], band[2], color="tab:blue", alpha=0.2, lw=0,
-                        label=f"{fnum(audit.get('confidence'))} confidence band")
+                        label=f"{fnum(res.confidence)} confidence band")
     if eps is not None and math.isfinite(eps):
         ax.plot(grid, tradeoff_curve(eps, delta, grid), color="tab:red", lw=1.6,
                 label=f"claim f(ε={fnum(eps)}, δ={fnum(delta)})")
-    alpha = arr(audit.get("alpha"))
-    exact = arr(audit.get("exact_curve"))
+    alpha = arr(res.alpha)
+    exact = arr(res.exact_curve)
     has_exact = alpha is not None and exact is not None and exact.size == alpha.size
-    eps_exact = num(audit.get("epsilon_exact"))
+    eps_exact = num(res.epsilon_exact)
     if has_exact:
         ax.plot(alpha, exact, color="black", ls="--", lw=1.2, label="exact curve of the mechanism")
     elif eps_exact is not None and math.isfinite(eps_exact):
         ax.plot(grid, tradeoff_curve(eps_exact, delta, grid), color="black", ls="--", lw=1.2,
                 label=f"f(exact ε={fnum(eps_exact)}, δ)")
-    eps_lb = num(audit.get("epsilon_lb"))
+    eps_lb = num(res.epsilon_lb)
     if eps_lb is not None and math.isfinite(eps_lb) and eps_lb > 0:
         ax.plot(grid, tradeoff_curve(eps_lb, delta, grid), color="tab:orange", ls=":", lw=1.2,
                 label=f"certified f(ε̲={fnum(eps_lb)}, δ), "
-                      + ("GDP fit" if audit.get("estimator") == "gdp" else "Clopper–Pearson"))
+                      + ("GDP fit" if res.estimator == "gdp" else "Clopper–Pearson"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
         order = np.argsort(fpr, kind="stable")
         ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
                 label="empirical (attack)")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)",
-           title=f"Trade-off: {audit.get('target', '')}"[:70])
+           title=f"Trade-off: {entry.label}"[:70])
     ax.title.set_fontsize(10)
     ax.set_aspect("equal")
     ax.legend(fontsize=LEGEND_PT, loc="upper right")
     out.append(("tradeoff", fig, "Empirical trade-off curve with its confidence band, over the claim's f_{ε,δ} "
                                  "and the exact curve"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
-        out.append(roc_figure(audit, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
+        out.append(roc_figure(entry, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
     return out
 
 
@@ -243,16 +281,31 @@ def _crossing(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float)
     return float(fpr[above].max()) if np.any(above) else None
 
 
-def roc_figure(audit: dict, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact) -> tuple[str, Any, str]:
+def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact) -> tuple[str, Any, str]:
     """ROC on log–log axes with the confidence band and the region the claim forbids.
 
     TPR above the claim's bound 1 − f_{ε,δ}(FPR) refutes the claim *if the band's lower
     edge goes there*; the empirical curve alone may cross it at tiny FPR, where a handful
     of releases decide the point estimate. That case is explained on the figure.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`TradeoffAudit`.
+    fpr, fnr : ndarray
+        The empirical trade-off curve.
+    band : tuple of three ndarray, or None
+        :func:`band_of` the result.
+    alpha, exact : ndarray or None
+        The exact curve on its grid, when known.
+
+    Returns
+    -------
+    (suffix, matplotlib figure, caption)
     """
-    c = claim_of(audit)
-    eps, delta = num(c.get("epsilon")), num(c.get("delta")) or 0.0
-    n = max(int(num(audit.get("n_eval")) or num(audit.get("n")) or 10), 10)
+    res: TradeoffAudit = entry.result
+    eps, delta = num(res.claim.epsilon), num(res.claim.delta) or 0.0
+    n = max(int(num(res.n_eval) or num(res.n) or 10), 10)
     floor = 0.5 / n
     fig, ax = new_figure(size=(5.6, 4.6))
     ax = ax[0, 0]
@@ -261,7 +314,7 @@ def roc_figure(audit: dict, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact
         a, lo, hi = band
         keep = a >= floor
         ax.fill_between(a[keep], np.clip(1 - hi[keep], floor, 1), np.clip(1 - lo[keep], floor, 1), color="tab:blue",
-                        alpha=0.2, lw=0, label=f"{fnum(audit.get('confidence'))} confidence band")
+                        alpha=0.2, lw=0, label=f"{fnum(res.confidence)} confidence band")
     if eps is not None and math.isfinite(eps):
         bound = np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1)
         ax.fill_between(g, bound, 1.05, color="tab:red", alpha=0.08, lw=0, label="region the claim forbids")
@@ -275,15 +328,16 @@ def roc_figure(audit: dict, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact
             label="empirical ROC")
     ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
     ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
-           ylabel="true-positive rate (log)", title=f"ROC (log–log): {audit.get('target', '')}"[:70])
+           ylabel="true-positive rate (log)", title=f"ROC (log–log): {entry.label}"[:70])
     ax.title.set_fontsize(10)
     ax.legend(fontsize=LEGEND_PT, loc="lower right")
     caption = ("ROC of the attack on log–log axes with its confidence band; the shaded red region is what the claim "
                "forbids (the low-FPR corner certifies large ε)")
     cross = _crossing(f_sorted, t_sorted, eps, delta)
-    if cross is not None and audit.get("verdict") != "violation":
+    # The entry's verdict (a caught negative control reads "pass"), as the report shows it.
+    if cross is not None and entry.final_verdict != Verdict.VIOLATION:
         why = (f"the empirical curve crosses the claim at FPR ≤ {cross:.2g} (≈ {max(1, round(cross * n))} of "
-               f"{n} releases): sampling noise; the certified ε̲ = {fnum(audit.get('epsilon_lb'))} does not exceed "
+               f"{n} releases): sampling noise; the certified ε̲ = {fnum(res.epsilon_lb)} does not exceed "
                f"the claim")
         ax.text(0.02, 0.98, "crossing at tiny FPR =\nsampling noise, not a violation", transform=ax.transAxes,
                 fontsize=LEGEND_PT - 1, va="top", color="tab:red")

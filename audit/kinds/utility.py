@@ -17,7 +17,7 @@ import numpy as np
 from privaudit.audit.app.components import EXPERIMENTS, SEED_PARAMS, check_parameters, keyword_names
 from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field, check_keys, did_you_mean
 from privaudit.audit.reporting.plotting import arr, new_figure
-from privaudit.audit.results import ExperimentResult
+from privaudit.audit.results import AuditEntry, ExperimentResult
 from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.kinds.base import LEGEND_PT, AuditKind
 from privaudit.audit.reporting.formatting import num
@@ -66,15 +66,27 @@ def run(params: dict, rng: np.random.Generator) -> ExperimentResult:
     return func(**kwargs)
 
 
-def headline(entry: dict) -> str:
-    panels = [p for p in (entry.get("panels") or {}).values() if isinstance(p, dict)]
-    n_series = len(list(_curves(entry.get("series") or {}))) + sum(len(list(_curves(p))) for p in panels)
+def headline(entry: AuditEntry) -> str:
+    """``N curves in K panels (informational)``.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is an :class:`ExperimentResult`.
+
+    Returns
+    -------
+    str
+    """
+    res: ExperimentResult = entry.result
+    panels = [p for p in (res.panels or {}).values() if isinstance(p, dict)]
+    n_series = len(list(_curves(res.series or {}))) + sum(len(list(_curves(p))) for p in panels)
     return f"{n_series} curves" + (f" in {len(panels)} panels" if len(panels) > 1 else "") + " (informational)"
 
 
-def _references(audit: dict, panel: str, panels) -> dict:
+def _references(result: ExperimentResult, panel: str, panels) -> dict:
     """Reference lines of one panel: labels ``"<panel>: ..."`` go to that panel only, others to all."""
-    refs = audit.get("reference") or {}
+    refs = result.reference or {}
     named = {p for p in panels if p}
     own = {k: v for k, v in refs.items() if panel and str(k).startswith(f"{panel}:")}
     shared = {k: v for k, v in refs.items() if not any(str(k).startswith(f"{p}:") for p in named)}
@@ -107,7 +119,7 @@ def _auto_scale(values: np.ndarray) -> str:
     return "linear"
 
 
-def _plot_series(ax, series: dict, audit: dict, references: dict | None = None, panel: str = "") -> bool:
+def _plot_series(ax, series: dict, result: ExperimentResult, references: dict | None = None, panel: str = "") -> bool:
     """Draw one panel; returns True when error bars were cut at the quantity's range or the axes.
 
     Error bars are mean ± s.e. cut to the range of the quantity (an MSE is never drawn
@@ -115,13 +127,13 @@ def _plot_series(ax, series: dict, audit: dict, references: dict | None = None, 
     error does not squash every curve (the bar then runs off the axes, and the caption
     says so).
     """
-    meta = (audit.get("panel_axes") or {}).get(panel) or {}
-    xlabel = str(meta.get("xlabel", audit.get("xlabel", "")))
-    ylabel = str(meta.get("ylabel", audit.get("ylabel", "")))
+    meta = (result.panel_axes or {}).get(panel) or {}
+    xlabel = str(meta.get("xlabel", result.xlabel))
+    ylabel = str(meta.get("ylabel", result.ylabel))
     curves = list(_curves(series))
     ys = np.concatenate([c[2] for c in curves]) if curves else np.zeros(0)
     low, high = _range_of(ylabel, ys)
-    yscale = meta.get("yscale") or (audit.get("yscale") if audit.get("yscale") not in (None, "linear")
+    yscale = meta.get("yscale") or (result.yscale if result.yscale not in (None, "linear")
                                     else _auto_scale(ys))
     cut = False
     for name, x, y, yerr in curves:
@@ -134,7 +146,7 @@ def _plot_series(ax, series: dict, audit: dict, references: dict | None = None, 
         cut |= bool(np.any(lo > y - yerr) or np.any(hi < y + yerr))
         ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", ms=3, capsize=2, label=name)
     ref_values = []
-    for label, value in (audit.get("reference") or {} if references is None else references).items():
+    for label, value in (result.reference or {} if references is None else references).items():
         v = num(value)
         if v is not None and math.isfinite(v):
             ref_values.append(v)
@@ -144,7 +156,7 @@ def _plot_series(ax, series: dict, audit: dict, references: dict | None = None, 
     ax.set(xlabel=xlabel, ylabel=ylabel)
     from matplotlib.ticker import NullFormatter
 
-    xscale = meta.get("xscale", audit.get("xscale"))
+    xscale = meta.get("xscale", result.xscale)
     for set_scale, axis, scale in ((ax.set_xscale, ax.xaxis, xscale), (ax.set_yscale, ax.yaxis, yscale)):
         if scale in ("log", "symlog"):
             set_scale(scale)
@@ -192,16 +204,37 @@ def _shared_legend(panels, slot) -> None:
         slot.legend(list(seen.values()), list(seen), loc="center", fontsize=LEGEND_PT + 1, frameon=False)
 
 
-def figure_title(audit: dict) -> str:
-    """A human title: the configuration's label, else the experiment's description, never a bare internal id."""
-    return str(audit.get("target") or audit.get("audited") or audit.get("name") or "")
+def figure_title(entry: AuditEntry) -> str:
+    """A human title: the configuration's label, else the experiment's description, never a bare internal id.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is an :class:`ExperimentResult`.
+
+    Returns
+    -------
+    str
+    """
+    return str(entry.label or entry.result.target or entry.result.name or "")
 
 
-def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
-    """Utility curves of an ExperimentResult: one axis per panel (or one for ``series``)."""
-    panels = {k: v for k, v in (audit.get("panels") or {}).items() if isinstance(v, dict)}
-    if audit.get("series"):
-        panels = {"": audit["series"], **panels}
+def utility_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
+    """Utility curves of an ExperimentResult: one axis per panel (or one for ``series``).
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is an :class:`ExperimentResult`.
+
+    Returns
+    -------
+    list of (suffix, matplotlib figure, caption)
+    """
+    res: ExperimentResult = entry.result
+    panels = {k: v for k, v in (res.panels or {}).items() if isinstance(v, dict)}
+    if res.series:
+        panels = {"": res.series, **panels}
     if not panels:
         return []
     k = len(panels)
@@ -209,7 +242,7 @@ def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
     fig, axes = new_figure(nrows, ncols, size=(4.6 * ncols, 3.6 * nrows))
     cut = False
     for ax, (title, series) in zip(axes.ravel(), panels.items()):
-        cut |= _plot_series(ax, series, audit, _references(audit, str(title), panels), panel=str(title))
+        cut |= _plot_series(ax, series, res, _references(res, str(title), panels), panel=str(title))
         if title:
             ax.set_title(str(title), fontsize=10)
     spare = axes.ravel()[k:]
@@ -217,9 +250,9 @@ def utility_figures(audit: dict) -> list[tuple[str, Any, str]]:
         ax.set_visible(False)
     if len(spare):
         _shared_legend(axes.ravel()[:k], spare[0])
-    fig.suptitle(figure_title(audit)[:110], fontsize=11)
+    fig.suptitle(figure_title(entry)[:110], fontsize=11)
     fig.tight_layout()
-    caption = f"Utility curves: {figure_title(audit)}; error bars: ± one standard error"
+    caption = f"Utility curves: {figure_title(entry)}; error bars: ± one standard error"
     if cut:
         caption += ", cut at the range of the quantity or at the axes where they would hide the means"
     return [("utility", fig, caption)]

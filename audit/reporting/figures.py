@@ -1,11 +1,13 @@
-"""Figures, headlines and summary tables of a report, rendered from its audit entries (plain dicts).
+"""Figures, headlines and summary tables of a report, rendered from its typed entries.
 
-Every function here reads the JSON form of an audit entry
-(:meth:`~privaudit.audit.results.AuditEntry.to_dict`), so a report can be
-re-rendered from ``report.json`` alone. What to draw and say about an entry is
-declared by the kind that produces its result (:mod:`privaudit.audit.kinds`:
-``headline``, ``figures``, ``table_rows``); this module only iterates over the
-registry. Entries of a kind nobody registered render their scalar fields in the
+Every function here takes :class:`~privaudit.audit.results.AuditEntry` objects: a
+fresh run's, or those read back from ``report.json``
+(:func:`privaudit.audit.app.tasks.entry_from_dict`), so a report can be re-rendered
+from its JSON alone. What to draw and say about an entry is declared by the kind
+that produces its result (:mod:`privaudit.audit.kinds`: ``headline``, ``figures``,
+``table_rows``, called with the entry); this module only iterates over the registry.
+Entries of a kind nobody registered (an
+:class:`~privaudit.audit.results.UntypedResult`) render their scalar fields in the
 report's tables (:func:`privaudit.audit.reporting.render.scalar_rows`) and no figure.
 
 Summary tables (:data:`SUMMARY_TABLES`): claimed / exact / certified ε of every
@@ -19,9 +21,10 @@ import textwrap
 import warnings
 
 from privaudit.audit.reporting.formatting import fnum, num
-from privaudit.audit.kinds import renderer
+from privaudit.audit.kinds import AuditKind, renderer
 from privaudit.audit.reporting.plotting import new_figure, png
-from privaudit.audit.verdicts import outcome_label
+from privaudit.audit.results import AuditEntry
+from privaudit.audit.verdicts import Verdict, outcome_label
 
 #: Summary tables: name -> (title, header after "#", note, figure file name). Kinds contribute rows
 #: through ``AuditKind.table_rows[name]``.
@@ -48,16 +51,34 @@ SUMMARY_TABLES = {
 }
 
 
+def _renderer(entry: AuditEntry) -> AuditKind | None:
+    """The registered kind that renders ``entry`` (None for a failed task or a result no kind declares)."""
+    if entry.final_verdict == Verdict.ERROR:
+        return None
+    kind = renderer(entry.kind)
+    return kind if kind is not None and kind.renders(entry) else None
+
+
 # --------------------------------------------------------------------------- headlines
-def headline(audit: dict) -> str:
-    """One-line summary of an audit entry for the overview table."""
-    if audit.get("verdict") == "error":
-        return str(audit.get("error", "error"))[:160]
-    prefix = f"{outcome_label(audit)}: " if audit.get("expect") == "violation" else ""
-    kind = renderer(audit.get("kind"))
+def headline(entry: AuditEntry) -> str:
+    """One-line summary of an audit entry for the overview table.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+
+    Returns
+    -------
+    str
+        The kind's headline; a failed task's error; else the first three numeric fields.
+    """
+    if entry.final_verdict == Verdict.ERROR:
+        return str(getattr(entry.result, "error", "error"))[:160]
+    prefix = f"{outcome_label(entry)}: " if entry.expectation == "violation" else ""
+    kind = _renderer(entry)
     if kind is not None and kind.headline is not None:
-        return prefix + kind.headline(audit)
-    scalars = [(k, v) for k, v in audit.items() if k not in ("kind", "target", "verdict", "task")
+        return prefix + kind.headline(entry)
+    scalars = [(k, v) for k, v in entry.to_dict().items() if k not in ("kind", "target", "verdict", "task")
                and num(v) is not None]
     return prefix + ", ".join(f"{k} = {fnum(v)}" for k, v in scalars[:3])
 
@@ -67,27 +88,36 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower()[:40] or "audit"
 
 
-def render_figures(report: dict) -> dict[int, list[tuple[str, bytes, str]]]:
+def render_figures(entries: list[AuditEntry]) -> dict[int, list[tuple[str, bytes, str]]]:
     """PNG figures of every audit, keyed by the audit's position: ``{i: [(filename, png, caption), ...]}``.
 
     File names are ``<i>-<kind>-<target slug>-<figure>.png``. A figure that fails to
     render is skipped with a RuntimeWarning (the report still has the numbers);
     entries whose kind declares no figures get none.
+
+    Parameters
+    ----------
+    entries : list of AuditEntry
+        The report's entries, in order.
+
+    Returns
+    -------
+    dict of int to list of (str, bytes, str)
     """
     out: dict[int, list[tuple[str, bytes, str]]] = {}
-    for i, audit in enumerate(report.get("audits", [])):
-        kind = renderer(audit.get("kind"))
-        if kind is None or kind.figures is None or audit.get("verdict") == "error":
+    for i, entry in enumerate(entries):
+        kind = _renderer(entry)
+        if kind is None or kind.figures is None:
             continue
         items = []
         try:
-            figs = kind.figures(audit)
+            figs = kind.figures(entry)
         except Exception as exc:  # noqa: BLE001 - a malformed entry must not lose the whole report
-            warnings.warn(f"no figure for audit {i} ({audit.get('kind')}: {audit.get('target')}): {exc!r}",
+            warnings.warn(f"no figure for audit {i} ({entry.kind}: {entry.label}): {exc!r}",
                           RuntimeWarning, stacklevel=2)
             figs = []
         for suffix, fig, caption in figs:
-            name = f"{i:02d}-{audit['kind']}-{_slug(audit.get('target', ''))}-{suffix}.png"
+            name = f"{i:02d}-{entry.kind}-{_slug(entry.label)}-{suffix}.png"
             items.append((name, png(fig), caption))
         if items:
             out[i] = items
@@ -123,27 +153,44 @@ def table_figure(title: str, header: list[str], rows: list[list[str]], note: str
     return fig
 
 
-def render_table_figures(report: dict) -> list[tuple[str, bytes, str]]:
-    """``figures/epsilon-table.png`` and ``figures/bias-table.png`` when the report has such audits."""
+def render_table_figures(entries: list[AuditEntry]) -> list[tuple[str, bytes, str]]:
+    """``figures/epsilon-table.png`` and ``figures/bias-table.png`` when the report has such audits.
+
+    Parameters
+    ----------
+    entries : list of AuditEntry
+        The report's entries, in order.
+
+    Returns
+    -------
+    list of (file name, PNG bytes, title)
+    """
     files = {title: file for title, _, _, file in SUMMARY_TABLES.values()}
     return [(files[title], png(table_figure(title, header, rows, note)), title)
-            for title, header, rows, note in summary_tables(report) if title in files]
+            for title, header, rows, note in summary_tables(entries) if title in files]
 
 
 # --------------------------------------------------------------------------- summary tables
-def summary_tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
+def summary_tables(entries: list[AuditEntry]) -> list[tuple[str, list[str], list[list[str]], str]]:
     """Cross-audit tables (:data:`SUMMARY_TABLES`) with the rows the entries' kinds contribute.
 
-    Each is ``(title, header, rows, note)``, columns ``#, target, outcome, ...``; a table without rows is
-    left out.
+    Parameters
+    ----------
+    entries : list of AuditEntry
+        The report's entries, in order.
+
+    Returns
+    -------
+    list of (title, header, rows, note)
+        Columns ``#, target, outcome, ...``; a table without rows is left out.
     """
     rows: dict[str, list[list[str]]] = {name: [] for name in SUMMARY_TABLES}
-    for i, audit in enumerate(report.get("audits", [])):
-        kind = renderer(audit.get("kind"))
-        if kind is None or audit.get("verdict") == "error":
+    for i, entry in enumerate(entries):
+        kind = _renderer(entry)
+        if kind is None:
             continue
         for name, row_of in kind.table_rows.items():
-            row = row_of(audit) if name in rows else None
+            row = row_of(entry) if name in rows else None
             if row is not None:
                 rows[name].append([str(i), *_outcome_first(row)])
     return [(title, ["#", *_outcome_first(header)], rows[name], note)

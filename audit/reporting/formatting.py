@@ -48,9 +48,3 @@ def fnum(value: Any) -> str:
     if isinstance(value, str) and num(value) is not None:
         value = num(value)
     return fmt(value)
-
-
-def claim_of(entry: dict) -> dict:
-    """The ``claim`` table of a report entry (``{}`` when absent or malformed)."""
-    c = entry.get("claim")
-    return c if isinstance(c, dict) else {}

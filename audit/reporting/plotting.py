@@ -1,4 +1,4 @@
-"""Matplotlib helpers of the report figures: a figure on the Agg backend, PNG bytes, arrays from JSON.
+"""Matplotlib helpers of the report figures: a figure on the Agg backend, PNG bytes, float arrays of results.
 
 PNGs carry no timestamp or software metadata, so the same data give the same file.
 matplotlib is imported when a figure is drawn, not when this module is imported.
@@ -38,8 +38,21 @@ def new_figure(nrows: int = 1, ncols: int = 1, size=FIGSIZE):
 
 
 def arr(value: Any) -> np.ndarray | None:
-    """A float array from a JSON list (``"inf"`` strings included), else None."""
-    if not isinstance(value, list) or not value:
+    """A float array from a result's array, tuple or list (``"inf"`` strings of JSON included), else None.
+
+    Parameters
+    ----------
+    value : Any
+        An array field of a result (an ndarray, or the list it was read back as).
+
+    Returns
+    -------
+    ndarray of float, or None
+        None for anything empty or not numeric.
+    """
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, list | tuple) or not value:
         return None
     try:
         return np.asarray([num(v) if isinstance(v, str) else v for v in value], dtype=float)

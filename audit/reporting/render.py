@@ -12,9 +12,11 @@ JSON alone (:func:`write_report`). The document holds::
      "summary": {"status", "counts" (per outcome, see privaudit.audit.verdicts), "n_audits"},
      "audits": [{"kind", "target", "verdict", <the kind's fields>, "task": i}, ...]}
 
-Each audit entry is its result's :meth:`~privaudit.audit.results.AuditResult.to_dict`;
-the renderers are generic over it (every scalar field is tabulated, so fields a
-renderer does not know still show), with the headline, figures and summary-table
+Each audit entry is the :meth:`~privaudit.audit.results.AuditEntry.to_dict` of a typed
+entry (:func:`build_report`). The renderers take the typed entries, read back from
+the document with :func:`report_entries` (the same path re-renders an existing
+``report.json``): every scalar field of an entry's JSON form is tabulated, so fields
+a renderer does not know still show, beside the headline, figures and summary-table
 rows each kind declares (:mod:`privaudit.audit.kinds`, rendered by
 :mod:`privaudit.audit.reporting.figures`). A task that failed is an entry with verdict
 ``"error"`` and its error message. Nothing in the JSON depends on the wall clock, so
@@ -33,6 +35,7 @@ HTML in strings from the configuration.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import json
 import platform
@@ -46,7 +49,10 @@ from typing import Any
 from privaudit.audit.reporting.figures import headline, render_figures, render_table_figures, summary_tables
 from privaudit.audit.reporting.formatting import fmt, num
 from privaudit.audit.app.report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
-from privaudit.audit.verdicts import OUTCOME_LABELS, outcome, outcome_counts, outcome_label, overall_status, status_sentence
+from privaudit.audit.app.tasks import entry_from_dict
+from privaudit.audit.results import AuditEntry
+from privaudit.audit.verdicts import (OUTCOME_LABELS, Outcome, outcome, outcome_counts, outcome_label, overall_status,
+                                      status_sentence)
 
 SCHEMA = "privaudit.report/1"
 #: Distributions whose versions are recorded in every report.
@@ -65,7 +71,7 @@ def dependency_versions() -> dict[str, str]:
     return out
 
 
-def summarize(audits: list[dict]) -> dict[str, Any]:
+def summarize(entries: list[AuditEntry]) -> dict[str, Any]:
     """Overall status and the number of audits of each outcome (:mod:`privaudit.audit.verdicts`).
 
     ``counts`` are outcomes, not raw verdicts: a negative control that was caught is
@@ -74,17 +80,43 @@ def summarize(audits: list[dict]) -> dict[str, Any]:
     ``inconclusive``. The status is ``"pass"`` unless an audit failed, raised or refuted
     its claim (then the most severe: ``"violation"`` > ``"fail"`` > ``"error"``), or no audit
     tested anything and some were inconclusive (``"inconclusive"``).
+
+    Parameters
+    ----------
+    entries : list of AuditEntry
+        The report's entries.
+
+    Returns
+    -------
+    dict
+        ``{"status", "counts", "n_audits"}`` as plain JSON data.
     """
-    counts = outcome_counts(audits)
-    return {"status": overall_status(counts), "counts": counts, "n_audits": len(audits)}
+    counts = outcome_counts(entries)
+    return {"status": overall_status(counts).value, "counts": counts, "n_audits": len(entries)}
 
 
 def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
-    """Assemble the ``privaudit.report/1`` document from the tasks' outcomes (in task order)."""
-    audits = []
-    for task in tasks:
-        for res in outcomes[task.index]["results"]:
-            audits.append({**res, "task": task.index})
+    """Assemble the ``privaudit.report/1`` document from the tasks' outcomes (in task order).
+
+    Parameters
+    ----------
+    config : Config
+        The configuration that was run.
+    tasks : list of Task
+        Its planned tasks.
+    outcomes : dict of int to dict
+        Per task index, ``{"results": [...]}``: typed entries, or their JSON form (a
+        worker's output, a cache entry), read with :func:`~privaudit.audit.app.tasks.entry_from_dict`.
+
+    Returns
+    -------
+    dict
+        The document; each audit is the typed entry's ``to_dict()`` with its ``task`` index.
+    """
+    entries = [dataclasses.replace(res if isinstance(res, AuditEntry) else entry_from_dict(res, strict=False),
+                                   task=task.index)
+               for task in tasks for res in outcomes[task.index]["results"]]
+    audits = [entry.to_dict() for entry in entries]
     return {
         "schema": SCHEMA,
         "name": config.name,
@@ -95,9 +127,27 @@ def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
         "samples": config.samples,
         "seeds": [{"task": t.index, "entropy": t.seed, "spawn_key": [t.index], "cache_key": t.key} for t in tasks],
         "versions": dependency_versions(),
-        "summary": summarize(audits),
+        "summary": summarize(entries),
         "audits": audits,
     }
+
+
+def report_entries(report: dict) -> list[AuditEntry]:
+    """The typed entries of a ``privaudit.report/1`` document (a fresh one, or a ``report.json`` read back).
+
+    An entry its kind's dataclass refuses (a report of another version) is kept as plain
+    data (:class:`~privaudit.audit.results.UntypedResult`) with a RuntimeWarning.
+
+    Parameters
+    ----------
+    report : dict
+        The document.
+
+    Returns
+    -------
+    list of AuditEntry
+    """
+    return [entry_from_dict(audit, strict=False) for audit in report.get("audits", [])]
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -116,14 +166,25 @@ def _is_empty(v: Any) -> bool:
     return isinstance(v, dict) and all(_is_empty(x) for x in v.values())
 
 
-def scalar_rows(audit: dict, *, max_list: int = 4) -> list[tuple[str, str]]:
+def scalar_rows(entry: AuditEntry, *, max_list: int = 4) -> list[tuple[str, str]]:
     """(field, formatted value) of every non-empty scalar field, short list and flat small dict of an entry.
 
     Long arrays (curves) are left to the figures and the JSON; empty fields (``None``,
     ``[]``) are left out, and so are the fields the report shows elsewhere (notes, error).
+    The fields are those of the entry's JSON form, so a field no renderer knows still shows.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+    max_list : int
+        Longest list shown as a field.
+
+    Returns
+    -------
+    list of (str, str)
     """
     rows = []
-    for key, value in audit.items():
+    for key, value in entry.to_dict().items():
         if key in _NOT_FIELDS or _is_empty(value):
             continue
         if _is_scalar(value):
@@ -135,31 +196,53 @@ def scalar_rows(audit: dict, *, max_list: int = 4) -> list[tuple[str, str]]:
     return rows
 
 
-def entry_notes(audit: dict) -> list[str]:
-    """The entry's notes, each once (a kind and its result may state the same note)."""
-    notes = audit.get("notes") or []
+def entry_notes(entry: AuditEntry) -> list[str]:
+    """The entry's notes, each once (a kind and its result may state the same note).
+
+    Parameters
+    ----------
+    entry : AuditEntry
+
+    Returns
+    -------
+    list of str
+    """
+    notes = entry.to_dict().get("notes") or []
     return list(dict.fromkeys(str(n) for n in ([notes] if isinstance(notes, str) else notes)))
 
 
-def headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
+def headline_figures(entries: list[AuditEntry], figures: dict[int, list[tuple[str, bytes, str]]],
                      *, limit: int = 12) -> list[tuple[int, tuple[str, bytes, str]]]:
     """Figures shown at the top: the first figure of each task, and every figure of an audit gone wrong.
 
     Bias entries (catalogues of dozens) are summarised by the bias table instead, unless they failed.
 
-    ``[(audit index, (name, png, caption)), ...]`` in audit order, at most ``limit``.
+    Parameters
+    ----------
+    entries : list of AuditEntry
+        The report's entries, in order.
+    figures : dict of int to list of (name, png, caption)
+        :func:`~privaudit.audit.reporting.figures.render_figures` of the entries.
+    limit : int
+        At most this many figures.
+
+    Returns
+    -------
+    list of (int, (str, bytes, str))
+        ``[(audit index, (name, png, caption)), ...]`` in audit order.
     """
     seen_tasks, out = set(), []
-    for i, audit in enumerate(report.get("audits", [])):
+    for i, entry in enumerate(entries):
         figs = figures.get(i, [])
+        task = entry.task if entry.task is not None else i
         if not figs:
             continue
-        bad = outcome(audit) in ("violation", "fail", "expected-violation-missed")
+        bad = outcome(entry) in (Outcome.VIOLATION, Outcome.FAIL, Outcome.EXPECTED_VIOLATION_MISSED)
         if bad:
             out += [(i, f) for f in figs]
-        elif audit.get("task", i) not in seen_tasks and audit.get("kind") != "bias":
+        elif task not in seen_tasks and entry.kind != "bias":
             out.append((i, figs[0]))
-        seen_tasks.add(audit.get("task", i))
+        seen_tasks.add(task)
     return out[:limit]
 
 
@@ -178,6 +261,12 @@ def _run_line(report: dict) -> str:
             f"privaudit {report['versions'].get('privaudit')}.")
 
 
+def _error_of(entry: AuditEntry) -> str | None:
+    """A failed entry's traceback (else its error message), None for an entry that did not fail."""
+    d = entry.to_dict()
+    return (d.get("traceback") or d["error"]) if d.get("error") else None
+
+
 # --------------------------------------------------------------------------- Markdown
 def _md(text: Any) -> str:
     """Text from the configuration or an entry, safe in Markdown: HTML escaped, one line."""
@@ -191,20 +280,37 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
+def render_markdown(report: dict, entries: list[AuditEntry], figures: dict[int, list[tuple[str, bytes, str]]],
                     tables: list[tuple[str, list[str], list[list[str]], str]],
                     table_links: dict[str, str] | None = None) -> str:
     """The Markdown report: verdict, ε table and headline figures first, then every audit.
 
     Figures are linked from ``figures/`` (``table_links``: title -> PNG of a table). Every
     string that comes from the configuration or an entry is HTML-escaped.
+
+    Parameters
+    ----------
+    report : dict
+        The document (its name, description, summary, versions).
+    entries : list of AuditEntry
+        Its entries (:func:`report_entries`).
+    figures : dict of int to list of (name, png, caption)
+        Figures per entry index.
+    tables : list of (title, header, rows, note)
+        :func:`~privaudit.audit.reporting.figures.summary_tables` of the entries.
+    table_links : dict of str to str, optional
+        Table title -> PNG file of the table.
+
+    Returns
+    -------
+    str
     """
     word, sentence = _status_line(report)
     out = [f"# privaudit report: {_md(report['name'])}", "", f"**{word}**: {_md(sentence)}", ""]
     if report.get("description"):
         out += [_md(report["description"]), ""]
     out += [_md(_run_line(report)), ""]
-    top = headline_figures(report, figures)
+    top = headline_figures(entries, figures)
     top_md = ["## Headline figures", "", *[f"![#{i}: {_md(cap)}](figures/{name})" for i, (name, _, cap) in top],
               ""] if top else []
     for k, (title, header, rows, note) in enumerate(tables):
@@ -219,13 +325,14 @@ def render_markdown(report: dict, figures: dict[int, list[tuple[str, bytes, str]
         out += top_md
     out += ["## All audits", "",
             _md_table(["#", "kind", "target", "outcome", "result"],
-                      [[str(i), a["kind"], a["target"], outcome_label(a), headline(a)]
-                       for i, a in enumerate(report["audits"])]), ""]
-    for i, a in enumerate(report["audits"]):
-        out += [f"### {i}. {_md(a['kind'])}: {_md(a['target'])}", "", f"Outcome: **{_md(outcome_label(a))}** — "
+                      [[str(i), a.kind, a.label, outcome_label(a), headline(a)]
+                       for i, a in enumerate(entries)]), ""]
+    for i, a in enumerate(entries):
+        out += [f"### {i}. {_md(a.kind)}: {_md(a.label)}", "", f"Outcome: **{_md(outcome_label(a))}** — "
                 f"{_md(headline(a))}", ""]
-        if a.get("error"):
-            out += ["```", a.get("traceback") or a["error"], "```", ""]
+        error = _error_of(a)
+        if error:
+            out += ["```", error, "```", ""]
         for name, _png, caption in figures.get(i, []):
             out += [f"![{_md(caption)}](figures/{name})", ""]
         rows = scalar_rows(a)
@@ -295,7 +402,7 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def _outcome(entry: dict) -> str:
+def _outcome(entry: AuditEntry) -> str:
     return f'<span class="o-{outcome(entry)}">{html.escape(outcome_label(entry))}</span>'
 
 
@@ -331,8 +438,8 @@ def _summary_rows(rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _html_headline_figures(report: dict, figures: dict[int, list[tuple[str, bytes, str]]]) -> list[str]:
-    top = headline_figures(report, figures)
+def _html_headline_figures(entries: list[AuditEntry], figures: dict[int, list[tuple[str, bytes, str]]]) -> list[str]:
+    top = headline_figures(entries, figures)
     if not top:
         return []
     return ["<h2>Headline figures</h2><div class='figs'>",
@@ -345,12 +452,27 @@ def _row_outcomes(rows: list[list[str]]) -> str:
     return ", ".join(f"{n} {label}" for label, n in counts.most_common())
 
 
-def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
+def render_html(report: dict, entries: list[AuditEntry], figures: dict[int, list[tuple[str, bytes, str]]],
                 tables: list[tuple[str, list[str], list[list[str]], str]]) -> str:
     """The self-contained HTML report: verdict, ε table and headline figures first, details collapsed.
 
     Figures are embedded as base64 PNG and enlarge on click (CSS only); nothing is
     loaded from outside the file.
+
+    Parameters
+    ----------
+    report : dict
+        The document (its name, description, summary, versions).
+    entries : list of AuditEntry
+        Its entries (:func:`report_entries`).
+    figures : dict of int to list of (name, png, caption)
+        Figures per entry index.
+    tables : list of (title, header, rows, note)
+        :func:`~privaudit.audit.reporting.figures.summary_tables` of the entries.
+
+    Returns
+    -------
+    str
     """
     e = html.escape
     word, sentence = _status_line(report)
@@ -368,7 +490,7 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
     # others (long bias catalogues) follow the headline figures, collapsed.
     for k, (title, header, rows, note) in enumerate(tables):
         if k == 1:
-            parts += _html_headline_figures(report, figures)
+            parts += _html_headline_figures(entries, figures)
         table = [_html_table(header, _summary_rows(rows), raw_cols=tuple(range(len(header))))]
         if note:
             table.append(f"<details class='note'><summary>How to read this table</summary>{e(note)}</details>")
@@ -378,27 +500,28 @@ def render_html(report: dict, figures: dict[int, list[tuple[str, bytes, str]]],
             parts += [f"<details id='table-{k}'><summary><b>{e(title)}</b> ({len(rows)} rows: "
                       f"{e(_row_outcomes(rows))})</summary>", *table, "</details>"]
     all_audits = [
-        f"<details open><summary><b>All audits ({len(report['audits'])})</b></summary>",
+        f"<details open><summary><b>All audits ({len(entries)})</b></summary>",
         _html_table(["#", "kind", "target", "outcome", "result"],
-                    [[f"<a href='#audit-{i}'>{i}</a>", e(a["kind"]), e(a["target"]), _outcome(a), e(headline(a))]
-                     for i, a in enumerate(report["audits"])], raw_cols=(0, 1, 2, 3, 4)),
+                    [[f"<a href='#audit-{i}'>{i}</a>", e(a.kind), e(a.label), _outcome(a), e(headline(a))]
+                     for i, a in enumerate(entries)], raw_cols=(0, 1, 2, 3, 4)),
         "</details>",
     ]
     if not tables:  # no privacy audit (e.g. reconstruction only): the audits' one-line results open the report
         parts += all_audits
     if len(tables) < 2:
-        parts += _html_headline_figures(report, figures)
+        parts += _html_headline_figures(entries, figures)
     if tables:
         parts += all_audits
     parts.append("<h2>Details</h2>")
-    on_top = {name for _, (name, _, _) in headline_figures(report, figures)}
-    for i, a in enumerate(report["audits"]):
-        bad = outcome(a) in ("violation", "fail", "error", "expected-violation-missed")
+    on_top = {name for _, (name, _, _) in headline_figures(entries, figures)}
+    for i, a in enumerate(entries):
+        bad = outcome(a) in (Outcome.VIOLATION, Outcome.FAIL, Outcome.ERROR, Outcome.EXPECTED_VIOLATION_MISSED)
         parts.append(f"<details class='audit' id='audit-{i}'{' open' if bad else ''}><summary>{i}. "
-                     f"{_outcome(a)} — {e(a['kind'])}: {e(a['target'])}</summary>")
+                     f"{_outcome(a)} — {e(a.kind)}: {e(a.label)}</summary>")
         parts.append(f"<p>{e(headline(a))}</p>")
-        if a.get("error"):
-            parts.append(f"<pre>{e(a.get('traceback') or a['error'])}</pre>")
+        error = _error_of(a)
+        if error:
+            parts.append(f"<pre>{e(error)}</pre>")
         # Each PNG is embedded once: a headline figure is linked from its audit, not repeated.
         figs = [f for f in figures.get(i, []) if f[0] not in on_top]
         links = [f for f in figures.get(i, []) if f[0] in on_top]
@@ -425,18 +548,31 @@ def report_json(report: dict) -> bytes:
 
 
 def report_files(report: dict, *, figures: bool = True) -> dict[str, bytes]:
-    """Every rendered file of the set but ``report.json``: relative path -> bytes."""
-    from privaudit.audit.reporting.figures import render_figures, render_table_figures, summary_tables
+    """Every rendered file of the set but ``report.json``: relative path -> bytes.
 
-    figs = render_figures(report) if figures else {}
-    tables = summary_tables(report)
+    The renderers take the document's typed entries (:func:`report_entries`).
+
+    Parameters
+    ----------
+    report : dict
+        The ``privaudit.report/1`` document.
+    figures : bool
+        Render the PNG figures.
+
+    Returns
+    -------
+    dict of str to bytes
+    """
+    entries = report_entries(report)
+    figs = render_figures(entries) if figures else {}
+    tables = summary_tables(entries)
     # The summary tables as PNG too (figures/epsilon-table.png, bias-table.png): the
     # Markdown links them, the HTML shows the tables themselves.
-    table_figs = render_table_figures(report) if figures else []
+    table_figs = render_table_figures(entries) if figures else []
     out = {f"figures/{name}": png for items in [*figs.values(), table_figs] for name, png, _ in items}
     table_links = {title: name for name, _, title in table_figs}
-    out["report.md"] = render_markdown(report, figs, tables, table_links).encode()
-    out["report.html"] = render_html(report, figs, tables).encode()
+    out["report.md"] = render_markdown(report, entries, figs, tables, table_links).encode()
+    out["report.html"] = render_html(report, entries, figs, tables).encode()
     return out
 
 
