@@ -35,6 +35,8 @@ from .validation import InvalidInputError, InvalidParameterError, ParameterTypeE
 
 #: At most this many corners are listed by :meth:`Box.corners` (2^d grows fast).
 MAX_CORNERS = 64
+#: Largest dataset size a :class:`DatasetDomain` accepts (datasets of it are allocated when sampled or padded).
+MAX_DATASET_SIZE = 10**7
 
 
 def _shown(x: Any, width: int = 80) -> str:
@@ -102,7 +104,7 @@ class Box(Domain):
     low: tuple
     high: tuple
     integer: bool = False
-    shape: tuple = field(default=(), compare=False)
+    shape: tuple = field(default=(), init=False, compare=False)
 
     kind: ClassVar[str] = "box"
 
@@ -341,6 +343,9 @@ class DatasetDomain(Domain):
             raise ParameterTypeError(f"records must be a Box of record bounds, got records={self.records!r}")
         lo = check_int("min_size", self.min_size, minimum=0)
         hi = check_int("max_size", self.max_size, minimum=max(lo, 1))
+        if hi > MAX_DATASET_SIZE:
+            raise InvalidParameterError(f"max_size must be <= {MAX_DATASET_SIZE} (datasets of that size are allocated "
+                                        f"when sampled or padded), got max_size={hi}")
         if not isinstance(self.padded, bool | np.bool_):
             raise ParameterTypeError(f"padded must be a bool, got padded={self.padded!r}")
         object.__setattr__(self, "min_size", lo)
@@ -390,8 +395,8 @@ class DatasetDomain(Domain):
         return self.pack(np.array([self.records.clip(r).ravel() for r in recs]).reshape(-1, self.records.dim))
 
     def boundary_points(self) -> list[np.ndarray]:
-        """Extreme datasets: every record at each record corner, at the smallest and the largest size."""
-        out = []
+        """Extreme datasets: the empty one (if allowed); every record at one record corner, at the least and most sizes."""
+        out = [self.pack(np.zeros((0, self.records.dim)))] if self.min_size == 0 else []
         for size in sorted({max(self.min_size, 1), self.max_size}):
             for c in self.records.corners():
                 out.append(self.pack(np.tile(c.ravel(), (size, 1))))
@@ -517,5 +522,5 @@ def domain_from_spec(spec: Any) -> Domain:
     raise ParameterTypeError(f"a domain must be a Domain, a (low, high) pair or a mapping with 'kind', got {spec!r}")
 
 
-__all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "as_float_array", "dataset_rows",
-           "domain_from_spec", "domain_of"]
+__all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "MAX_DATASET_SIZE", "as_float_array",
+           "dataset_rows", "domain_from_spec", "domain_of"]

@@ -128,6 +128,7 @@ def test_dataset_domain_membership_by_size_records_and_padding():
     pad = DatasetDomain(Box(0.0, 10.0), min_size=0, max_size=3, padded=True)
     assert pad.contains(np.array([1.0, np.nan, 2.0])) and not pad.contains(np.array([1.0, 2.0]))
     assert pad.contains(np.full(3, np.nan))
+    assert any(np.all(np.isnan(p)) for p in pad.boundary_points())  # the empty dataset is a boundary point
     np.testing.assert_array_equal(pad.present(np.array([1.0, np.nan, 2.0])), [[1.0], [2.0]])
     with pytest.raises(InvalidInputError, match="NaN only in part"):
         dom.present(np.array([[np.nan, 0.5]]))
@@ -157,6 +158,8 @@ def test_dataset_pack_clip_boundary_and_sample_stay_in_the_domain():
     (lambda: DatasetDomain(Box(0.0, 1.0), min_size=-1), InvalidParameterError, "min_size"),
     (lambda: DatasetDomain(Box(0.0, 1.0), max_size=2.5), ParameterTypeError, "max_size"),
     (lambda: DatasetDomain(Box(0.0, 1.0), padded=1), ParameterTypeError, "padded"),
+    (lambda: DatasetDomain(Box(0.0, 1.0), max_size=10**9), InvalidParameterError, "max_size=1000000000"),
+    (lambda: Box([0.0], [1.0], shape=(3,)), TypeError, "shape"),
     (lambda: DatasetDomain(Box(0.0, 1.0)).present(np.array([1.0, np.inf])), InvalidInputError, "inf"),
     (lambda: DatasetDomain(Box(0.0, 1.0)).present(3.0), InvalidInputError, "dataset"),
 ])
