@@ -21,9 +21,11 @@ import math
 from typing import ClassVar
 
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.protocol import HasExactDelta, HasExactEpsilon
 from privaudit.mechanisms.validation import InvalidParameterError, check_positive
 
 from privaudit.audit.results import AuditResult
+from privaudit.audit.verdicts import Verdict
 
 #: Relative tolerance for "exact ε equals the claim" (dp_accounting solves ε(δ) by bisection).
 RTOL = 1e-6
@@ -55,7 +57,7 @@ class CalibrationAudit(AuditResult):
     delta_exact: float | None
     slack: float
     ratio: float
-    verdict: str
+    verdict: Verdict
 
 
 def audit_calibration(mechanism, *, claim: PrivacyClaim | None = None, target: str | None = None) -> CalibrationAudit:
@@ -63,25 +65,31 @@ def audit_calibration(mechanism, *, claim: PrivacyClaim | None = None, target: s
 
     Parameters
     ----------
-    mechanism : object with ``exact_epsilon(delta)`` (and optionally ``exact_delta(epsilon)``)
-        E.g. GaussianMechanism, LaplaceMechanism, RandomizedResponse,
-        ModulatedMechanism, or the label-DP views of :mod:`privaudit.audit.engines.learner_audits`.
+    mechanism : HasExactEpsilon (and optionally HasExactDelta)
+        Anything with ``exact_epsilon(delta)`` (:mod:`privaudit.mechanisms.protocol`), e.g.
+        GaussianMechanism, LaplaceMechanism, RandomizedResponse, ModulatedMechanism, the
+        external adapters, or a learner's label-DP release view.
     claim : PrivacyClaim, optional
         Default ``mechanism.claim``.
+    target : str, optional
+        Name shown in reports; default ``repr(mechanism)``.
+
+    Returns
+    -------
+    CalibrationAudit
     """
     claim = getattr(mechanism, "claim", None) if claim is None else claim
     if not isinstance(claim, PrivacyClaim):
         raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
-    fn = getattr(mechanism, "exact_epsilon", None)
-    if not callable(fn):
+    if not isinstance(mechanism, HasExactEpsilon):
         raise InvalidParameterError(
             f"{type(mechanism).__name__} has no exact_epsilon(delta): its calibration cannot be checked exactly; "
             "use audit_tradeoff for an empirical lower bound"
         )
-    eps_exact = float(fn(claim.delta))
+    eps_exact = float(mechanism.exact_epsilon(claim.delta))
     check_positive("epsilon_exact", eps_exact, allow_zero=True, allow_inf=True)
-    d_fn = getattr(mechanism, "exact_delta", None)
-    delta_exact = float(d_fn(claim.epsilon)) if callable(d_fn) and claim.is_private else None
+    delta_exact = (float(mechanism.exact_delta(claim.epsilon))
+                   if isinstance(mechanism, HasExactDelta) and claim.is_private else None)
     violated = claim.is_private and eps_exact > claim.epsilon * (1 + RTOL)
     ratio = eps_exact / claim.epsilon if claim.is_private else 0.0
     return CalibrationAudit(

@@ -28,6 +28,7 @@ from privaudit.mechanisms.adjacency import (  # noqa: F401  (re-exported)
     pair_distance,
 )
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
 
@@ -174,7 +175,7 @@ def search_pairs(
         raise InvalidParameterError(f"no adjacent pair fits in domain={domain!r} under {claim.adjacency!r}")
     shape = np.shape(np.asarray(domain[0], dtype=float))
     if screen_attacker is None:
-        screen_attacker = (["likelihood-ratio"] if callable(getattr(mechanism, "log_density", None)) else []) + [
+        screen_attacker = (["likelihood-ratio"] if isinstance(mechanism, HasDensity) else []) + [
             "projection", "atom"]
     screened = []
 
