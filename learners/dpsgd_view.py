@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privaudit.attacks.distinguishers import ProjectionAttack
@@ -32,6 +33,7 @@ from privaudit.attacks.priors import DiscretePrior
 from privaudit.learners.release_view import ReconstructionSetup, TradeoffSetup
 from privaudit.mechanisms.accounting import composed_tradeoff, dpsgd_epsilon, gdp_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.randomness import RandomLike
 from privaudit.mechanisms.tradeoff import gaussian_tradeoff
 from privaudit.mechanisms.validation import (
     InvalidParameterError,
@@ -88,8 +90,23 @@ class LabelCanarySteps:
         return (f"LabelCanarySteps(z={self.noise_multiplier:g}, T={self.steps}, q={self.sampling_rate:g}, "
                 f"claim={self.claim})")
 
-    def sample(self, s, n: int, rng=None) -> np.ndarray:
-        """n transcripts of T steps for the canary sign ``s``, shape ``(n, T)``."""
+    def sample(self, s: float, n: int, rng: RandomLike = None) -> np.ndarray:
+        """n transcripts of T steps for the canary sign ``s``.
+
+        Parameters
+        ----------
+        s : float
+            The canary's sign, −1 or +1.
+        n : int
+            Number of releases.
+        rng : int, Generator, SeedSequence or None
+            Source of the noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n, T)``.
+        """
         rng = np.random.default_rng(rng)
         n = check_int("n", n)
         out = rng.standard_normal((n, self.steps))
@@ -100,8 +117,21 @@ class LabelCanarySteps:
             out += float(s)
         return out
 
-    def log_density(self, outputs, s) -> np.ndarray:
-        """Log-density of each transcript given the sign ``s`` (a two-component mixture per step when q < 1)."""
+    def log_density(self, outputs: ArrayLike, s: float) -> np.ndarray:
+        """Log-density of each transcript given the sign ``s`` (a two-component mixture per step when q < 1).
+
+        Parameters
+        ----------
+        outputs : array
+            Releases, one per row ``(n, T)``.
+        s : float
+            The canary's sign, −1 or +1.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n,)``.
+        """
         o = np.asarray(outputs, dtype=float) / self.noise_multiplier
         z = self.noise_multiplier
         m = float(s) / z
@@ -112,15 +142,36 @@ class LabelCanarySteps:
             comp = logsumexp(np.stack([-0.5 * o**2, -0.5 * (o - m) ** 2]), axis=0, b=np.array([1 - q, q])[:, None, None])
         return comp.sum(axis=1) - self.steps * (0.5 * math.log(2 * math.pi) + math.log(z))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact curve: T replace-one (subsampled) Gaussian steps, via dp_accounting's PLD."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact curve: T replace-one (subsampled) Gaussian steps, via dp_accounting's PLD.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I errors in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Type-II errors, the shape of ``alpha``.
+        """
         if self.sampling_rate == 1:
             return gaussian_tradeoff(2 * math.sqrt(self.steps) / self.noise_multiplier, alpha)
         return composed_tradeoff(alpha, noise_multiplier=self.noise_multiplier, steps=self.steps,
                                  sampling_rate=self.sampling_rate, adjacency="replace-one")
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε at ``delta`` of the canary's label flip (label DP)."""
+        """Exact ε at ``delta`` of the canary's label flip (label DP).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
         return dpsgd_epsilon(self.noise_multiplier, self.steps, delta, sampling_rate=self.sampling_rate,
                              adjacency="label")
 
@@ -163,7 +214,7 @@ class CanaryData:
     canary_label: float
 
 
-def canary_dataset(n_data: int = 20, dim: int = 3, *, canary_label: float = 1e3, rng=None) -> CanaryData:
+def canary_dataset(n_data: int = 20, dim: int = 3, *, canary_label: float = 1e3, rng: RandomLike = None) -> CanaryData:
     """A small regression dataset plus one label canary in an extra coordinate.
 
     The canary (:func:`~privaudit.attacks.pairs.label_canaries` with m = 1) has
@@ -204,23 +255,62 @@ class ScalarInputRelease:
         With ``claim``, ``sample``, ``log_density`` and ``tradeoff``.
     """
 
-    def __init__(self, view) -> None:
+    def __init__(self, view: Any) -> None:
         self.view = view
         self.claim = view.claim
 
     def __repr__(self) -> str:
         return repr(self.view)
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """The wrapped mechanism's releases of the scalar ``x[0]``."""
+    def sample(self, x: ArrayLike, n: int, rng: RandomLike = None) -> np.ndarray:
+        """The wrapped mechanism's releases of the scalar ``x[0]``.
+
+        Parameters
+        ----------
+        x : array (1,)
+            The input as a 1-vector.
+        n : int
+            Number of releases.
+        rng : int, Generator, SeedSequence or None
+            Source of the noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            The wrapped mechanism's releases.
+        """
         return self.view.sample(float(np.ravel(x)[0]), n, rng)
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """The wrapped mechanism's log-density at the scalar ``x[0]``."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """The wrapped mechanism's log-density at the scalar ``x[0]``.
+
+        Parameters
+        ----------
+        outputs : array
+            Releases, one per row.
+        x : array (1,)
+            The input as a 1-vector.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n,)``.
+        """
         return self.view.log_density(outputs, float(np.ravel(x)[0]))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """The wrapped mechanism's exact trade-off curve."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """The wrapped mechanism's exact trade-off curve.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I errors in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Type-II errors, the shape of ``alpha``.
+        """
         return self.view.tradeoff(alpha)
 
 
@@ -286,8 +376,23 @@ class DPSGDLabelCanary:
         kind = "Cond-DP" if self.conditioning else "DP-SGD"
         return f"DPSGDLabelCanary({kind}, mode={self.mode!r}, z={self.noise_multiplier_:.4g}, T={self.steps_}, claim={self.claim})"
 
-    def sample(self, s, n: int, rng=None) -> np.ndarray:
-        """n training runs with canary label s·Y: per-step LR increments ``(n, T)`` or final models ``(n, P)``."""
+    def sample(self, s: float, n: int, rng: RandomLike = None) -> np.ndarray:
+        """n training runs with canary label s·Y (vectorised across runs).
+
+        Parameters
+        ----------
+        s : float
+            The canary's sign, −1 or +1.
+        n : int
+            Number of releases.
+        rng : int, Generator, SeedSequence or None
+            Source of the noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            White-box: the per-step LR increments, ``(n, T)``; black-box: the final models, ``(n, P)``.
+        """
         import torch
 
         from privaudit.learners.dpsgd import train_linear_dpsgd_runs
@@ -318,15 +423,41 @@ class DPSGDLabelCanary:
         return theta
 
     def exact_mu(self) -> float:
-        """μ of the canary pair: 2√T/z (full batch, antipodal clipped canary gradients)."""
+        """μ of the canary pair: 2√T/z (full batch, antipodal clipped canary gradients).
+
+        Returns
+        -------
+        float
+        """
         return 2 * math.sqrt(self.steps_) / self.noise_multiplier_
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε at ``delta`` of the canary pair (G_μ with :meth:`exact_mu`)."""
+        """Exact ε at ``delta`` of the canary pair (G_μ with :meth:`exact_mu`).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
         return gdp_epsilon(self.exact_mu(), delta)
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve of the canary pair, G_μ with :meth:`exact_mu`."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve of the canary pair, G_μ with :meth:`exact_mu`.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I errors in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Type-II errors, the shape of ``alpha``.
+        """
         return gaussian_tradeoff(self.exact_mu(), alpha)
 
     def tradeoff_setup(self, *, phase: str = "known") -> TradeoffSetup:

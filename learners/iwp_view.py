@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.learners.release_view import ReconstructionSetup, TradeoffSetup
 from privaudit.mechanisms import GaussianMechanism, PrivacyClaim, RandomizedResponse
 from privaudit.mechanisms.accounting import privacy_loss_distribution
+from privaudit.mechanisms.randomness import RandomLike
 from privaudit.mechanisms.tradeoff import pld_tradeoff
 from privaudit.mechanisms.validation import InvalidParameterError, check_delta
 
@@ -49,8 +51,9 @@ class RecordRelease:
         The declared label interval of a Gaussian label release.
     """
 
-    def __init__(self, feature_mechanism: GaussianMechanism, label_mechanism, claim: PrivacyClaim, *,
-                 bounds=None, label_bounds=None) -> None:
+    def __init__(self, feature_mechanism: GaussianMechanism, label_mechanism: RandomizedResponse | GaussianMechanism,
+                 claim: PrivacyClaim, *, bounds: tuple[ArrayLike, ArrayLike] | None = None,
+                 label_bounds: tuple[float, float] | None = None) -> None:
         self.feature_mechanism = feature_mechanism
         self.label_mechanism = label_mechanism
         self.claim = claim
@@ -89,8 +92,23 @@ class RecordRelease:
         # Randomized response takes and returns a scalar label; a Gaussian label release a 1-vector.
         return isinstance(self.label_mechanism, RandomizedResponse)
 
-    def sample(self, z, n: int, rng=None) -> np.ndarray:
-        """n releases (x̃, ỹ) of the record z = (x, y), shape ``(n, d + 1)``; features drawn first."""
+    def sample(self, z: ArrayLike, n: int, rng: RandomLike = None) -> np.ndarray:
+        """n releases (x̃, ỹ) of the record z = (x, y); the features are drawn first.
+
+        Parameters
+        ----------
+        z : array (d + 1,)
+            The record: features, then label.
+        n : int
+            Number of releases.
+        rng : int, Generator, SeedSequence or None
+            Source of the noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n, d + 1)``: released features, then released label.
+        """
         rng = np.random.default_rng(rng)
         x, y = self._split(z)
         feats = self.feature_mechanism.sample(x, n, rng)
@@ -98,8 +116,21 @@ class RecordRelease:
                                              rng).reshape(n, 1)
         return np.hstack([feats.reshape(n, -1), labels])
 
-    def log_density(self, outputs, z) -> np.ndarray:
-        """Log-density of each release: the features' plus the label's (independent)."""
+    def log_density(self, outputs: ArrayLike, z: ArrayLike) -> np.ndarray:
+        """Log-density of each release: the features' plus the label's (independent).
+
+        Parameters
+        ----------
+        outputs : array
+            Releases, one per row ``(n, d + 1)``.
+        z : array (d + 1,)
+            The record: features, then label.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n,)``.
+        """
         o = np.asarray(outputs, dtype=float)
         x, y = self._split(z)
         lm = self.label_mechanism
@@ -107,20 +138,52 @@ class RecordRelease:
         return self.feature_mechanism.log_density(o[:, :-1], x) + ly
 
     def pld(self, feature_distance: float | None = None):
-        """PLD of the worst-case pair (features at distance Δ, label flipped) via dp_accounting."""
+        """PLD of the worst-case pair (features at distance Δ, label flipped) via dp_accounting.
+
+        Parameters
+        ----------
+        feature_distance : float, optional
+            Distance between the features (default: the feature mechanism's worst case).
+
+        Returns
+        -------
+        dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        """
         # Each mechanism describes itself to dp_accounting (its dp_event); no switch on its type here.
         return privacy_loss_distribution(self.feature_mechanism, feature_distance).compose(
             privacy_loss_distribution(self.label_mechanism))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve of the worst-case pair, from the composed PLD's whole profile."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve of the worst-case pair, from the composed PLD's whole profile.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I errors in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Type-II errors, the shape of ``alpha``.
+        """
         return pld_tradeoff(self.pld(), alpha)
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε at ``delta`` of the worst-case pair (the composed PLD)."""
+        """Exact ε at ``delta`` of the worst-case pair (the composed PLD).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
         return float(self.pld().get_epsilon_for_delta(check_delta(delta)))
 
-    def tradeoff_setup(self, *, phase: str = "known", bounds=None) -> TradeoffSetup:
+    def tradeoff_setup(self, *, phase: str = "known",
+                       bounds: tuple[ArrayLike, ArrayLike] | None = None) -> TradeoffSetup:
         """The worst-case pair: opposite corners of the declared feature box, the label flipped.
 
         ‖x − x′‖₂ is then the box's diameter, the sensitivity σ was calibrated on. The

@@ -16,15 +16,18 @@ its reconstruction (:meth:`TranscriptRelease.reconstruction_setup`) as data
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.attacks.pairs import steepest_phase
 from privaudit.learners.release_view import ReconstructionSetup, TradeoffSetup, check_phase
 from privaudit.mechanisms.accounting import gdp_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.modulated import ModulatedMechanism
+from privaudit.mechanisms.randomness import RandomLike
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
 
 #: Recorded in a learner-tradeoff report.
@@ -49,7 +52,8 @@ class TranscriptRelease:
         density marginalises them (phase unknown).
     """
 
-    def __init__(self, mechanisms, *, claim: PrivacyClaim | None = None, phases=None) -> None:
+    def __init__(self, mechanisms: Iterable[ModulatedMechanism], *, claim: PrivacyClaim | None = None,
+                 phases: ArrayLike | None = None) -> None:
         mechs = list(mechanisms)
         if not mechs or not all(isinstance(m, ModulatedMechanism) for m in mechs):
             raise InvalidParameterError("mechanisms must be a non-empty list of ModulatedMechanism")
@@ -108,8 +112,23 @@ class TranscriptRelease:
         known = "known" if self.phases is not None else "unknown"
         return f"TranscriptRelease(T={self.rounds}, phase {known}, claim={self.claim})"
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """n transcripts of input x, shape ``(n, T, d)``; the rounds are drawn in order from ``rng``."""
+    def sample(self, x: ArrayLike, n: int, rng: RandomLike = None) -> np.ndarray:
+        """n transcripts of input x; the rounds are drawn in order from ``rng``.
+
+        Parameters
+        ----------
+        x : array (d,)
+            The client's input.
+        n : int
+            Number of releases.
+        rng : int, Generator, SeedSequence or None
+            Source of the noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n, T, d)``.
+        """
         rng = np.random.default_rng(rng)
         n = check_int("n", n)
         out = np.empty((n, self.rounds, self.mechanisms[0].dim))
@@ -117,15 +136,38 @@ class TranscriptRelease:
             out[:, t] = m.sample(x, n, rng, phase=None if self.phases is None else self.phases[t])
         return out
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """Sum over rounds of each round's log-density (the rounds are independent given x)."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Sum over rounds of each round's log-density (the rounds are independent given x).
+
+        Parameters
+        ----------
+        outputs : array
+            Releases, one per row (``(n, T, d)`` or flattened ``(n, T·d)``).
+        x : array (d,)
+            The client's input.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n,)``.
+        """
         # Callers may pass the releases flattened to rows: restore (n, T, d).
         o = np.asarray(outputs, dtype=float).reshape(-1, self.rounds, self.mechanisms[0].dim)
         return sum(m.log_density(o[:, t], x, phase=None if self.phases is None else self.phases[t])
                    for t, m in enumerate(self.mechanisms))
 
-    def displacement_mu(self, x, x_prime) -> float:
-        """μ_T = sqrt(Σ_t ‖g_t(x′) − g_t(x)‖²/σ_t²) with the known phases (exact GDP of this pair)."""
+    def displacement_mu(self, x: ArrayLike, x_prime: ArrayLike) -> float:
+        """μ_T = sqrt(Σ_t ‖g_t(x′) − g_t(x)‖²/σ_t²) with the known phases (exact GDP of this pair).
+
+        Parameters
+        ----------
+        x, x_prime : array (d,)
+            The pair.
+
+        Returns
+        -------
+        float
+        """
         if self.phases is None:
             raise InvalidParameterError("displacement_mu needs known phases")
         return math.sqrt(sum(
@@ -133,7 +175,7 @@ class TranscriptRelease:
             for t, m in enumerate(self.mechanisms)
         ))
 
-    def tradeoff_setup(self, *, phase: str = "known", direction=None) -> TradeoffSetup:
+    def tradeoff_setup(self, *, phase: str = "known", direction: ArrayLike | None = None) -> TradeoffSetup:
         """The transcript on its worst-case pair (:func:`transcript_pair`), under this transcript's claim.
 
         Parameters
@@ -174,7 +216,9 @@ class TranscriptRelease:
         return ReconstructionSetup(list(self.mechanisms), prior=prior, phase=phase, note=RECONSTRUCTION_NOTE)
 
 
-def transcript_pair(mechanisms, direction=None, *, claim: PrivacyClaim | None = None, phase_known: bool = True):
+def transcript_pair(mechanisms: Iterable[ModulatedMechanism], direction: ArrayLike | None = None, *,
+                    claim: PrivacyClaim | None = None,
+                    phase_known: bool = True) -> tuple[TranscriptRelease, np.ndarray, np.ndarray]:
     """Worst-case pair for a transcript: x = 0, x′ = u (unit; default v₁ of round 0).
 
     With ``phase_known`` each round's phases are set to their steepest values for

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 
 from privaudit.mechanisms.protocol import Mechanism
 from privaudit.mechanisms.randomness import int_seed
@@ -136,7 +136,8 @@ def check_phase(phase: str) -> str:
     return phase
 
 
-def synthetic_data(n: int, dim: int, rng: np.random.Generator, *, classification: bool):
+def synthetic_data(n: int, dim: int, rng: np.random.Generator, *,
+                   classification: bool) -> tuple[np.ndarray, np.ndarray]:
     """Features uniform in the unit ℓ₂ ball's inscribed cube [−1/√d, 1/√d]^d, linear labels.
 
     y = xᵀβ + 0.1·N(0, 1) with β = linspace(1, −1, d) (regression), or its sign
@@ -162,7 +163,7 @@ def synthetic_data(n: int, dim: int, rng: np.random.Generator, *, classification
     return X, (np.where(y >= 0, 1.0, -1.0) if classification else y)
 
 
-def fit_on_synthetic(learner, *, n_train: int, dim: int, rng: np.random.Generator):
+def fit_on_synthetic(learner: BaseEstimator, *, n_train: int, dim: int, rng: np.random.Generator) -> BaseEstimator:
     """A clone of ``learner`` fitted on :func:`synthetic_data`, seeded from ``rng`` unless it has a random_state.
 
     Draw order (kept so that presets reproduce): the learner's integer seed
