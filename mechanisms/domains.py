@@ -37,6 +37,17 @@ from .validation import InvalidInputError, InvalidParameterError, ParameterTypeE
 MAX_CORNERS = 64
 #: Largest dataset size a :class:`DatasetDomain` accepts (datasets of it are allocated when sampled or padded).
 MAX_DATASET_SIZE = 10**7
+#: Largest number of values one ``sample`` call may allocate.
+MAX_SAMPLE_VALUES = 10**8
+
+
+def _sample_size(n: Any, values_per_point: int) -> int:
+    """``n`` checked as a count of points, refused before allocating more than :data:`MAX_SAMPLE_VALUES` values."""
+    n = check_int("n", n)
+    if n * values_per_point > MAX_SAMPLE_VALUES:
+        raise InvalidParameterError(f"n = {n} points of {values_per_point} values exceed the {MAX_SAMPLE_VALUES} values "
+                                    f"one sample may allocate; got n={n}")
+    return n
 
 
 def _shown(x: Any, width: int = 80) -> str:
@@ -229,7 +240,7 @@ class Box(Domain):
         return pts
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
-        n = check_int("n", n)
+        n = _sample_size(n, self.dim)
         gen = np.random.default_rng(rng)
         lo, hi = np.asarray(self.low), np.asarray(self.high)
         if self.integer:
@@ -302,7 +313,7 @@ class Categorical(Domain):
         return list(self.categories)
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
-        n = check_int("n", n)
+        n = _sample_size(n, 1)
         idx = np.random.default_rng(rng).integers(len(self.categories), size=n)
         return [self.categories[i] for i in idx]
 
@@ -403,7 +414,7 @@ class DatasetDomain(Domain):
         return out
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
-        n = check_int("n", n)
+        n = _sample_size(n, self.max_size * self.records.dim)
         gen = np.random.default_rng(rng)
         sizes = gen.integers(self.min_size, self.max_size, size=n, endpoint=True)
         out = []
@@ -522,5 +533,5 @@ def domain_from_spec(spec: Any) -> Domain:
     raise ParameterTypeError(f"a domain must be a Domain, a (low, high) pair or a mapping with 'kind', got {spec!r}")
 
 
-__all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "MAX_DATASET_SIZE", "as_float_array",
-           "dataset_rows", "domain_from_spec", "domain_of"]
+__all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "MAX_DATASET_SIZE", "MAX_SAMPLE_VALUES",
+           "as_float_array", "dataset_rows", "domain_from_spec", "domain_of"]

@@ -160,6 +160,8 @@ def test_dataset_pack_clip_boundary_and_sample_stay_in_the_domain():
     (lambda: DatasetDomain(Box(0.0, 1.0), padded=1), ParameterTypeError, "padded"),
     (lambda: DatasetDomain(Box(0.0, 1.0), max_size=10**9), InvalidParameterError, "max_size=1000000000"),
     (lambda: Box([0.0], [1.0], shape=(3,)), TypeError, "shape"),
+    (lambda: DatasetDomain(Box(0.0, 1.0), max_size=1000).sample(10**6), InvalidParameterError, "n=1000000"),
+    (lambda: Box(np.zeros(10), np.ones(10)).sample(10**8), InvalidParameterError, "n=100000000"),
     (lambda: DatasetDomain(Box(0.0, 1.0)).present(np.array([1.0, np.inf])), InvalidInputError, "inf"),
     (lambda: DatasetDomain(Box(0.0, 1.0)).present(3.0), InvalidInputError, "dataset"),
 ])
