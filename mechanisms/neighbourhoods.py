@@ -64,6 +64,8 @@ _TINY = float(np.finfo(float).tiny)  # the smallest normal float, 2.225073858507
 _LATTICE_DP_STATES = 200_000
 #: ... and up to this many (state, step) pairs per breadth-first layer.
 _LATTICE_DP_WORK = 5_000_000
+#: Largest (records of x) × (records of x′) table of the add/remove edit distance, after the common prefix and suffix.
+_LCS_PAIRS = 50_000_000
 
 
 def norm_of(v: np.ndarray, norm: str) -> float:
@@ -764,6 +766,10 @@ def _lcs(a: np.ndarray, b: np.ndarray) -> int:
     neq = a[::-1][: m - p] != b[::-1][: m - p]
     s = int(np.argmax(neq)) if neq.any() else m - p
     a, b = a[p: a.size - s], b[p: b.size - s]
+    if a.size * b.size > _LCS_PAIRS:
+        raise InvalidInputError(f"the datasets differ in {a.size} and {b.size} records between their common prefix and "
+                                f"suffix; their add/remove group distance (an edit distance, O(n·m)) is computed up to "
+                                f"{_LCS_PAIRS:.0e} record pairs")
     row = np.zeros(b.size + 1, dtype=np.int64)
     for t in a:
         cand = np.maximum(row[1:], row[:-1] + (b == t))

@@ -160,6 +160,7 @@ def test_bad_objects_name_the_value(make, err, match):
     (ReplaceOne(), [np.inf], [1.0], "inf"),
     (AddRemove(), 3.0, [3.0], "dataset"),
     (AnyPair(), [np.nan], [0.0], "NaN"),
+    (AddRemove(), np.arange(10_000.0), np.arange(10_000.0)[::-1] + 0.5, "differ in 10000 and 10000 records"),
     (NormBall("l1", 1.0), "abc", [0.0], "numeric"),
 ])
 def test_malformed_pairs_raise_input_errors(nb, x, xp, match):
