@@ -536,7 +536,8 @@ def _greedy_l2_steps(v: np.ndarray, radius: float) -> int:
     """Length of a greedy chain to v ≥ 0 (integer): each step the largest truncated move towards the rest, topped up.
 
     Each step is an integer vector within the ball and at most the rest, so the chain is real: its length bounds the
-    group distance from above.
+    group distance from above. A step is repeated as long as it fits in the rest, so that far pairs (|v| ≫ r) take
+    a few rounds, not one per step.
     """
     rest = v.copy()
     k = 0
@@ -553,8 +554,10 @@ def _greedy_l2_steps(v: np.ndarray, radius: float) -> int:
             if float((s**2).sum()) > r2:
                 s[i] -= 1
                 break
-        rest = rest - s
-        k += 1
+        used = s > 0
+        q = int(np.min(np.floor(rest[used] / s[used])))  # ≥ 1, as s ≤ rest
+        rest = rest - q * s
+        k += q
     return k
 
 

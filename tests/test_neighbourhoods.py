@@ -602,6 +602,10 @@ def test_greedy_l2_lattice_chain_is_never_shorter_than_the_exact_distance():
     big = np.zeros(40)
     big[:30] = 3.0  # 4^30 states: past the exact limit, the greedy chain is used
     assert IntegerLattice("l2", 1.5).group_distance(np.zeros(40), big) == _greedy_l2_steps(big[:30], 1.5)
+    # Far pairs take a few rounds, not one per step: 2·10¹² unit steps for r = 1 (exact: ‖v‖₁ when r < √2).
+    assert IntegerLattice("l2", 1.0).group_distance([0.0, 0.0], [1e12, 1e12]) == 2 * 10**12
+    k = IntegerLattice("l2", 5.0).group_distance(np.zeros(3), np.full(3, 1e9))
+    assert math.ceil(math.sqrt(3) * 1e9 / 5.0) <= k <= 3 * 1e9 / 5.0  # between the ℓ2 bound and the axis chain
 
 
 class _CoordinateLaplace:
