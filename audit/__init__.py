@@ -21,7 +21,7 @@ _LAZY = {
     "BiasAudit": "engines.bias",
     "required_draws": "engines.bias", "run_bias_checks": "studies.bias_checks",
     "AuditKind": "kinds", "register_kind": "kinds", "audit_kinds": "kinds", "get_kind": "kinds",
-    "AuditEntry": "results", "AuditResult": "results", "ExperimentResult": "results",
+    "AuditEntry": "results", "AuditResult": "results", "ExperimentResult": "results", "Verdict": "verdicts",
     "allow_imports": "app.components", "load_config": "app.config", "parse_config": "app.config",
 }
 

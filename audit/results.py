@@ -188,7 +188,10 @@ class AuditResult:
         kwargs = {}
         for f in dataclasses.fields(cls):
             if f.name in data:
-                kwargs[f.name] = from_jsonable(hints.get(f.name, Any), data[f.name])
+                try:
+                    kwargs[f.name] = from_jsonable(hints.get(f.name, Any), data[f.name])
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"{cls.__name__}.from_dict: field {f.name!r}: {exc}") from None
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError(f"{cls.__name__}.from_dict: missing field {f.name!r}")
         return cls(**kwargs)

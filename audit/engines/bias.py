@@ -68,6 +68,7 @@ from scipy import optimize, stats
 
 from privaudit.audit.stats.hotelling import hotelling_from_moments
 from privaudit.audit.results import AuditResult
+from privaudit.audit.verdicts import Verdict
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -166,7 +167,7 @@ class BiasAudit(AuditResult):
     n: int
     confidence: float
     seed: int | None
-    verdict: str
+    verdict: Verdict
     expect: str
     detected: bool
     p_value: float

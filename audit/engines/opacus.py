@@ -46,6 +46,7 @@ from privaudit.mechanisms.validation import InvalidParameterError, check_int, ch
 
 from privaudit.audit.stats.epsilon_bounds import one_run_bound
 from privaudit.audit.results import AuditResult
+from privaudit.audit.verdicts import Verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +90,7 @@ class OpacusAudit(AuditResult):
     views: tuple
     confidence: float
     seed: int
-    verdict: str
+    verdict: Verdict
     notes: tuple = ()
 
 

@@ -85,6 +85,7 @@ from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower, clopper_
 from privaudit.audit.stats.fisher import release_fisher
 from privaudit.audit.stats.hotelling import hotelling_test
 from privaudit.audit.results import AuditResult, ExperimentResult
+from privaudit.audit.verdicts import Verdict
 
 #: Bounds that hold only for unbiased attackers.
 UNBIASED_BOUNDS = ("crb", "seed_bound", "hcr")
@@ -183,7 +184,7 @@ class ReconstructionAudit(AuditResult):
     beaten: list
     attacker_unbiased: bool
     rero: dict | None
-    verdict: str
+    verdict: Verdict
     notes: list
 
 

@@ -64,6 +64,7 @@ from privaudit.mechanisms.validation import (
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import min_detectable_ratio
 from privaudit.audit.results import AuditResult
+from privaudit.audit.verdicts import Verdict
 
 ESTIMATORS = ("clopper-pearson", "gdp")
 #: α grid on which theory curves and the band are reported: dense near 0, where ε is decided.
@@ -150,7 +151,7 @@ class TradeoffAudit(AuditResult):
     mu_lb: float | None
     delta: float
     epsilon_exact: float | None
-    verdict: str
+    verdict: Verdict
     n: int
     n_train: int
     n_select: int
