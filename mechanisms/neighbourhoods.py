@@ -683,7 +683,8 @@ class KeyContributions(_VectorNeighbourhood):
         if v.size == 0:
             return 0
         c = self._cap()
-        m = np.array([steps_of(float(t), c) for t in v], dtype=float)
+        with np.errstate(over="ignore"):  # mᵢ as in steps_of, vectorised: 1 within c(1 + TOL), else ⌈(|vᵢ|/c)(1 − TOL)⌉
+            m = np.where(v <= c * (1 + TOL), 1.0, np.ceil(v / c * (1 - TOL)))
         if not np.all(np.isfinite(m)):
             return math.inf
         return int(max(m.max(), math.ceil(m.sum() / self.max_keys)))
