@@ -38,6 +38,7 @@ import warnings
 import numpy as np
 
 from privaudit.mechanisms.randomness import int_seed
+from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_int
 
 from .registry import register_attack
@@ -92,7 +93,7 @@ class LikelihoodRatioAttack(Distinguisher):
     llr_scores = True
 
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "LikelihoodRatioAttack":
-        if mechanism is None or not callable(getattr(mechanism, "log_density", None)):
+        if not isinstance(mechanism, HasDensity):
             raise InvalidParameterError(
                 f"likelihood-ratio needs a mechanism with log_density; got {type(mechanism).__name__}"
             )

@@ -50,6 +50,7 @@ import math
 
 import numpy as np
 
+from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.validation import InvalidParameterError
 
 from .distinguishers import Distinguisher, _rows
@@ -110,7 +111,7 @@ class _Reachability(Distinguisher):
         self.scale_ = self._scale_from(mechanism)
         self.x_ = np.asarray(x, dtype=float).ravel()
         self.x_prime_ = np.asarray(x_prime, dtype=float).ravel()
-        self.mechanism_ = mechanism if self.tie_break and callable(getattr(mechanism, "log_density", None)) else None
+        self.mechanism_ = mechanism if self.tie_break and isinstance(mechanism, HasDensity) else None
         return self
 
     #: Columns inverted together (Box–Muller's pairs are 2).
