@@ -26,7 +26,23 @@ from .claim import PrivacyClaim, neighboring_relation
 from .gaussian import GaussianMechanism, analytic_sigma, calibrate_gaussian, classical_sigma
 from .laplace import LaplaceMechanism
 from .modulated import ModulatedMechanism, random_orthonormal_basis
-from .protocol import AccountableMechanism, DensityMechanism, Mechanism
+from .protocol import (
+    AccountableMechanism,
+    DensityMechanism,
+    HasBatchRelease,
+    HasDensity,
+    HasDPEvent,
+    HasExactDelta,
+    HasExactEpsilon,
+    HasExactTradeoff,
+    HasFisherInformation,
+    HasLaplaceScale,
+    HasMarginalFisherInformation,
+    HasNoiseFreeMap,
+    IsotropicGaussianRelease,
+    Mechanism,
+    ModulatedRelease,
+)
 from .randomized_response import RandomizedResponse
 from .randomness import draw_seed, resolve_seed, spawn_generators
 from .unsafe import UnsafeFloatGaussianMechanism, UnsafeFloatLaplaceMechanism
@@ -55,8 +71,11 @@ __all__ = [
     "DensityMechanism", "discrete_tradeoff", "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "dp_event_of",
     "dpsgd_delta", "dpsgd_epsilon", "draw_seed", "event_delta", "event_epsilon", "ExponentialMechanism",
     "gaussian_delta", "gaussian_rho", "gaussian_steps_event", "gaussian_tradeoff", "GaussianMechanism",
-    "gdp_epsilon", "gdp_sigma", "InvalidInputError", "InvalidParameterError", "laplace_tradeoff",
-    "LaplaceMechanism", "Mechanism", "ModulatedMechanism", "neighboring_relation", "NonContractiveWarning",
+    "gdp_epsilon", "gdp_sigma", "HasBatchRelease", "HasDensity", "HasDPEvent", "HasExactDelta",
+    "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale", "HasMarginalFisherInformation",
+    "HasNoiseFreeMap", "IsotropicGaussianRelease", "InvalidInputError", "InvalidParameterError", "laplace_tradeoff",
+    "LaplaceMechanism", "Mechanism", "ModulatedMechanism", "ModulatedRelease", "neighboring_relation",
+    "NonContractiveWarning",
     "ParameterTypeError", "privacy_loss_distribution", "PrivacyClaim", "PrivacyLeakWarning",
     "random_orthonormal_basis", "RandomizedResponse", "resolve_seed", "sigma_for_rho", "SnappingLaplaceMechanism",
     "spawn_generators", "tradeoff_curve", "tradeoff_from_profile", "UnsafeFloatGaussianMechanism",
