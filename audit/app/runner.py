@@ -658,6 +658,8 @@ def run_config(
     if checked is None or not checked.covers(config, out, overwrite, max_memory):
         checked = preflight(config, out=out, overwrite=overwrite, max_memory=max_memory)
     tasks = checked.tasks
+    if scheduler is not None:  # refused before anything is created under --out
+        check_scheduler(scheduler, insecure=insecure_scheduler)
     out_dir = Path(out) / config.name
     recover_set(out_dir)  # a killed writer may have left the cache in its temporary folder
     warned: list[str] = []
