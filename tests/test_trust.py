@@ -106,6 +106,7 @@ def test_edited_user_mechanism_is_not_served_from_the_cache(tmp_path, capsys, mo
     code, first, err = summary(capsys, conf, "--out", out, "--allow-import", "trust_user_mech")
     assert code == 0 and first["status"] == "pass" and first["cached"] == []
     assert "not cached" in err and "trust_user_mech" in err  # said, not silent
+    assert [t["index"] for t in first["not_cached"]] == [0] and "trust_user_mech" in first["not_cached"][0]["reason"]
     log = json.loads((out / "mine" / "run.log.json").read_text())
     assert log["not_cached"] and "trust_user_mech" in log["not_cached"][0]["reason"]
 

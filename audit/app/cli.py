@@ -282,7 +282,9 @@ def _print_summary(args: argparse.Namespace, result) -> None:
             "status": result.status, "exit_code": result.exit_code,
             "counts": report["summary"]["counts"], "seed": report["seed"], "samples": report["samples"],
             "tasks": n_tasks, "executed": result.executed, "cached": result.cached,
-            "cache_warnings": result.cache_warnings, "seconds": round(result.seconds, 3), "audits": audits,
+            "cache_warnings": result.cache_warnings,
+            "not_cached": [{"index": i, "reason": r} for i, r in sorted(result.not_cached.items())],
+            "seconds": round(result.seconds, 3), "audits": audits,
         }
         _emit(json.dumps(summary, indent=2))
         return
