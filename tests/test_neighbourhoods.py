@@ -94,6 +94,16 @@ def test_claim_accepts_linf_and_objects_and_keeps_the_string():
         "PrivacyClaim(epsilon=1.0, delta=0.0, adjacency='l2<=1', mu=None, rho=None)")
 
 
+def test_claims_with_objects_pickle_hash_and_replace():
+    import dataclasses
+    import pickle
+
+    for adj in (NormBall("linf", 1.0), KeyContributions(2, 1.5, integer=True), Label(), Histogram(replace=True)):
+        c = PrivacyClaim(0.5, 1e-6, adj)
+        assert pickle.loads(pickle.dumps(c)) == c and hash(c) == hash(PrivacyClaim(0.5, 1e-6, adj))
+        assert dataclasses.replace(c, epsilon=1.0).neighbourhood == adj
+
+
 def test_claim_round_trips_through_report_json():
     from privaudit.audit.results import from_jsonable, to_jsonable
 
