@@ -52,3 +52,12 @@ def test_seed_is_recorded_and_reproduces_the_fit(name):
 def test_bad_random_state_is_refused_by_name(name, bad, error):
     with pytest.raises(error, match="random_state"):
         _fit(name, bad)
+
+
+@pytest.mark.parametrize("name", ["CondDPRegressor", "DPSGDRegressor"])
+def test_dpsgd_learners_take_a_torch_generator_as_given(name):
+    """The torch learners accept a torch Generator (declared in their constraints) and record its seed."""
+    torch = pytest.importorskip("torch")
+    est = _fit(name, torch.Generator().manual_seed(5))
+    assert est.seed_ == 5
+    np.testing.assert_array_equal(_output(_fit(name, 5)), _output(est))
