@@ -192,31 +192,31 @@ def adjacent_claim(claim: PrivacyClaim, x: Any, x_prime: Any, *, mode: str = "ch
     nb = claim.neighbourhood
     if isinstance(nb, AnyPair):
         return claim, ""
-    if isinstance(nb, NormBall):
-        d, r = pair_distance(claim.adjacency, x, x_prime)
+    adj = claim.adjacency
+    if isinstance(nb, NormBall):  # the messages of the norm balls are those that predate the other kinds
+        d, r = pair_distance(adj, x, x_prime)
         if d <= r * (1 + _TOL):
             return claim, ""
         ratio = d / r * (1 - _TOL)
         k = math.ceil(ratio) if math.isfinite(ratio) else math.inf
-        where, fix = f"at distance {d:.6g}", f"within {r:g}"
+        apart = f"at distance {d:.6g} but the claim's adjacency is {adj!r}: they are {k} steps apart"
+        fix, pair = f"within {r:g}", f"pair at distance {d:.6g} = {k} adjacency steps of {adj!r}"
     else:
         k = nb.group_distance(x, x_prime)
         if k <= 1:
             return claim, ""
-        where, fix = f"{k} neighbour steps apart", f"of neighbours under {nb.shorthand!r}"
+        apart = f"{k} steps apart under the claim's adjacency {adj!r}"
+        fix, pair = "of neighbours", f"pair {k} adjacency steps apart under {adj!r}"
     if math.isinf(k):
         raise NonAdjacentPairError(
-            f"x and x_prime are not connected by any chain of neighbours under the claim's adjacency "
-            f"{claim.adjacency!r} (e.g. datasets of different sizes under replace-one, or a distance too large for a "
-            f"finite group size), so no group-privacy claim covers them. Audit a pair {fix}."
+            f"x and x_prime are not connected by any chain of neighbours under the claim's adjacency {adj!r} "
+            f"(e.g. datasets of different sizes under replace-one, or a distance too large for a finite group size), "
+            f"so no group-privacy claim covers them. Audit a pair {fix}."
         )
     if mode == "check":
         raise NonAdjacentPairError(
-            f"x and x_prime are {where} but the claim's adjacency is {claim.adjacency!r}: they are "
-            f"{k} steps apart, not neighbours. Audit a pair {fix}, or pass adjacency='group' to test the "
+            f"x and x_prime are {apart}, not neighbours. Audit a pair {fix}, or pass adjacency='group' to test the "
             f"group-privacy claim (k={k}) instead."
         )
     g = group_claim(claim, k)
-    pair = f"pair at distance {d:.6g} =" if isinstance(nb, NormBall) else "pair"
-    return g, (f"{pair} {k} adjacency steps of {claim.adjacency!r}: audited against the "
-               f"group-privacy claim (epsilon={g.epsilon:.4g}, delta={g.delta:.3g})")
+    return g, (f"{pair}: audited against the group-privacy claim (epsilon={g.epsilon:.4g}, delta={g.delta:.3g})")

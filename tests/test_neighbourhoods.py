@@ -576,7 +576,7 @@ def test_todays_strings_give_todays_adjacency_results(adj, mode):
 def test_adjacency_check_and_group_claim_for_object_neighbourhoods():
     c = PrivacyClaim(0.5, 1e-6, Histogram())
     assert adjacent_claim(c, [3.0, 1.0], [4.0, 1.0]) == (c, "")
-    with pytest.raises(NonAdjacentPairError, match="3 neighbour steps apart"):
+    with pytest.raises(NonAdjacentPairError, match="3 steps apart under the claim.s adjacency Histogram"):
         adjacent_claim(c, [3.0, 1.0], [5.0, 0.0])
     g, note = adjacent_claim(c, [3.0, 1.0], [5.0, 0.0], mode="group")
     assert g == group_claim(c, 3) and g.epsilon == pytest.approx(1.5) and "3 adjacency steps" in note
@@ -678,5 +678,5 @@ def test_the_high_bound_record_catches_a_bounded_sum_with_the_wrong_sensitivity(
     assert audit(10.0).verdict == "pass"
     caught = audit(5.0)
     assert caught.verdict == "violation" and 1.0 < caught.epsilon_lb <= 2.0
-    with pytest.raises(NonAdjacentPairError, match="2 neighbour steps apart"):
+    with pytest.raises(NonAdjacentPairError, match="2 steps apart under the claim.s adjacency AddRemove"):
         audit_tradeoff(_BoundedSum(10.0, 10.0), x, dom.pack(np.array([[2.0], [5.0], [7.0], [1.0], [1.0]])), n=2_000)
