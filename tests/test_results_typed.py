@@ -18,8 +18,7 @@ import typing
 import numpy as np
 import pytest
 
-from privaudit.audit.app.tasks import entry_from_dict
-from privaudit.audit.kinds import get_kind, result_type
+from privaudit.audit.kinds import entry_from_dict, get_kind, result_type
 from privaudit.audit.kinds.one_run_label import OneRunLabelAudit
 from privaudit.audit.results import AuditEntry, AuditResult, FailedTask, UntypedResult, apply_expectation, to_jsonable
 from privaudit.audit.stats.epsilon_bounds import OneRunBound

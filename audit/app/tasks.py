@@ -21,7 +21,6 @@ import dataclasses
 import hashlib
 import json
 import traceback
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,7 +29,6 @@ import numpy as np
 from privaudit.audit.app.config import Config
 from privaudit.audit.kinds import AuditKind, get_kind, register_task_kind, unregister_task_kind
 from privaudit.audit.app.provenance import privaudit_version
-from privaudit.audit.kinds import result_type
 from privaudit.audit.results import AuditEntry, AuditResult, FailedTask, UntypedResult, as_entry, to_jsonable
 from privaudit.audit.verdicts import Verdict
 from privaudit.mechanisms.randomness import keyed_seed_sequence
@@ -166,43 +164,6 @@ def entry_dicts(result: Any, task: Task) -> list[dict]:
     return [entry.to_dict() for entry in task_entries(result, task)]
 
 
-def entry_from_dict(data: Mapping[str, Any], *, strict: bool = True) -> AuditEntry:
-    """The typed entry of a report or cache entry: the inverse of :meth:`~privaudit.audit.results.AuditEntry.to_dict`.
-
-    The result dataclass is the one the kind registry names for the entry's ``kind``
-    (:func:`privaudit.audit.kinds.result_type`); an error entry is a
-    :class:`~privaudit.audit.results.FailedTask`, an entry of a kind with no result
-    dataclass an :class:`~privaudit.audit.results.UntypedResult`.
-    ``entry_from_dict(e.to_dict()).to_dict() == e.to_dict()`` for every entry ``e``.
-
-    Parameters
-    ----------
-    data : mapping
-        The JSON entry.
-    strict : bool
-        Raise on an entry its result dataclass refuses (the cache rejects it). False:
-        keep it as an :class:`~privaudit.audit.results.UntypedResult`, with a
-        :class:`RuntimeWarning` (re-rendering a report written by another version).
-
-    Returns
-    -------
-    AuditEntry
-
-    Raises
-    ------
-    TypeError, ValueError
-        With ``strict``: ``data`` is not an entry of its kind's result dataclass.
-    """
-    try:
-        return AuditEntry.from_dict(data, result_type(data.get("kind") if isinstance(data, Mapping) else None))
-    except (TypeError, ValueError) as exc:
-        if strict or not isinstance(data, Mapping):
-            raise
-        warnings.warn(f"report entry of kind {data.get('kind')!r} ({data.get('target')!r}) is not a valid result of "
-                      f"its kind, rendered as plain data: {exc}", RuntimeWarning, stacklevel=2)
-        return AuditEntry(UntypedResult.from_dict(data), task=data.get("task"))
-
-
 def execute_task(task: Task, run: Callable | None = None) -> dict:
     """Run one task; never raises for an ordinary exception.
 
@@ -212,8 +173,8 @@ def execute_task(task: Task, run: Callable | None = None) -> dict:
 
     Returns ``{"key", "index", "ok", "results": [dict, ...]}``: the results in their
     JSON form (:func:`entry_dicts`), since they travel from a worker process or a Dask
-    worker and into the cache; :func:`entry_from_dict` reads each back into its typed
-    entry. A failing audit is recorded as one result with verdict ``"error"`` (a
+    worker and into the cache; :func:`privaudit.audit.kinds.entry_from_dict` reads each
+    back into its typed entry. A failing audit is recorded as one result with verdict ``"error"`` (a
     :class:`~privaudit.audit.results.FailedTask`), its exception and a traceback, so
     that the other tasks of the run still complete. ``KeyboardInterrupt`` and
     ``SystemExit`` propagate (an interrupted run is resumed from the cache).
@@ -231,6 +192,6 @@ def execute_task(task: Task, run: Callable | None = None) -> dict:
 
 
 __all__ = [
-    "TASK_FORMAT", "Task", "entry_dicts", "entry_from_dict", "execute_task", "get_task_kind", "plan_tasks", "privaudit_version",
+    "TASK_FORMAT", "Task", "entry_dicts", "execute_task", "get_task_kind", "plan_tasks", "privaudit_version",
     "register_task_kind", "scale_params", "task_entries", "task_key", "unregister_task_kind",
 ]

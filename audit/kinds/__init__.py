@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from privaudit.mechanisms.registry import Registry, reference
 
 from privaudit.audit.app.fields import ConfigValueError, Field
-from privaudit.audit.results import AuditResult
+from privaudit.audit.results import AuditEntry, AuditResult, UntypedResult
 from privaudit.audit.kinds.base import AuditKind
 
 #: Entry-point group of third-party audit kinds.
@@ -177,6 +178,43 @@ def result_type(result_kind: str | None) -> type[AuditResult] | None:
     return kind.result if kind is not None else None
 
 
+def entry_from_dict(data: Mapping[str, Any], *, strict: bool = True) -> AuditEntry:
+    """The typed entry of a report or cache entry: the inverse of :meth:`~privaudit.audit.results.AuditEntry.to_dict`.
+
+    The result dataclass is the one the registry names for the entry's ``kind``
+    (:func:`result_type`); an error entry is a
+    :class:`~privaudit.audit.results.FailedTask`, an entry of a kind with no result
+    dataclass an :class:`~privaudit.audit.results.UntypedResult`.
+    ``entry_from_dict(e.to_dict()).to_dict() == e.to_dict()`` for every entry ``e``.
+
+    Parameters
+    ----------
+    data : mapping
+        The JSON entry.
+    strict : bool
+        Raise on an entry its result dataclass refuses (the cache rejects it). False:
+        keep it as an :class:`~privaudit.audit.results.UntypedResult`, with a
+        :class:`RuntimeWarning` (re-rendering a report written by another version).
+
+    Returns
+    -------
+    AuditEntry
+
+    Raises
+    ------
+    TypeError, ValueError
+        With ``strict``: ``data`` is not an entry of its kind's result dataclass.
+    """
+    try:
+        return AuditEntry.from_dict(data, result_type(data.get("kind") if isinstance(data, Mapping) else None))
+    except (TypeError, ValueError) as exc:
+        if strict or not isinstance(data, Mapping):
+            raise
+        warnings.warn(f"report entry of kind {data.get('kind')!r} ({data.get('target')!r}) is not a valid result of "
+                      f"its kind, rendered as plain data: {exc}", RuntimeWarning, stacklevel=2)
+        return AuditEntry(UntypedResult.from_dict(data), task=data.get("task"))
+
+
 # Older names (the registry lived in privaudit.audit.app.tasks).
 task_kinds = audit_kinds
 get_task_kind = get_kind
@@ -185,6 +223,7 @@ for _module in BUILTIN_MODULES:
     register_kind(importlib.import_module(f"{__name__}.{_module}").KIND)
 
 __all__ = [
-    "AuditKind", "ENTRY_POINT_GROUP", "KINDS", "audit_kinds", "get_kind", "get_task_kind", "register_kind",
-    "register_task_kind", "renderer", "result_type", "task_kinds", "unregister_kind", "unregister_task_kind",
+    "AuditKind", "ENTRY_POINT_GROUP", "KINDS", "audit_kinds", "entry_from_dict", "get_kind", "get_task_kind",
+    "register_kind", "register_task_kind", "renderer", "result_type", "task_kinds", "unregister_kind",
+    "unregister_task_kind",
 ]

@@ -2,7 +2,7 @@
 
 Every function here takes :class:`~privaudit.audit.results.AuditEntry` objects: a
 fresh run's, or those read back from ``report.json``
-(:func:`privaudit.audit.app.tasks.entry_from_dict`), so a report can be re-rendered
+(:func:`privaudit.audit.kinds.entry_from_dict`), so a report can be re-rendered
 from its JSON alone. What to draw and say about an entry is declared by the kind
 that produces its result (:mod:`privaudit.audit.kinds`: ``headline``, ``figures``,
 ``table_rows``, called with the entry); this module only iterates over the registry.

@@ -49,7 +49,7 @@ from typing import Any
 from privaudit.audit.reporting.figures import headline, render_figures, render_table_figures, summary_tables
 from privaudit.audit.reporting.formatting import fmt, num
 from privaudit.audit.app.report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
-from privaudit.audit.app.tasks import entry_from_dict
+from privaudit.audit.kinds import entry_from_dict
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import (OUTCOME_LABELS, Outcome, outcome, outcome_counts, outcome_label, overall_status,
                                       status_sentence)
@@ -106,7 +106,7 @@ def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
         Its planned tasks.
     outcomes : dict of int to dict
         Per task index, ``{"results": [...]}``: typed entries, or their JSON form (a
-        worker's output, a cache entry), read with :func:`~privaudit.audit.app.tasks.entry_from_dict`.
+        worker's output, a cache entry), read with :func:`~privaudit.audit.kinds.entry_from_dict`.
 
     Returns
     -------
