@@ -50,8 +50,18 @@ def _sample_size(n: Any, values_per_point: int) -> int:
     return n
 
 
-def _shown(x: Any, width: int = 80) -> str:
-    """A short text of an input for error messages."""
+def short_repr(x: Any, width: int = 80) -> str:
+    """A short text of a value for error messages (its list form, cut to ``width`` characters).
+
+    Parameters
+    ----------
+    x : object
+    width : int
+
+    Returns
+    -------
+    str
+    """
     try:
         text = repr(np.asarray(x).tolist())
     except Exception:  # noqa: BLE001 - only used to describe a value that failed a check
@@ -66,13 +76,13 @@ def as_float_array(name: str, x: Any) -> np.ndarray:
     try:
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} must be a numeric array, got {name}={_shown(x)} ({exc})") from exc
+        raise InvalidInputError(f"{name} must be a numeric array, got {name}={short_repr(x)} ({exc})") from exc
 
 
 def _bound(name: str, value: Any) -> np.ndarray:
     arr = as_float_array(name, value)
     if np.any(np.isnan(arr)) or np.any(np.isinf(arr)):
-        raise InvalidParameterError(f"{name} must be finite, got {name}={_shown(value)}")
+        raise InvalidParameterError(f"{name} must be finite, got {name}={short_repr(value)}")
     return arr
 
 
@@ -96,7 +106,7 @@ class Domain(abc.ABC):
     def check(self, name: str, x: Any) -> None:
         """Raise :class:`InvalidInputError` naming ``name`` and ``x`` when ``x`` is outside the domain."""
         if not self.contains(x):
-            raise InvalidInputError(f"{name} is not in the domain {self}: {name}={_shown(x)}")
+            raise InvalidInputError(f"{name} is not in the domain {self}: {name}={short_repr(x)}")
 
 
 @dataclass(frozen=True)
@@ -128,7 +138,7 @@ class Box(Domain):
         if lo.shape != hi.shape:
             raise InvalidParameterError(f"low and high must have one shape, got {lo.shape} and {hi.shape}")
         if lo.size == 0:
-            raise InvalidParameterError(f"a box needs at least one coordinate, got low={_shown(self.low)}")
+            raise InvalidParameterError(f"a box needs at least one coordinate, got low={short_repr(self.low)}")
         if np.any(lo > hi):
             i = int(np.argmax(lo > hi))
             raise InvalidParameterError(f"low must be <= high, got low[{i}]={float(lo.flat[i])!r} > "
@@ -136,7 +146,8 @@ class Box(Domain):
         if not isinstance(self.integer, bool | np.bool_):
             raise ParameterTypeError(f"integer must be a bool, got integer={self.integer!r}")
         if self.integer and not (np.all(lo == np.round(lo)) and np.all(hi == np.round(hi))):
-            raise InvalidParameterError(f"an integer box needs integer bounds, got low={_shown(lo)}, high={_shown(hi)}")
+            raise InvalidParameterError(f"an integer box needs integer bounds, got low={short_repr(lo)}, "
+                                        f"high={short_repr(hi)}")
         object.__setattr__(self, "low", tuple(float(v) for v in lo.ravel()))
         object.__setattr__(self, "high", tuple(float(v) for v in hi.ravel()))
         object.__setattr__(self, "integer", bool(self.integer))
@@ -144,7 +155,7 @@ class Box(Domain):
 
     def __str__(self) -> str:
         kind = "integer box" if self.integer else "box"
-        return f"{kind}(low={_shown(self.lower)}, high={_shown(self.upper)})"
+        return f"{kind}(low={short_repr(self.lower)}, high={short_repr(self.upper)})"
 
     @property
     def lower(self) -> np.ndarray:
@@ -192,7 +203,7 @@ class Box(Domain):
         if a.size != self.dim:
             raise InvalidInputError(f"x must have {self.dim} coordinates (shape {self.shape}), got shape {a.shape}")
         if np.any(np.isnan(a)):
-            raise InvalidInputError(f"x must not contain NaN, got x={_shown(x)}")
+            raise InvalidInputError(f"x must not contain NaN, got x={short_repr(x)}")
         a = a.reshape(self.shape)
         if self.integer:
             a = np.round(a)
@@ -287,7 +298,7 @@ class Categorical(Domain):
         object.__setattr__(self, "categories", cats)
 
     def __str__(self) -> str:
-        return f"categorical({_shown(list(self.categories))})"
+        return f"categorical({short_repr(list(self.categories))})"
 
     def _value(self, x: Any) -> Any:
         if isinstance(x, np.ndarray):
@@ -377,9 +388,9 @@ class DatasetDomain(Domain):
         if self.padded:
             if rows.shape[0] != self.max_size:
                 raise InvalidInputError(f"a padded dataset has {self.max_size} rows (NaN for absent), got "
-                                        f"{rows.shape[0]} rows in {name}={_shown(x)}")
+                                        f"{rows.shape[0]} rows in {name}={short_repr(x)}")
         elif np.any(np.isnan(rows)):
-            raise InvalidInputError(f"{name} has NaN records but the domain is not padded: {name}={_shown(x)}")
+            raise InvalidInputError(f"{name} has NaN records but the domain is not padded: {name}={short_repr(x)}")
         return rows[~np.isnan(rows).any(axis=1)]
 
     def contains(self, x: Any) -> bool:
@@ -453,14 +464,14 @@ def dataset_rows(name: str, x: Any, record_size: int | None = None) -> np.ndarra
     a = as_float_array(name, x)
     if a.ndim == 0:
         raise InvalidInputError(f"{name} must be a dataset (an array whose axis 0 indexes records), "
-                                f"got {name}={_shown(x)}")
+                                f"got {name}={short_repr(x)}")
     width = record_size if record_size is not None else max(int(np.prod(a.shape[1:])), 1)
     rows = a.reshape(a.shape[0], -1) if a.shape[0] else np.zeros((0, width))
     if record_size is not None and rows.shape[1] != record_size:
         raise InvalidInputError(f"{name} has records of {rows.shape[1]} values, expected {record_size}: "
                                 f"shape {a.shape}")
     if np.any(np.isinf(rows)):
-        raise InvalidInputError(f"{name} must not contain inf, got {name}={_shown(x)}")
+        raise InvalidInputError(f"{name} must not contain inf, got {name}={short_repr(x)}")
     nan = np.isnan(rows)
     partial = nan.any(axis=1) & ~nan.all(axis=1)
     if np.any(partial):
@@ -534,4 +545,4 @@ def domain_from_spec(spec: Any) -> Domain:
 
 
 __all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "MAX_DATASET_SIZE", "MAX_SAMPLE_VALUES",
-           "as_float_array", "dataset_rows", "domain_from_spec", "domain_of"]
+           "as_float_array", "dataset_rows", "domain_from_spec", "domain_of", "short_repr"]

@@ -14,17 +14,17 @@ neighbourhood here is a frozen dataclass that can
 
 Kinds (shorthand string → object, :func:`parse_neighbourhood`):
 
-====================================  ===========================================================
-``"l1<=r"``, ``"l2<=r"``, ``"linf<=r"``  :class:`NormBall` — ‖x − x′‖ ≤ r (vector sensitivity)
-``"int-l1<=r"`` (l2, linf)            :class:`IntegerLattice` — integer inputs, integer moves within r
-``"add-remove"``                      :class:`AddRemove` — one record added or removed
-``"replace-one"``                     :class:`ReplaceOne` — one record replaced
-``"label"``                           :class:`Label` — one record's label (its last value) replaced
-``"histogram"``                       :class:`Histogram` — one count ±1
-``"histogram-replace"``               :class:`Histogram` (``replace=True``) — one count +1, another −1
-``"keys(k=K,c=C)"``                   :class:`KeyContributions` — ≤ K keys change, each by ≤ C
-``"any"``                             :class:`AnyPair` — every two points of the domain (local DP)
-====================================  ===========================================================
+==========================================  ===============================================================
+``"l1<=r"``, ``"l2<=r"``, ``"linf<=r"``     :class:`NormBall` — ‖x − x′‖ ≤ r (vector sensitivity)
+``"int-l1<=r"`` (l2, linf)                  :class:`IntegerLattice` — integer inputs, integer moves within r
+``"add-remove"``                            :class:`AddRemove` — one record added or removed
+``"replace-one"``                           :class:`ReplaceOne` — one record replaced
+``"label"``                                 :class:`Label` — one record's label (its last value) replaced
+``"histogram"``                             :class:`Histogram` — one count ±1
+``"histogram-replace"``                     :class:`Histogram` (``replace=True``) — one count +1, another −1
+``"keys(k=K,c=C)"``                         :class:`KeyContributions` — ≤ K keys change, each by ≤ C
+``"any"``                                   :class:`AnyPair` — every two points of the domain (local DP)
+==========================================  ===============================================================
 
 Datasets are arrays whose axis 0 indexes records; a row that is entirely NaN is an
 absent record (so that add/remove neighbours can share one shape, the convention of
@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 import numpy as np
 from dp_accounting import NeighboringRelation
 
-from .domains import Box, Categorical, DatasetDomain, Domain, _shown, as_float_array, dataset_rows
+from .domains import Box, Categorical, DatasetDomain, Domain, short_repr, as_float_array, dataset_rows
 from .validation import InvalidInputError, InvalidParameterError, ParameterTypeError, check_int, check_real
 
 #: Relative tolerance of the norm checks (a pair at r·(1 + TOL) is still within r).
@@ -228,13 +228,13 @@ class Neighbourhood(abc.ABC):
             raise InvalidInputError(f"x and x_prime must have the same shape, got {a.shape} and {b.shape}")
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
             raise InvalidInputError(f"x and x_prime must be finite to measure their {self.shorthand!r} distance, "
-                                    f"got x={_shown(a)}, x_prime={_shown(b)}")
+                                    f"got x={short_repr(a)}, x_prime={short_repr(b)}")
         return a.ravel(), b.ravel()
 
 
 def _integer_valued(name: str, a: np.ndarray, nb: Neighbourhood) -> None:
     if not np.all(a == np.round(a)):
-        raise InvalidInputError(f"{name} must be integer-valued under {nb.shorthand!r}, got {name}={_shown(a)}")
+        raise InvalidInputError(f"{name} must be integer-valued under {nb.shorthand!r}, got {name}={short_repr(a)}")
 
 
 # ----------------------------------------------------------------------------- vector neighbourhoods
@@ -267,7 +267,7 @@ class _VectorNeighbourhood(Neighbourhood):
                                      f"got {domain!r}")
         a = as_float_array("x", x)
         if not np.all(np.isfinite(a)):
-            raise InvalidInputError(f"x must be finite, got x={_shown(a)}")
+            raise InvalidInputError(f"x must be finite, got x={short_repr(a)}")
         if domain is not None:
             domain.check("x", a)
         if (self.integer_moves or (domain is not None and domain.integer)):
@@ -362,7 +362,7 @@ def _integer_move(u: np.ndarray, norm: str, radius: float) -> np.ndarray | None:
 def _direction(direction: Any) -> np.ndarray | None:
     u = as_float_array("direction", direction).ravel()
     if not np.all(np.isfinite(u)):
-        raise InvalidInputError(f"direction must be finite, got direction={_shown(u)}")
+        raise InvalidInputError(f"direction must be finite, got direction={short_repr(u)}")
     return u if np.any(u) else None
 
 
@@ -683,7 +683,8 @@ class KeyContributions(_VectorNeighbourhood):
         if v.size == 0:
             return 0
         c = self._cap()
-        with np.errstate(over="ignore"):  # mᵢ as in steps_of, vectorised: 1 within c(1 + TOL), else ⌈(|vᵢ|/c)(1 − TOL)⌉
+        # mᵢ as in steps_of, vectorised: 1 within c(1 + TOL), else ⌈(|vᵢ|/c)(1 − TOL)⌉.
+        with np.errstate(over="ignore"):
             m = np.where(v <= c * (1 + TOL), 1.0, np.ceil(v / c * (1 - TOL)))
         if not np.all(np.isfinite(m)):
             return math.inf
@@ -721,7 +722,7 @@ class AnyPair(Neighbourhood):
             return 0 if x == x_prime else 1
         a, b = as_float_array("x", x), as_float_array("x_prime", x_prime)
         if np.any(np.isnan(a)) or np.any(np.isnan(b)):
-            raise InvalidInputError(f"x and x_prime must not be NaN, got x={_shown(a)}, x_prime={_shown(b)}")
+            raise InvalidInputError(f"x and x_prime must not be NaN, got x={short_repr(a)}, x_prime={short_repr(b)}")
         return 0 if a.shape == b.shape and np.array_equal(a, b) else 1
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
