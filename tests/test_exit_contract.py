@@ -67,6 +67,25 @@ CASES = [
      ["audits[0].attacker = 'atom'", "distinguisher attacker, not a reconstruction"]),
     ("attacker = 3", tradeoff("attacker = 3"), ["audits[0].attacker = 3", "a name or a non-empty array of names"]),
     ("attacker = []", tradeoff("attacker = []"), ["audits[0].attacker", "[]"]),
+    # issue 24, round 2: each of these passed --check and then failed as a task error (or worse)
+    ("a non-adjacent pair", tradeoff("x = [0.0]", "x_prime = [3.0]"),
+     ["audits[0].x = [0.0] and audits[0].x_prime = [3.0]", "'l2<=1'", 'set audits[0].adjacency = "group"']),
+    ("adjacency = 'group' without a pair", tradeoff('adjacency = "group"'), ["audits[0].adjacency = 'group'"]),
+    ("IWP bounds = 0", '[[audits]]\nkind = "learner-tradeoff"\nlearner = { name = "IWPSGDClassifier", bounds = 0 }\n',
+     ["audits[0].learner.bounds = 0", "[low, high]"]),
+    ("IWP bounds = -1", '[[audits]]\nkind = "learner-tradeoff"\nlearner = { name = "IWPSGDClassifier", bounds = -1 }\n',
+     ["audits[0].learner.bounds = -1", "[low, high]"]),
+    ("IWP bounds = [[0.0]]", '[[audits]]\nkind = "learner-tradeoff"\n'
+                             'learner = { name = "IWPSGDClassifier", bounds = [[0.0]] }\n',
+     ["audits[0].learner.bounds = [[0.0]]", "[low, high]"]),
+    ("IWP bounds of the wrong width", '[[audits]]\nkind = "learner-reconstruction"\n'
+                                      'learner = { name = "IWPSGDRegressor", bounds = [[-1.0, -1.0], [1.0, 1.0]] }\n',
+     ["audits[0].learner.bounds = [[-1.0, -1.0], [1.0, 1.0]]", "two arrays of 3 numbers"]),
+    ("IWP bounds low > high", '[[audits]]\nkind = "learner-tradeoff"\n'
+                              'learner = { name = "IWPSGDClassifier", bounds = [1.0, -1.0] }\n',
+     ["audits[0].learner.bounds = [1.0, -1.0]", "low <= high"]),
+    ("a 300-byte name", 'name = "' + "a" * 300 + '"\n' + tradeoff(), ["name must be at most 200 bytes", "300 bytes"]),
+    ("samples = 1e308", "samples = 1e308\n" + tradeoff(), ["samples = 1e+308"]),
 ]
 
 
@@ -182,3 +201,24 @@ def test_bench_prints_its_leaderboard(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     table = (tmp_path / "attackers" / "leaderboard.md").read_text()
     assert table.strip() in done.stdout and "|" in done.stdout
+
+
+# --------------------------------------------------------------------------- what --check accepts runs
+def test_a_far_pair_with_adjacency_group_runs_against_the_group_claim(tmp_path, capsys):
+    conf = tmp_path / "far.toml"
+    conf.write_text(tradeoff("x = [0.0]", "x_prime = [3.0]", 'adjacency = "group"').replace("n = 200", "n = 400"))
+    assert main(["run", str(conf), "--out", str(tmp_path), "--check"]) == 0
+    assert main(["run", str(conf), "--out", str(tmp_path), "--no-cache"]) == 0, capsys.readouterr().err
+    entry = json.loads((tmp_path / "far" / "report.json").read_text())["audits"][0]
+    assert entry["verdict"] == "pass" and entry["claim"]["epsilon"] == pytest.approx(3.0)
+    assert any("group-privacy claim" in note for note in entry["notes"])
+
+
+def test_learner_reconstruction_infers_the_input_from_the_declared_box(tmp_path, capsys):
+    """A record release states no dimension: the input comes from the entry's dim, inside the declared box."""
+    conf = tmp_path / "rec.toml"
+    conf.write_text('[[audits]]\nkind = "learner-reconstruction"\nn = 50\n'
+                    'learner = { name = "IWPSGDRegressor", bounds = [[-0.2, -0.2, -0.2], [0.2, 0.2, 0.2]] }\n')
+    assert main(["run", str(conf), "--out", str(tmp_path), "--no-cache"]) == 0, capsys.readouterr().err
+    entry = json.loads((tmp_path / "rec" / "report.json").read_text())["audits"][0]
+    assert entry["verdict"] == "pass", entry.get("error")

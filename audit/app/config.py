@@ -125,7 +125,13 @@ class Config:
 
 
 _SEED = Field("int", 0, low=0, doc="root seed: task i draws from SeedSequence(seed).spawn(...)[i]")
-_SAMPLES = Field("float", 1.0, low=0.0, closed="right", doc="factor applied to every sample-size field")
+#: The largest ``samples`` factor: scaling a sample size by more is never meant, and 1e308 overflowed the sizes.
+MAX_SAMPLES = 1e6
+#: Bytes of a configuration's name: its report folder and the temporaries ``.<name>.<8 hex>.ready`` (15 bytes
+#: more) must fit the 255-byte file names of common file systems.
+MAX_NAME_BYTES = 200
+_SAMPLES = Field("float", 1.0, low=0.0, high=MAX_SAMPLES, closed="right",
+                 doc="factor applied to every sample-size field")
 _NAME = Field("str", REQUIRED, doc="report folder name: reports go to <out>/<name>/ (default: the file's stem)")
 #: The top-level keys besides ``audits`` (the keys reference, :mod:`privaudit.audit.app.keys_reference`, reads it).
 TOP_LEVEL_FIELDS = {"name": dataclasses.replace(_NAME, default=None), "description": Field("str", "", doc="one line shown at the top of the report"),
@@ -186,6 +192,12 @@ def _parse(data: Mapping[str, Any], name: str, source: str, where: str) -> Confi
     cfg_name = coerce_field("name", _NAME, data.get("name", name))
     if not cfg_name or any(c in cfg_name for c in "/\\") or cfg_name.startswith("."):
         raise ConfigValueError(f"name must be a plain folder name, got name = {cfg_name!r}")
+    if len(cfg_name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise ConfigValueError(
+            f"name must be at most {MAX_NAME_BYTES} bytes (UTF-8) so that its folder and the temporaries "
+            f"'.<name>.<8 hex>.ready' fit a file name, got {len(cfg_name.encode('utf-8', 'surrogatepass'))} "
+            f"bytes: name = {cfg_name[:40]!r}…"
+        )
     seed = coerce_field("seed", _SEED, data.get("seed", 0))
     samples = coerce_field("samples", _SAMPLES, data.get("samples", 1.0))
     description = coerce_field("description", Field("str"), data.get("description", ""))

@@ -581,6 +581,7 @@ def check_buildable(tasks: list[Task]) -> None:
 
     registries = {"mechanism": components.MECHANISMS, "prior": components.PRIORS, "learner": components.LEARNERS}
     for task in tasks:
+        built = {}
         for key in COMPONENT_KEYS:
             table = task.params.get(key)
             if not isinstance(table, dict) or table.get("name") not in registries[key]:
@@ -589,13 +590,16 @@ def check_buildable(tasks: list[Task]) -> None:
             try:
                 with warnings.catch_warnings():  # warnings are for the run, not for this check
                     warnings.simplefilter("ignore")
-                    registries[key].build(table, path)
+                    built[key] = registries[key].build(table, path)
             except ConfigError as exc:
                 if f"{path} = " not in str(exc):
                     exc.args = (f"{exc.args[0]} (got {path} = {table!r})",)
                 raise
             except (ArithmeticError, ValueError, TypeError) as exc:
                 raise ConfigValueError(f"{path}: {type(exc).__name__}: {exc} (got {path} = {table!r})") from None
+        kind = get_task_kind(task.kind)
+        if getattr(kind, "check_built", None) is not None:
+            kind.check_built(f"audits[{task.index}]", task.params, built)
 
 
 def run_config(

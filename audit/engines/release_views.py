@@ -111,7 +111,7 @@ def reconstruction_setup(view: Any, *, prior: Any = None, phase: Any = "known") 
 
 
 def audit_reconstruction_setup(setup: ReconstructionSetup, *, attacker, n: int, confidence: float,
-                               rng) -> ReconstructionAudit:
+                               rng, x: Any = None) -> ReconstructionAudit:
     """:func:`~privaudit.audit.engines.reconstruction.audit_reconstruction` of a declared setup.
 
     Parameters
@@ -126,12 +126,14 @@ def audit_reconstruction_setup(setup: ReconstructionSetup, *, attacker, n: int, 
         Two-sided level of every interval.
     rng : int, Generator, SeedSequence or None
         Root randomness of the audit.
+    x : array-like, optional
+        The fixed input when the setup has no prior (default: as ``audit_reconstruction`` chooses).
 
     Returns
     -------
     ReconstructionAudit
     """
-    return audit_reconstruction(setup.mechanism, attacker, None, setup.prior, n=n, rng=rng, confidence=confidence,
+    return audit_reconstruction(setup.mechanism, attacker, x, setup.prior, n=n, rng=rng, confidence=confidence,
                                 phase=setup.phase)
 
 

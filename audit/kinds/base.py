@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 
 from privaudit.audit.app.components import LEARNERS, MECHANISMS
 from privaudit.audit.app.fields import ConfigValueError, Field
@@ -45,6 +46,12 @@ class AuditKind:
         Default report label when the entry has no ``target``.
     check : callable(path, params), optional
         Validation spanning several fields, run when the configuration is loaded.
+    check_built : callable(path, params, components), optional
+        Validation that needs the entry's registered components built (``components``
+        maps ``"mechanism"``, ``"prior"``, ``"learner"`` to the constructed objects):
+        e.g. a pair against the mechanism's claim. Run by the preflight
+        (:func:`privaudit.audit.app.runner.check_buildable`), before any task; raises
+        config errors naming ``path``.
     headline : callable(AuditEntry) -> str, optional
         One-line summary of a report entry whose result is a ``result``.
     figures : callable(AuditEntry) -> list of (suffix, figure, caption), optional
@@ -65,6 +72,7 @@ class AuditKind:
     doc: str = ""
     target: Callable[[dict], str] | None = None
     check: Callable[[str, dict], None] | None = None
+    check_built: Callable[[str, dict, Mapping[str, Any]], None] | None = None
     headline: Callable[[AuditEntry], str] | None = None
     figures: Callable[[AuditEntry], list[Figure]] | None = None
     table_rows: Mapping[str, Callable[[AuditEntry], list[str] | None]] = dataclasses.field(default_factory=dict)
@@ -126,8 +134,52 @@ def learner_target(params: dict) -> str:
     return f"{spec['name']}({args})"
 
 
+#: Learner parameters that declare a box: (low, high), each a number or one number per feature
+#: (``bounds``), or two numbers (``label_bounds``).
+BOX_PARAMETERS = {"bounds": "features", "label_bounds": "label"}
+
+
+def check_box(loc: str, value: Any, width: int | None) -> None:
+    """A declared box ``[low, high]``: two numbers, or (``width`` given) two arrays of ``width`` numbers.
+
+    Parameters
+    ----------
+    loc : str
+        Key path of the value (``audits[0].learner.bounds``).
+    value : object
+        The value as the configuration holds it.
+    width : int or None
+        Features of the box (arrays of this length allowed); None: two numbers only.
+
+    Raises
+    ------
+    ConfigValueError
+        Naming ``loc`` and the value: not a pair, a side of the wrong length, low > high,
+        or no positive extent.
+    """
+    shape = f"[low, high], two numbers or two arrays of {width} numbers" if width else "[low, high], two numbers"
+    if not isinstance(value, list) or len(value) != 2:
+        raise ConfigValueError(f"{loc} must be {shape}, got {loc} = {value!r}")
+    sides = []
+    for side in value:
+        if isinstance(side, list) and width is not None and len(side) == width and not any(
+                isinstance(v, list) for v in side):
+            sides.append(np.asarray(side, dtype=float))
+        elif isinstance(side, int | float) and not isinstance(side, bool):
+            sides.append(np.full(width or 1, float(side)))
+        else:
+            raise ConfigValueError(f"{loc} must be {shape}, got {loc} = {value!r}")
+    low, high = sides
+    if np.any(low > high) or not np.any(high > low):
+        raise ConfigValueError(f"{loc} must have low <= high everywhere and high > low somewhere, got {loc} = {value!r}")
+
+
 def check_learner(path: str, params: dict) -> None:
-    """The learner must say what it releases (``release_view``); its class is imported, not called."""
+    """The learner must say what it releases (``release_view``); its class is imported, not called.
+    Declared boxes (``bounds``, ``label_bounds``) must be pairs fitting the entry's ``dim``."""
+    for key, sort in BOX_PARAMETERS.items():
+        if params["learner"].get(key) is not None:
+            check_box(f"{path}.learner.{key}", params["learner"][key], params.get("dim") if sort == "features" else None)
     cls, _ = LEARNERS.resolve(params["learner"]["name"], f"{path}.learner.name")
     if not callable(getattr(cls, "release_view", None)):
         raise ConfigValueError(

@@ -9,6 +9,9 @@ report records.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 
 from privaudit.attacks.priors import GaussianPrior
@@ -41,8 +44,40 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     view = build_learner(params).release_view(n_train=params["n_train"], dim=d, mode="white-box", rng=rng)
     setup = reconstruction_setup(view, prior=prior, phase=params["phase"])
     res = reconstruction.judge(audit_reconstruction_setup(
-        setup, attacker=params["attacker"], n=params["n"], confidence=params["confidence"], rng=rng))
+        setup, attacker=params["attacker"], n=params["n"], confidence=params["confidence"], rng=rng,
+        x=fixed_input(setup, view, d)))
     return with_note(res, setup.note) if setup.note else as_entry(res)
+
+
+def fixed_input(setup: Any, view: Any, dim: int) -> np.ndarray | None:
+    """The fixed input of a setup whose release does not state its dimension (a record's features).
+
+    The audit's default input, (1, ..., 1)/sqrt(dim), moved into the box the view declares
+    (``view.bounds``, its low and high corners), so that the audited record is one the
+    learner accepts unclipped. None when a prior is used or the release states its ``dim``
+    (the audit then chooses as it always did).
+
+    Parameters
+    ----------
+    setup : ReconstructionSetup
+    view : object
+        The learner's release view.
+    dim : int
+        The feature dimension of the entry.
+
+    Returns
+    -------
+    ndarray of shape (dim,) or None
+    """
+    rounds = setup.mechanism if isinstance(setup.mechanism, list | tuple) else [setup.mechanism]
+    if setup.prior is not None or any(hasattr(m, "dim") for m in rounds):
+        return None
+    x = np.full(dim, 1 / math.sqrt(dim))
+    bounds = getattr(view, "bounds", None)
+    if bounds is not None:
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (dim,)) for b in bounds)
+        x = np.clip(x, lo, hi)
+    return x
 
 
 KIND = AuditKind("learner-reconstruction", run, FIELDS, result=ReconstructionAudit, doc=run.__doc__.split("\n")[0],

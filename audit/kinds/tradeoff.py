@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from privaudit.attacks.pairs import worst_case_pair
+from privaudit.mechanisms.adjacency import NonAdjacentPairError, adjacent_claim
+from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
@@ -58,6 +61,9 @@ FIELDS = {
     "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
     "expect": Field("str", "private", choices=("private", "violation"),
                     doc="'violation' marks a negative control: it passes when the audit catches it"),
+    "adjacency": Field("str", "check", choices=("check", "group"),
+                       doc="a pair x, x_prime farther than one neighbour step: 'check' refuses it, 'group' audits it "
+                           "against the group-privacy claim of its distance"),
 }
 
 
@@ -75,6 +81,42 @@ def check_pair(path: str, params: dict) -> None:
                                  f"got {params['domain']!r}")
         if np.any(box[0] > box[1]):  # (finiteness is checked by the array field)
             raise ConfigValueError(f"{path}.domain must have low <= high, got {params['domain']!r}")
+    if params.get("adjacency") == "group" and params["x"] is None:
+        raise ConfigKeyError(f"{path}.adjacency = 'group' applies to a given pair: give x and x_prime, or drop it "
+                             f"(the worst-case pair and a domain search audit adjacent pairs)")
+
+
+def check_adjacent(path: str, params: dict, components: Mapping[str, Any]) -> None:
+    """A given pair (``x``, ``x_prime``) must be adjacent under the built mechanism's claim, unless
+    ``adjacency = "group"`` (then it must be connected by a chain of neighbours): checked before any task runs.
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[2]``).
+    params : dict
+        The entry's validated fields.
+    components : mapping
+        The entry's built registered components; without a ``"mechanism"`` (an opted-in
+        ``module:attr`` one is not built before the run) the task checks the pair itself.
+
+    Raises
+    ------
+    ConfigValueError
+        Naming ``x``, ``x_prime`` and their values, and the key that would audit the group claim.
+    """
+    mech = components.get("mechanism")
+    claim = getattr(mech, "claim", None)
+    if params["x"] is None or not isinstance(claim, PrivacyClaim):
+        return
+    try:
+        adjacent_claim(claim, np.asarray(params["x"]), np.asarray(params["x_prime"]), mode=params["adjacency"])
+    except NonAdjacentPairError as exc:
+        hint = f'set {path}.adjacency = "group"'
+        raise ConfigValueError(
+            f"{path}.x = {params['x']!r} and {path}.x_prime = {params['x_prime']!r}: "
+            + str(exc).replace("pass adjacency='group'", hint)
+        ) from None
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
@@ -92,6 +134,7 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
             extra = {"exact_curve": pair.exact_curve, "epsilon_exact": gdp_epsilon(pair.exact_mu, delta)}
     else:
         x, x_prime = np.asarray(params["x"]), np.asarray(params["x_prime"])
+        extra = {"adjacency": params.get("adjacency", "check")}
     res = audit_tradeoff(
         mech, x, x_prime, n=params["n"], attacker=params["attacker"], confidence=params["confidence"],
         estimator=params["estimator"], assume_gaussian=params["assume_gaussian"], selection=params["selection"],
@@ -347,5 +390,5 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha,
 
 KIND = AuditKind(
     "tradeoff", run, FIELDS, result=TradeoffAudit, doc=run.__doc__.split("\n")[0], target=mechanism_target,
-    check=check_pair, headline=headline, figures=tradeoff_figures, table_rows={"epsilon": epsilon_row},
+    check=check_pair, check_built=check_adjacent, headline=headline, figures=tradeoff_figures, table_rows={"epsilon": epsilon_row},
 )
