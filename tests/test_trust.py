@@ -502,3 +502,27 @@ def test_non_loopback_plain_tcp_scheduler_needs_an_opt_in(tmp_path, capsys):
                     "wss://scheduler.example:443"):
         assert check_scheduler(address) == address
     assert check_scheduler("tcp://10.0.0.7:8786", insecure=True) == "tcp://10.0.0.7:8786"
+
+
+def _plugin_run(params, rng):
+    return {"kind": "plugin-kind", "verdict": "pass", "value": float(rng.standard_normal())}
+
+
+def test_a_plugin_kind_is_never_cached(tmp_path):
+    """A kind installed by a plugin is code outside privaudit: never read from or written to the cache."""
+    from privaudit.audit.app.config import parse_config
+    from privaudit.audit.app.runner import run_config
+    from privaudit.audit.kinds import KINDS, AuditKind
+
+    KINDS.register("trust-plugin-kind", AuditKind("trust-plugin-kind", _plugin_run, {}),
+                   source="entry point trust_plugin:run (distribution trust-plugin 1.0)")
+    try:
+        cfg = parse_config({"name": "p", "seed": 1, "audits": [{"kind": "trust-plugin-kind"}, {"kind": "tradeoff",
+                            "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, "n": 1000}]})
+        first = run_config(cfg, out=tmp_path, figures=False)
+        again = run_config(cfg, out=tmp_path, figures=False)
+    finally:
+        KINDS.unregister("trust-plugin-kind")
+    assert list(first.not_cached) == [0] and "entry point trust_plugin:run" in first.not_cached[0]
+    assert again.executed == [0] and again.cached == [1]
+    assert [p.name[:3] for p in (tmp_path / "p" / "cache").iterdir()] == ["001"]

@@ -34,8 +34,8 @@ The key file
 Code outside privaudit
     The code fingerprint covers privaudit's own sources only. A task that uses code from
     elsewhere (a ``"module:attr"`` reference opted in with ``--allow-import``, or a
-    component an installed plugin registers) can change without the fingerprint
-    changing, so such a task is never cached: the runner runs it every time and says so
+    component, attacker or audit kind an installed plugin registers) can change without
+    the fingerprint changing, so such a task is never cached: the runner runs it every time and says so
     (run log ``not_cached``, a note on stderr). See :func:`outside_code`.
 
 Loading

@@ -375,9 +375,14 @@ def _load_cached(tasks: list[Task], cache_dir: Path | int, secret: bytes, sink: 
 
 def uncacheable(tasks: list[Task]) -> dict[int, str]:
     """Tasks that must not be cached, by index, with the reason: those using code outside privaudit."""
+    from privaudit.audit.kinds import KINDS
+
     out = {}
     for t in tasks:
         modules = outside_code(t.params)
+        source = KINDS.source(t.kind) if t.kind in KINDS.names() else ""
+        if source.startswith("entry point "):  # the kind itself is a plugin's code
+            modules = [source, *modules]
         if modules:
             out[t.index] = (f"uses code from {', '.join(repr(m) for m in modules)}, outside privaudit: that code can "
                             f"change without the cache noticing, so the task is run every time, never cached")
