@@ -35,15 +35,19 @@ Code outside privaudit
     The code fingerprint covers privaudit's own sources only. A task that uses code from
     elsewhere (a ``"module:attr"`` reference opted in with ``--allow-import``, or a
     component, attacker or audit kind an installed plugin registers) can change without
-    the fingerprint changing, so such a task is never cached: the runner runs it every time and says so
-    (run log ``not_cached``, a note on stderr). See :func:`outside_code`.
+    the fingerprint changing, so such a task is never cached: the runner runs it every
+    time and says so (run log ``not_cached``, a note on stderr). See :func:`outside_code`.
+    Kinds and components registered in-process through the Python API (a script's
+    ``register_task_kind``) are the caller's own code and are cached like privaudit's:
+    after editing them, run with ``use_cache=False``.
 
 Loading
     :func:`load_entry` never raises for a bad file: it returns the outcome, or ``None``
     and the reason (a link, FIFO, folder or device; larger than :data:`MAX_ENTRY_BYTES`;
     not JSON, nested too deep, wrong schema, bad MAC, results not matching the result
-    schema). The file is opened without following links and checked before a byte is read. The runner recomputes such tasks and emits a
-    :class:`CacheWarning` naming the file and the reason.
+    schema). The file is opened without following links and checked before a byte is
+    read. The runner recomputes such tasks and emits a :class:`CacheWarning` naming the
+    file and the reason.
 """
 
 from __future__ import annotations
