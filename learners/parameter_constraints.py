@@ -9,7 +9,7 @@ per constructor parameter, a list of admissible types/ranges in the language of
   ``_fit_context``, which calls ``_validate_params`` before anything else. The learners
   inherit :class:`ValidatedParamsMixin`, whose ``_validate_params`` runs scikit-learn's own
   (``BaseEstimator._validate_params``) and only sharpens the error class (below);
-* by the configuration layer (:mod:`privaudit.audit.app.components`), which validates a
+* by the configuration layer (:mod:`privaudit.audit.schema.components`), which validates a
   learner table against it when the file is loaded, so ``epsilon = -1`` is refused before
   any task runs and the estimator never has to be constructed to check its parameters.
 

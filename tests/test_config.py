@@ -190,7 +190,7 @@ def test_task_generators_are_spawned_children_of_the_root_seed(tmp_path):
 
 
 def test_mechanism_table_builds_the_mechanism(tmp_path):
-    from privaudit.audit.app.components import MECHANISMS
+    from privaudit.audit.schema.components import MECHANISMS
 
     c = load_config(write(tmp_path, GOOD))
     m = MECHANISMS.build(c.audits[0].params["mechanism"], "mechanism")

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from privaudit.audit.app import components, runner
+from privaudit.audit.app import runner
+
+from privaudit.audit.schema import components
 from privaudit.audit.app.cli import main
 from privaudit.audit.app.config import ConfigFileError, ConfigTypeError, ConfigValueError, load_config, parse_config
 from privaudit.audit.app.limits import ResourceLimitError

@@ -32,9 +32,9 @@ from sklearn.utils._param_validation import Interval
 
 from privaudit.attacks.registry import ATTACKS, register_attack
 from privaudit.audit import kinds
-from privaudit.audit.app import components
+from privaudit.audit.schema import components
 from privaudit.audit.app.cli import main
-from privaudit.audit.app.fields import Field
+from privaudit.audit.schema.fields import Field
 from privaudit.audit.kinds import AuditKind, register_kind, result_type
 from privaudit.audit.kinds.base import CONFIDENCE, MECHANISM
 from privaudit.audit.results import AuditEntry, AuditResult, apply_expectation
@@ -153,7 +153,7 @@ def flip_rate_headline(entry: AuditEntry) -> str:
 
 
 def flip_rate_figures(entry: AuditEntry):
-    from privaudit.audit.reporting.plotting import new_figure
+    from privaudit.audit.display.plotting import new_figure
 
     res = entry.result
     fig, ax = new_figure()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from privaudit.audit.app import keys_reference
-from privaudit.audit.app.fields import Field
+from privaudit.audit.schema.fields import Field
 from privaudit.audit.kinds import audit_kinds
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"

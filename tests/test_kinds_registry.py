@@ -19,7 +19,7 @@ import pytest
 from sklearn.utils._param_validation import Interval
 
 from privaudit.audit import kinds
-from privaudit.audit.app import components
+from privaudit.audit.schema import components
 from privaudit.audit.app.cli import main
 from privaudit.audit.app.config import ConfigError, ConfigValueError, Field, parse_config
 from privaudit.audit.kinds import AuditKind, get_kind, register_kind, result_type, unregister_kind
@@ -168,7 +168,7 @@ def run_coin(params, rng):
 
 
 def coin_figures(entry):
-    from privaudit.audit.reporting.plotting import arr, new_figure
+    from privaudit.audit.display.plotting import arr, new_figure
 
     fig, ax = new_figure()
     ax[0, 0].plot(arr(entry.result.frequencies))  # renderers get the typed entry

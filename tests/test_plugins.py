@@ -19,8 +19,8 @@ import pytest
 from privaudit.attacks import registry as attack_registry
 from privaudit.attacks import AttackRegistryError, get_attack, register_attack
 from privaudit.audit import kinds
-from privaudit.audit.app import components
-from privaudit.audit.app.fields import ConfigValueError
+from privaudit.audit.schema import components
+from privaudit.audit.schema.fields import ConfigValueError
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism
 from privaudit.mechanisms.registry import PluginWarning, Registry, RegistryError
 

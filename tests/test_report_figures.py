@@ -12,7 +12,7 @@ import pytest
 from privaudit.audit.kinds.base import LEGEND_PT
 from privaudit.audit.kinds.tradeoff import tradeoff_figures
 from privaudit.audit.kinds.utility import _grid, utility_figures
-from privaudit.audit.reporting.plotting import png
+from privaudit.audit.display.plotting import png
 from privaudit.audit.results import AuditEntry, ExperimentResult
 from privaudit.mechanisms import gaussian_tradeoff
 from result_factories import tradeoff_result
@@ -122,7 +122,7 @@ def test_figures_are_byte_identical_and_carry_no_metadata():
 
 @pytest.mark.parametrize("size", [(4.0, 3.0)])
 def test_fixed_dpi(size):
-    from privaudit.audit.reporting.plotting import DPI, new_figure
+    from privaudit.audit.display.plotting import DPI, new_figure
 
     fig, ax = new_figure(size=size)
     ax[0, 0].plot([0, 1], [0, 1])

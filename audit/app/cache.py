@@ -351,7 +351,7 @@ def _outside(module: str | None) -> bool:
 
 def _registered_module(name: str, key: str) -> str | None:
     """The module of the component or attacker registered as ``name`` (None when none is)."""
-    from privaudit.audit.app import components
+    from privaudit.audit.schema import components
 
     for registry in (components.MECHANISMS, components.PRIORS, components.LEARNERS, components.EXPERIMENTS,
                      components.SAMPLERS):

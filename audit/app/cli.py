@@ -196,7 +196,7 @@ def _plugin_warnings() -> Iterator[None]:
 def _usage_errors() -> tuple[type[BaseException], ...]:
     from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
-    from privaudit.audit.app.fields import ConfigError
+    from privaudit.audit.schema.fields import ConfigError
 
     return ConfigError, InvalidParameterError, InvalidInputError, ParameterTypeError
 
@@ -332,7 +332,7 @@ def _registry_listing(registry) -> dict[str, str]:
 
 
 def _listing(what: str) -> dict[str, dict[str, str]]:
-    from privaudit.audit.app import components
+    from privaudit.audit.schema import components
     from privaudit.audit.kinds import audit_kinds
 
     sections: dict[str, dict[str, str]] = {}

@@ -16,7 +16,7 @@ A configuration names what to audit and how hard to look::
     n = 20000                          # a sample size: scaled by ``samples``
 
 The keys each ``[[audits]]`` entry accepts are declared by its kind
-(:mod:`privaudit.audit.kinds`) as :class:`~privaudit.audit.app.fields.Field` objects, so
+(:mod:`privaudit.audit.kinds`) as :class:`~privaudit.audit.schema.fields.Field` objects, so
 the validator here is generic: an unknown key gets a "did you mean" hint (:mod:`difflib`), a wrong type
 raises :class:`ConfigTypeError` (a ``TypeError``), a value out of range
 :class:`ConfigValueError` (a ``ValueError``), a missing file or preset
@@ -24,7 +24,7 @@ raises :class:`ConfigTypeError` (a ``TypeError``), a value out of range
 offending value, and the file it came from.
 
 Components (mechanisms, priors, learners, experiments, samplers) are named from
-their registries (:mod:`privaudit.audit.app.components`). A ``"package.module:attr"``
+their registries (:mod:`privaudit.audit.schema.components`). A ``"package.module:attr"``
 reference is refused unless the user opts in for that module
 (``allow_imports=[...]`` here, ``--allow-import MODULE`` on the command line), and
 even then nothing is called while the file is validated.
@@ -43,10 +43,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from privaudit.audit.app.components import imports_allowed
+from privaudit.audit.schema.components import imports_allowed
 from privaudit.audit.app.limits import check_components
 from privaudit.audit.app.toml_guard import check_document, parse_toml
-from privaudit.audit.app.fields import (
+from privaudit.audit.schema.fields import (
     REQUIRED,
     ConfigError,
     ConfigFileError,
@@ -158,7 +158,7 @@ def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str =
         Where ``data`` came from (a path, ``preset:<name>``), appended to error messages.
     allow_imports : iterable of str
         Modules whose ``"module:attr"`` references this document may use (besides those
-        allowed process-wide by :func:`privaudit.audit.app.components.allow_imports`).
+        allowed process-wide by :func:`privaudit.audit.schema.components.allow_imports`).
     max_memory : int, optional
         Bytes a component may allocate when built (default: the memory available).
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from privaudit.mechanisms.validation import InvalidParameterError
 
-from privaudit.audit.app.fields import ConfigError
+from privaudit.audit.schema.fields import ConfigError
 
 #: Float64 arrays of the sample size alive at once in a task (hypotheses, scores, sort buffers).
 WORKING_COPIES = 8

@@ -66,7 +66,7 @@ from pathlib import Path
 from privaudit.mechanisms.validation import InvalidInputError
 
 from privaudit.audit.app.authentication import sign, verifies
-from privaudit.audit.app.fields import ConfigError
+from privaudit.audit.schema.fields import ConfigError
 from privaudit.audit.app.provenance import code_fingerprint
 from privaudit.audit.app.safe_files import (
     SymlinkError,

@@ -581,8 +581,8 @@ def check_buildable(tasks: list[Task]) -> None:
     before the run). Raises a :class:`~privaudit.audit.app.config.ConfigValueError` naming the key path
     and the table.
     """
-    from privaudit.audit.app import components
-    from privaudit.audit.app.fields import ConfigValueError
+    from privaudit.audit.schema import components
+    from privaudit.audit.schema.fields import ConfigValueError
 
     registries = {"mechanism": components.MECHANISMS, "prior": components.PRIORS, "learner": components.LEARNERS}
     for task in tasks:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from privaudit.audit.app.fields import ConfigTypeError, ConfigValueError
+from privaudit.audit.schema.fields import ConfigTypeError, ConfigValueError
 
 MAX_DEPTH = 12
 MAX_VALUES = 5_000_000

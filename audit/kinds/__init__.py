@@ -1,7 +1,7 @@
 """Audit kinds: what an ``[[audits]]`` entry of a configuration can ask for.
 
 An :class:`AuditKind` declares everything about one kind in one place: the keys its
-entry accepts (:class:`~privaudit.audit.app.fields.Field`), the function that runs it,
+entry accepts (:class:`~privaudit.audit.schema.fields.Field`), the function that runs it,
 the dataclass of its result, and how a report shows that result (a one-line
 headline, figures, rows of the cross-audit summary tables). The configuration
 loader, the runner, the report and the figures iterate over this registry; none of
@@ -35,7 +35,7 @@ from typing import Any
 
 from privaudit.mechanisms.registry import Registry, reference
 
-from privaudit.audit.app.fields import ConfigValueError, Field
+from privaudit.audit.schema.fields import ConfigValueError, Field
 from privaudit.audit.results import AuditEntry, AuditResult, UntypedResult
 from privaudit.audit.kinds.base import AuditKind
 

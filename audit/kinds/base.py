@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.audit.app.components import LEARNERS, MECHANISMS
-from privaudit.audit.app.fields import ConfigValueError, Field
-from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.schema.components import LEARNERS, MECHANISMS
+from privaudit.audit.schema.fields import ConfigValueError, Field
+from privaudit.audit.display.formatting import fnum
 from privaudit.audit.results import AuditEntry, AuditResult
 from privaudit.audit.verdicts import outcome_label
 

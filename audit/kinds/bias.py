@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from privaudit.audit.engines.bias import BiasAudit, audit_bias
-from privaudit.audit.app.components import SAMPLERS
-from privaudit.audit.app.fields import ConfigTypeError, Field
-from privaudit.audit.reporting.formatting import fnum
-from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.schema.components import SAMPLERS
+from privaudit.audit.schema.fields import ConfigTypeError, Field
+from privaudit.audit.display.formatting import fnum
+from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import outcome_label
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, AuditKind

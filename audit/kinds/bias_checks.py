@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from privaudit.audit.studies.bias_checks import run_bias_checks
-from privaudit.audit.app.fields import Field
+from privaudit.audit.schema.fields import Field
 from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.kinds.base import AuditKind
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from privaudit.audit.engines.calibration import CalibrationAudit, audit_calibration
-from privaudit.audit.app.components import MECHANISMS
-from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.schema.components import MECHANISMS
+from privaudit.audit.schema.fields import Field
+from privaudit.audit.display.formatting import fnum
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.kinds.base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 

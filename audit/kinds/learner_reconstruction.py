@@ -16,8 +16,8 @@ import numpy as np
 
 from privaudit.attacks.priors import GaussianPrior
 
-from privaudit.audit.app.components import registered_attackers
-from privaudit.audit.app.fields import Field
+from privaudit.audit.schema.components import registered_attackers
+from privaudit.audit.schema.fields import Field
 from privaudit.audit.engines.reconstruction import ReconstructionAudit
 from privaudit.audit.engines.release_views import audit_reconstruction_setup, reconstruction_setup
 from privaudit.audit.results import AuditEntry, as_entry, with_note

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privaudit.audit.app.fields import Field
+from privaudit.audit.schema.fields import Field
 from privaudit.audit.engines.release_views import audit_tradeoff_setup, tradeoff_setup
 from privaudit.audit.results import AuditEntry, apply_expectation, with_note
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit

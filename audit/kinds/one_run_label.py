@@ -15,8 +15,8 @@ import numpy as np
 
 from privaudit.mechanisms import PrivacyClaim
 
-from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.schema.fields import Field
+from privaudit.audit.display.formatting import fnum
 from privaudit.audit.engines.learner_audits import one_run_label_audit
 from privaudit.audit.results import AuditEntry, AuditResult, to_jsonable
 from privaudit.audit.stats.epsilon_bounds import OneRunBound

@@ -6,8 +6,8 @@ when a task runs.
 
 from __future__ import annotations
 
-from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import fnum
+from privaudit.audit.schema.fields import Field
+from privaudit.audit.display.formatting import fnum
 from privaudit.audit.engines.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.verdicts import outcome_label

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.audit.app.components import MECHANISMS, PRIORS, registered_attackers
-from privaudit.audit.app.fields import Field
-from privaudit.audit.reporting.formatting import fnum, num
-from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.schema.components import MECHANISMS, PRIORS, registered_attackers
+from privaudit.audit.schema.fields import Field
+from privaudit.audit.display.formatting import fnum, num
+from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import Verdict

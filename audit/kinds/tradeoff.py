@@ -29,12 +29,12 @@ from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
-from privaudit.audit.app.components import MECHANISMS, registered_attackers
+from privaudit.audit.schema.components import MECHANISMS, registered_attackers
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
-from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field
-from privaudit.audit.reporting.formatting import fnum, num
+from privaudit.audit.schema.fields import ConfigKeyError, ConfigValueError, Field
+from privaudit.audit.display.formatting import fnum, num
 from privaudit.audit.engines.pair_search import search_pairs
-from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
 from privaudit.audit.verdicts import Verdict

@@ -1,6 +1,6 @@
 """Kind ``utility``: a paper experiment (utility curves, an ExperimentResult) run at the configured size.
 
-The experiment is a registered one (:data:`privaudit.audit.app.components.EXPERIMENTS`:
+The experiment is a registered one (:data:`privaudit.audit.schema.components.EXPERIMENTS`:
 the paper figures shipped with privaudit, or installed through the entry-point
 group ``privaudit.experiments``); its keyword arguments (``params``) are checked
 against the experiment's declared parameter specification when the configuration
@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.audit.app.components import EXPERIMENTS, SEED_PARAMS, check_parameters, keyword_names
-from privaudit.audit.app.fields import ConfigKeyError, ConfigValueError, Field, check_keys, did_you_mean
-from privaudit.audit.reporting.plotting import arr, new_figure
+from privaudit.audit.schema.components import EXPERIMENTS, SEED_PARAMS, check_parameters, keyword_names
+from privaudit.audit.schema.fields import ConfigKeyError, ConfigValueError, Field, check_keys, did_you_mean
+from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, ExperimentResult
 from privaudit.mechanisms.randomness import int_seed
 from privaudit.audit.kinds.base import LEGEND_PT, AuditKind
-from privaudit.audit.reporting.formatting import num
+from privaudit.audit.display.formatting import num
 
 
 def _validate_experiment(path: str, name: str) -> str:

@@ -20,9 +20,9 @@ import re
 import textwrap
 import warnings
 
-from privaudit.audit.reporting.formatting import fnum, num
+from privaudit.audit.display.formatting import fnum, num
 from privaudit.audit.kinds import AuditKind, renderer
-from privaudit.audit.reporting.plotting import new_figure, png
+from privaudit.audit.display.plotting import new_figure, png
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import Verdict, outcome_label
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from privaudit.audit.reporting.figures import headline, render_figures, render_table_figures, summary_tables
-from privaudit.audit.reporting.formatting import fmt, num
+from privaudit.audit.display.formatting import fmt, num
 from privaudit.audit.app.report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
 from privaudit.audit.kinds import entry_from_dict
 from privaudit.audit.results import AuditEntry

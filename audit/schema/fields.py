@@ -4,7 +4,7 @@ A configuration is plain TOML data; every table of it (the top level, an
 ``[[audits]]`` entry, a component table) is validated against a mapping of key ->
 :class:`Field`. This module knows nothing of audits: kinds
 (:mod:`privaudit.audit.kinds`) declare their fields with it, components
-(:mod:`privaudit.audit.app.components`) their parameters, and :mod:`privaudit.audit.app.config`
+(:mod:`privaudit.audit.schema.components`) their parameters, and :mod:`privaudit.audit.app.config`
 assembles the whole file. Every error names the key path (``audits[2].n``) and the
 offending value, and is a ``TypeError`` or ``ValueError`` subclass (the CLI maps
 :class:`ConfigError` to exit code 2).

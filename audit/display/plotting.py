@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.audit.reporting.formatting import num
+from privaudit.audit.display.formatting import num
 
 FIGSIZE = (6.4, 4.2)
 DPI = 100

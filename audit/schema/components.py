@@ -46,7 +46,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 from privaudit.mechanisms.external import register_external_mechanisms
 from privaudit.mechanisms.registry import Registry, reference
 
-from privaudit.audit.app.fields import (
+from privaudit.audit.schema.fields import (
     ConfigKeyError,
     ConfigTypeError,
     ConfigValueError,
@@ -121,7 +121,7 @@ def import_reference(ref: str, path: str) -> Any:
         raise ConfigValueError(
             f"{path} = {ref!r} would import code from module {module!r}, which this run does not allow; "
             f"use a registered name, or opt in with `privaudit run --allow-import {module}` "
-            f"(Python: privaudit.audit.app.components.allow_imports({module!r}))"
+            f"(Python: privaudit.audit.schema.components.allow_imports({module!r}))"
         )
     return load_reference(ref, path)
 
