@@ -5,23 +5,22 @@ need nothing more. Each further capability is one small ``@runtime_checkable`` p
 and the audit engines dispatch on these protocols only, never on a concrete class: a
 third-party mechanism that implements a protocol gets the same audit as a built-in one.
 
-================================  =========================================================
-protocol                          unlocks
-================================  =========================================================
-:class:`HasDensity`               the exact likelihood-ratio attacker
-:class:`HasExactTradeoff`         the exact trade-off curve beside the empirical one
-:class:`HasExactEpsilon`          the exact ε of the noise drawn, beside the claim
-:class:`HasExactDelta`            the exact δ(ε) (calibration audits)
-:class:`HasDPEvent`               dp_accounting's PLD of one release
-                                  (:func:`privaudit.mechanisms.accounting.privacy_loss_distribution`)
-:class:`HasFisherInformation`     Cramér–Rao, van Trees and HCR bounds of reconstruction audits
-:class:`HasLaplaceScale`          the numpy-Laplace reachability attacker
-:class:`HasMarginalFisherInformation` bounds for an attacker who does not see hidden phases
-:class:`HasBatchRelease`          one release per row of a batch of inputs (one per client)
-:class:`IsotropicGaussianRelease` closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
-:class:`ModulatedRelease`         closed forms of seed 000's modulated map (phases, χ², μ)
-:class:`HasNoiseFreeMap`          χ² of a release fn(x) + N(0, σ²I) (HCR bound)
-================================  =========================================================
+=====================================  =============================================================================
+protocol                               unlocks
+=====================================  =============================================================================
+:class:`HasDensity`                    the exact likelihood-ratio attacker
+:class:`HasExactTradeoff`              the exact trade-off curve beside the empirical one
+:class:`HasExactEpsilon`               the exact ε of the noise drawn, beside the claim
+:class:`HasExactDelta`                 the exact δ(ε) (calibration audits)
+:class:`HasDPEvent`                    dp_accounting's PLD of one release (``accounting.privacy_loss_distribution``)
+:class:`HasFisherInformation`          Cramér–Rao, van Trees and HCR bounds of reconstruction audits
+:class:`HasMarginalFisherInformation`  bounds for an attacker who does not see hidden phases
+:class:`HasLaplaceScale`               the numpy-Laplace reachability attacker
+:class:`HasBatchRelease`               one release per row of a batch of inputs (one per client)
+:class:`IsotropicGaussianRelease`      closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
+:class:`ModulatedRelease`              closed forms of seed 000's modulated map (phases, χ², μ)
+:class:`HasNoiseFreeMap`               χ² of a release fn(x) + N(0, σ²I) (HCR bound)
+=====================================  =============================================================================
 
 A runtime check of a protocol tests that the members exist, not their meaning. The two
 closed-form protocols (:class:`IsotropicGaussianRelease`, :class:`ModulatedRelease`)

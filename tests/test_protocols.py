@@ -36,7 +36,6 @@ from privaudit.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     ModulatedMechanism,
-    PrivacyClaim,
     SnappingLaplaceMechanism,
     gdp_epsilon,
 )
@@ -44,7 +43,6 @@ from privaudit.mechanisms.accounting import PLD_DISCRETIZATION, privacy_loss_dis
 from privaudit.mechanisms.protocol import (
     AccountableMechanism,
     HasDensity,
-    HasDPEvent,
     HasExactTradeoff,
     IsotropicGaussianRelease,
     Mechanism,
