@@ -23,7 +23,7 @@ from privaudit.audit.schema import components
 from privaudit.audit.app.cli import main
 from privaudit.audit.app.config import ConfigError, ConfigValueError, Field, parse_config
 from privaudit.audit.kinds import AuditKind, get_kind, register_kind, result_type, unregister_kind
-from privaudit.audit.reporting.render import write_report
+from privaudit.audit.app.report_store import write_report
 from privaudit.audit.results import AuditEntry, AuditResult, apply_expectation, with_note
 from privaudit.audit.app.runner import run_config
 from privaudit.mechanisms import GaussianMechanism

@@ -14,7 +14,8 @@ from scipy import stats
 from privaudit.audit.app.config import parse_config
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
 from privaudit.audit.reporting.figures import summary_tables
-from privaudit.audit.reporting.render import SCHEMA, build_report, load_report, report_entries, summarize, write_report
+from privaudit.audit.app.report_store import load_report, write_report
+from privaudit.audit.reporting.render import SCHEMA, build_report, report_entries, summarize
 from privaudit.audit.results import AuditEntry, FailedTask, UntypedResult
 from result_factories import bias_result, experiment_result, reconstruction_result, tradeoff_result
 

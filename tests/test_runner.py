@@ -19,7 +19,7 @@ import pytest
 
 from privaudit.audit.app.cache import CacheWarning
 from privaudit.audit.app.config import Field, parse_config
-from privaudit.audit.reporting.render import atomic_write
+from privaudit.audit.app.report_store import atomic_write
 from privaudit.audit.app.runner import SchedulerError, run_config
 from privaudit.audit.app.tasks import register_task_kind, unregister_task_kind
 

@@ -43,7 +43,7 @@ from privaudit.mechanisms import (
     RandomizedResponse,
 )
 
-from privaudit.audit.reporting.render import atomic_write
+from privaudit.audit.app.report_store import atomic_write
 from privaudit.audit.results import to_jsonable
 from privaudit.mechanisms.randomness import uint32_seed
 

@@ -68,6 +68,7 @@ from privaudit.mechanisms.validation import InvalidInputError
 from privaudit.audit.app.authentication import sign, verifies
 from privaudit.audit.schema.fields import ConfigError
 from privaudit.audit.app.provenance import code_fingerprint
+from privaudit.audit.reporting.render import report_files, report_json
 from privaudit.audit.app.safe_files import (
     SymlinkError,
     UnsafeFileError,
@@ -593,6 +594,31 @@ def write_set(out_dir: str | Path, report_json: bytes, render: Callable[[], dict
         files[RUN_LOG] = _run_log_bytes(run_log, manifest)
         _swap_in(out_fd, out_dir, files)
     return True
+
+
+def write_report(report: dict, out_dir: str | Path, *, figures: bool = True, run_log: dict | None = None) -> Path:
+    """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir`` as one unit.
+
+    Parameters
+    ----------
+    report : dict
+        The report document (:func:`privaudit.audit.reporting.render.build_report`).
+    out_dir : str or Path
+        ``<out>/<name>``.
+    figures : bool
+        Draw the figures.
+    run_log : dict, optional
+        Fields of ``run.log.json``.
+
+    Returns
+    -------
+    Path
+        ``out_dir``. The whole set replaces the previous one atomically (:func:`write_set`);
+        when the set on disk is already identical only ``run.log.json`` is rewritten.
+    """
+    write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
+              run_log=run_log)
+    return Path(out_dir)
 
 
 def _write_tree(root_fd: int, files: dict[str, bytes]) -> None:

@@ -2,7 +2,7 @@
 
 ``report.json`` (schema ``privaudit.report/1``) is the record; the Markdown and HTML
 files and the figures are renderings of it, so a report can be re-rendered from its
-JSON alone (:func:`write_report`). The document holds::
+JSON alone (:func:`report_files`; :func:`privaudit.audit.app.report_store.write_report` writes the set). The document holds::
 
     {"schema": "privaudit.report/1", "name", "description", "source",
      "config": {... the validated configuration ...},
@@ -48,7 +48,6 @@ from typing import Any
 
 from privaudit.audit.reporting.figures import headline, render_figures, render_table_figures, summary_tables
 from privaudit.audit.display.formatting import fmt, num
-from privaudit.audit.app.report_store import atomic_write, load_report, write_set  # noqa: F401 - re-exported
 from privaudit.audit.kinds import entry_from_dict
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import (OUTCOME_LABELS, Outcome, outcome, outcome_counts, outcome_label, overall_status,
@@ -574,14 +573,3 @@ def report_files(report: dict, *, figures: bool = True) -> dict[str, bytes]:
     out["report.md"] = render_markdown(report, entries, figs, tables, table_links).encode()
     out["report.html"] = render_html(report, entries, figs, tables).encode()
     return out
-
-
-def write_report(report: dict, out_dir: str | Path, *, figures: bool = True, run_log: dict | None = None) -> Path:
-    """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir`` as one unit.
-
-    The whole set replaces the previous one atomically (:func:`privaudit.audit.app.report_store.write_set`);
-    when the set on disk is already identical only ``run.log.json`` is rewritten. Returns ``out_dir``.
-    """
-    write_set(out_dir, report_json(report), lambda: report_files(report, figures=figures), figures=figures,
-              run_log=run_log)
-    return Path(out_dir)
