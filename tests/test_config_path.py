@@ -13,7 +13,7 @@ from privaudit.audit.app import runner
 from privaudit.audit.schema import components
 from privaudit.audit.app.cli import main
 from privaudit.audit.app.config import ConfigFileError, ConfigTypeError, ConfigValueError, load_config, parse_config
-from privaudit.audit.app.limits import ResourceLimitError
+from privaudit.audit.schema.limits import ResourceLimitError
 
 TRADEOFF = '[[audits]]\nkind = "tradeoff"\nmechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }\nn = 200\n'
 

@@ -225,7 +225,7 @@ def sleepy(params, rng):
 
 
 def test_budget_interrupts_the_run_and_keeps_finished_tasks(tmp_path):
-    from privaudit.audit.app.limits import ResourceLimitError
+    from privaudit.audit.schema.limits import ResourceLimitError
 
     register_task_kind("stub-sleepy", fields={"tag": Field("int", low=0)}, force=True)(sleepy)
     try:
@@ -240,7 +240,7 @@ def test_budget_interrupts_the_run_and_keeps_finished_tasks(tmp_path):
 
 
 def test_budget_must_be_positive(tmp_path):
-    from privaudit.audit.app.limits import ResourceLimitError
+    from privaudit.audit.schema.limits import ResourceLimitError
 
     with pytest.raises(ResourceLimitError, match="--budget"):
         run_config(make_config(k=1), out=tmp_path, figures=False, budget=-1.0)

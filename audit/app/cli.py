@@ -72,7 +72,7 @@ def _jobs(text: str) -> int:
 
 
 def _size(text: str) -> int:
-    from privaudit.audit.app.limits import parse_size
+    from privaudit.audit.schema.limits import parse_size
 
     try:
         return parse_size(text)

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from privaudit.audit.schema.components import imports_allowed
-from privaudit.audit.app.limits import check_components
+from privaudit.audit.schema.limits import check_components
 from privaudit.audit.app.toml_guard import check_document, parse_toml
 from privaudit.audit.schema.fields import (
     REQUIRED,
@@ -145,7 +145,7 @@ def parse_config(data: Mapping[str, Any], *, name: str = "config", source: str =
     The structural guards come first, as for a file (:func:`load_config` calls this):
     :func:`~privaudit.audit.app.toml_guard.check_document` (depth, size, 64-bit
     integers, finite numbers, no empty arrays, no control characters) and
-    :func:`~privaudit.audit.app.limits.check_components` (a component's ``dim`` within
+    :func:`~privaudit.audit.schema.limits.check_components` (a component's ``dim`` within
     the memory limit); then every field of every entry.
 
     Parameters

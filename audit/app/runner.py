@@ -3,7 +3,7 @@
 Preflight
     :func:`preflight` runs before any task: it plans the tasks, checks that ``--out`` can
     take the report set (:func:`privaudit.audit.app.report_store.check_destination`) and that
-    every task fits the memory limit (:mod:`privaudit.audit.app.limits`). Each problem is a
+    every task fits the memory limit (:mod:`privaudit.audit.schema.limits`). Each problem is a
     :class:`~privaudit.audit.app.config.ConfigError` (exit code 2) naming the key and the value.
 
 Execution
@@ -68,7 +68,7 @@ from privaudit.audit.app.cache import (
     store_entry,
 )
 from privaudit.audit.app.config import Config, ConfigError
-from privaudit.audit.app.limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
+from privaudit.audit.schema.limits import COMPONENT_KEYS, Budget, BudgetExceeded, check_tasks
 from privaudit.audit.app.provenance import code_fingerprint
 from privaudit.audit.reporting.render import build_report, report_files, report_json
 from privaudit.audit.app.report_store import (
