@@ -17,6 +17,8 @@ _LAZY = {
     "audit_reconstruction": "engines.reconstruction",
     "ReconstructionAudit": "engines.reconstruction",
     "mse_crb_curve": "engines.reconstruction", "composition_curve": "engines.reconstruction", "release_fisher": "stats.fisher", "autograd_fisher": "stats.fisher", "marginal_fisher": "stats.fisher", "side_information_fisher": "stats.fisher", "compose_fisher": "stats.fisher", "GaussianNoiseMap": "stats.fisher", "crb": "stats.estimation_bounds", "seed_trace_bound": "stats.estimation_bounds", "van_trees": "stats.estimation_bounds", "hammersley_chapman_robbins": "stats.estimation_bounds", "rero_bound": "stats.estimation_bounds", "rero_mu": "stats.estimation_bounds",
+    "search_pairs": "engines.pair_search", "PairSearchResult": "engines.pair_search",
+    "candidate_pairs": "engines.pair_search",
     "audit_bias": "engines.bias",
     "BiasAudit": "engines.bias",
     "required_draws": "engines.bias", "run_bias_checks": "studies.bias_checks",

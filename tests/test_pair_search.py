@@ -50,25 +50,76 @@ def test_adjacent_claim_modes():
         adjacent_claim(c, [0.0], [1.0], mode="sometimes")
 
 
-@pytest.mark.parametrize("adjacency,norm", [("l1<=1", 1), ("l2<=0.5", 2)])
+@pytest.mark.parametrize("adjacency,norm", [("l1<=1", 1), ("l2<=0.5", 2), ("linf<=1", np.inf)])
 def test_candidates_are_adjacent_and_inside_the_domain(adjacency, norm):
     lo, hi = -np.ones(3), np.array([1.0, 2.0, 0.5])
     cands = candidate_pairs((lo, hi), adjacency, n_random=5, rng=0)
     r = float(adjacency.split("<=")[1])
     assert len(cands) > 2 * 3
-    for x, xp, _ in cands:
-        assert np.all(xp >= lo - 1e-12) and np.all(xp <= hi + 1e-12)
-        assert 0 < np.linalg.norm(xp - x, ord=norm) <= r * (1 + 1e-9)
-    origins = " ".join(o for _, _, o in cands)
-    assert "-e0" in origins and "+e2" in origins and "sign flip" in origins and "random" in origins
+    for c in cands:
+        assert np.all(c.x_prime >= lo - 1e-12) and np.all(c.x_prime <= hi + 1e-12)
+        assert np.all(c.x >= lo - 1e-12) and np.all(c.x <= hi + 1e-12)
+        assert 0 < np.linalg.norm(c.x_prime - c.x, ord=norm) <= r * (1 + 1e-9)
+    origins = " / ".join(c.origin for c in cands)
+    for pattern in ("one up", "one down", "all up", "half up, half down", "-e0", "+e2", "random direction",
+                    "low corner", "random point"):
+        assert pattern in origins, pattern
+    keys = {tuple(sorted((c.x.tobytes(), c.x_prime.tobytes()))) for c in cands}
+    assert len(keys) == len(cands)  # unordered pairs are not repeated
+
+
+def test_linf_patterns_move_every_answer_by_one():
+    cands = candidate_pairs((np.zeros(4), np.full(4, 2.0)), "linf<=1", rng=0)
+    half = [c for c in cands if c.origin.startswith("half up, half down from the centre")]
+    assert len(half) == 1
+    assert half[0].x.tolist() == [1, 1, 1, 1] and half[0].x_prime.tolist() == [2, 2, 0, 0]
+
+
+def test_integer_and_histogram_candidates_stay_on_the_lattice():
+    from privaudit.mechanisms.domains import Box
+
+    box = Box(np.zeros(3), np.full(3, 5.0), integer=True)
+    for adjacency in ("histogram", "int-l1<=2"):
+        cands = candidate_pairs(box, adjacency, rng=1)
+        assert cands
+        for c in cands:
+            assert np.all(c.x == np.round(c.x)) and np.all(c.x_prime == np.round(c.x_prime))
+            assert PrivacyClaim(1.0, 0.0, adjacency).neighbourhood.are_neighbours(c.x, c.x_prime)
+
+
+def test_dataset_candidates_are_true_neighbours():
+    from privaudit.mechanisms.domains import Box, DatasetDomain
+    from privaudit.mechanisms.neighbourhoods import AddRemove, ReplaceOne
+
+    dom = DatasetDomain(records=Box(np.zeros(1), np.ones(1)), min_size=1, max_size=6)
+    for nb in (AddRemove(), ReplaceOne()):
+        cands = candidate_pairs(dom, nb, n_random=2, rng=0)
+        assert len(cands) > 4
+        assert all(nb.are_neighbours(c.x, c.x_prime) and dom.contains(c.x) and dom.contains(c.x_prime)
+                   for c in cands)
+        assert any("bound" in c.origin or "outlier" in c.origin for c in cands)
+
+
+def test_group_candidates_are_several_steps_apart_and_audited_against_the_group_claim():
+    cands = candidate_pairs((np.zeros(4), np.full(4, 2.0)), "l2<=1", rng=0, group=True)
+    far = [c for c in cands if "every coordinate" in c.origin]
+    assert far and max(PrivacyClaim(1.0, 0.0, "l2<=1").neighbourhood.group_distance(c.x, c.x_prime)
+                       for c in far) == 2
+    # A Laplace in l1 claimed under l2<=1 on 4 answers: an "all up" pair is 4 l1-steps but 2 l2-steps apart.
+    mech = LaplaceMechanism(epsilon=0.5)
+    res = search_pairs(mech, (np.zeros(4), np.full(4, 2.0)), n=20_000, screen_n=4_000, certify=2, rng=0,
+                       neighbourhood="l2<=1", group=True)
+    assert res.group and "group claim" in res.summary()
+    assert all(a.claim.epsilon >= 0.5 for a in res.certified)
 
 
 def test_search_finds_the_sign_dependent_bug_and_certifies_it():
     mech = AsymmetricLaplace()  # correct on (0, 1), exact ε = 2.5 on (0, −1)
     res = search_pairs(mech, (np.full(1, -1.0), np.full(1, 1.0)), n=50_000, screen_n=2_000, rng=0)
     assert res.verdict == "violation" and 1.0 < res.epsilon_lb <= 2.5
-    best = res.candidates[0]
+    best = res.best_pair
     assert min(best.x.min(), best.x_prime.min()) < 0  # the bug lives at negative inputs
+    assert "x=[" in res.summary() and "runners-up" in res.summary()
     # Bonferroni over the certified pairs.
     assert all(a.confidence == pytest.approx(1 - 0.05 / len(res.certified)) for a in res.certified)
     assert isinstance(res.seed, int)
@@ -78,3 +129,25 @@ def test_search_passes_a_correct_mechanism():
     res = search_pairs(LaplaceMechanism(epsilon=1.0), (np.full(1, -1.0), np.full(1, 1.0)), n=20_000,
                        screen_n=2_000, rng=1, certify=2)
     assert res.verdict == "pass" and res.epsilon_lb <= 1.0
+
+
+def test_search_is_exported_and_reads_the_declared_domain():
+    from privaudit.audit import search_pairs as exported
+    from privaudit.mechanisms.domains import Box
+
+    assert exported is search_pairs
+    mech = AsymmetricLaplace()
+    with pytest.raises(InvalidParameterError, match="needs a domain"):
+        search_pairs(mech, n=2_000)
+    mech.domain = Box(np.full(1, -1.0), np.full(1, 1.0))
+    res = search_pairs(mech, n=50_000, screen_n=2_000, certify=2, rng=0)
+    assert res.verdict == "violation" and "box" in res.domain
+
+
+def test_domain_of_the_wrong_kind_is_refused():
+    from privaudit.mechanisms.domains import Box, DatasetDomain
+
+    with pytest.raises(InvalidParameterError, match="DatasetDomain"):
+        candidate_pairs(Box(np.zeros(2), np.ones(2)), "replace-one")
+    with pytest.raises(InvalidParameterError, match="box"):
+        candidate_pairs(DatasetDomain(records=Box(np.zeros(1), np.ones(1)), min_size=1, max_size=3), "l2<=1")

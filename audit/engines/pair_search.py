@@ -1,22 +1,38 @@
-"""A search for the worst neighbouring pair.
+"""A search for the worst neighbouring pair, from the claim's neighbourhood and an input domain alone.
 
 Adjacency checks (:func:`~privaudit.mechanisms.adjacency.adjacent_claim`) live in
-:mod:`privaudit.mechanisms.adjacency`.
+:mod:`privaudit.mechanisms.adjacency`; neighbourhoods, domains and input patterns in
+:mod:`privaudit.mechanisms.neighbourhoods`, :mod:`privaudit.mechanisms.domains` and
+:mod:`privaudit.mechanisms.input_patterns`.
 
 Search
 ------
-:func:`search_pairs` screens candidate pairs of a box domain on a small budget
-(axis directions at both signs, sign flips x → −x, domain and clipping boundaries,
-random directions, then directions refined around the best), and certifies the
-top ``certify`` candidates on *fresh* releases, each at confidence
-1 − (1 − c)/certify (Bonferroni over the certified pairs; the screening is
-discarded, so its many looks cost nothing).
+:func:`candidate_pairs` proposes true neighbours of the domain under the claim's
+neighbourhood: from a few base points (the centre of a box, its low and high
+corners, random points; the boundary datasets of a dataset domain and random ones;
+every category) it takes the StatDP / DP-Sniper input patterns (one up, one down,
+one up and the rest down, half up and half down, all up, all down, alternating),
+their dataset analogues (a record added at each bound, at the mean, an outlier;
+removed; replaced), axis and diagonal moves and random directions. With
+``group=True`` it adds, for vector neighbourhoods, the patterns with *every* moved
+coordinate moved by the neighbourhood's radius (an ℓ∞ step under an ℓ1 or ℓ2
+claim), which are several neighbour steps apart and are audited against the
+group-privacy claim at their measured distance.
+
+:func:`search_pairs` screens every candidate with a small audit (cheap attackers,
+``screen_n`` releases per hypothesis), ranks them by the plug-in ε of the screened
+trade-off curve, screens the best third again on ``4·screen_n`` fresh releases,
+refines directions around the best one, and certifies the ``certify`` best on fresh
+releases, each at confidence 1 − (1 − c)/certify (Bonferroni over the certified
+pairs; the screening is discarded, so its many looks cost nothing). The result
+names the pair by its coordinates and origin, with the runners-up.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -28,21 +44,173 @@ from privaudit.mechanisms.adjacency import (  # noqa: F401  (re-exported)
     pair_distance,
 )
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.domains import Box, Categorical, DatasetDomain, Domain, domain_from_spec, domain_of
+from privaudit.mechanisms.input_patterns import input_patterns, sign_patterns
+from privaudit.mechanisms.neighbourhoods import (
+    AnyPair,
+    CandidatePair,
+    IntegerLattice,
+    Neighbourhood,
+    NormBall,
+    _DatasetNeighbourhood,
+    _VectorNeighbourhood,
+    parse_neighbourhood,
+)
 from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
 
 from privaudit.audit.engines.tradeoff import audit_tradeoff
 
+#: Random base points of a box or dataset domain (besides the centre, corners and boundary datasets).
+N_RANDOM_BASES = 2
+#: Boundary datasets used as base points of a dataset domain.
+MAX_DATASET_BASES = 4
+#: Releases behind each side of a screened test for the plug-in ε (tails rarer than this are not ranked on).
+MIN_SCREEN_COUNT = 30
+
+
+# --- candidates ------------------------------------------------------------------------------------
+def _fmt(x: Any) -> str:
+    if isinstance(x, str):
+        return repr(x)
+    a = np.asarray(x, dtype=float)
+    return str(np.round(a, 6).tolist()) if a.size <= 12 else f"array{a.shape}(first {np.round(a.ravel()[:6], 6).tolist()})"
+
+
+def describe_pair(x: Any, x_prime: Any, origin: str) -> str:
+    """``"<origin> at x=[...], x'=[...]"``: a pair named by its origin and its coordinates."""
+    return f"{origin} at x={_fmt(x)}, x'={_fmt(x_prime)}"
+
+
+def _as_domain(domain: Any) -> Domain:
+    if isinstance(domain, tuple | list) and len(domain) == 2 and not isinstance(domain[0], str):
+        lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in domain)
+        if lo.shape != hi.shape or np.any(lo > hi):
+            raise InvalidParameterError(f"domain must be (low, high) with low <= high, got {domain!r}")
+        return Box(lo, hi)
+    return domain_from_spec(domain)
+
+
+def _group_moves(nb: _VectorNeighbourhood, a: np.ndarray, box: Box | None) -> list[CandidatePair]:
+    """Every moved coordinate of each pattern moved by the neighbourhood's radius (several steps under ℓ1/ℓ2)."""
+    if isinstance(nb, NormBall):
+        r = nb.radius
+    elif isinstance(nb, IntegerLattice):
+        r = float(math.floor(nb.radius))
+    else:
+        return []
+    out = []
+    for name, u in sign_patterns(a.size):
+        xp = a.ravel() + r * u
+        if box is not None:
+            xp = np.clip(xp, np.asarray(box.low, dtype=float).ravel(), np.asarray(box.high, dtype=float).ravel())
+        xp = xp.reshape(a.shape)
+        if not np.array_equal(xp, a):
+            out.append(CandidatePair(a, xp, f"{name}, every coordinate by {r:g}"))
+    return out
+
+
+def candidate_pairs(
+    domain: Any, neighbourhood: str | Neighbourhood, *, n_random: int = 8, rng: Any = None, group: bool = False,
+) -> list[CandidatePair]:
+    """Labelled candidate pairs (x, x′) of ``domain`` that are neighbours under ``neighbourhood``.
+
+    Parameters
+    ----------
+    domain : Domain, (low, high) or mapping
+        A :class:`~privaudit.mechanisms.domains.Box` (real or integer) for vector
+        neighbourhoods, a :class:`~privaudit.mechanisms.domains.DatasetDomain` for dataset
+        ones, a Box or a :class:`~privaudit.mechanisms.domains.Categorical` for ``"any"``.
+    neighbourhood : str or Neighbourhood
+        The claim's neighbourhood (or its shorthand).
+    n_random : int
+        Random directions (vectors) or random records (datasets) per base point.
+    rng : int, Generator or None
+        Randomness of the random bases and proposals.
+    group : bool
+        Add vector pairs several neighbour steps apart (see the module docstring); they
+        must be audited against the group claim (``adjacency="group"``).
+
+    Returns
+    -------
+    list of CandidatePair
+        Distinct unordered pairs, each a true neighbour inside the domain (or, with
+        ``group``, connected by a chain of neighbours), origins of coinciding pairs
+        joined by " / ", in the order they were proposed (patterns first).
+    """
+    dom = _as_domain(domain)
+    nb = parse_neighbourhood(neighbourhood)
+    n_random = check_int("n_random", n_random, minimum=0)
+    gen = np.random.default_rng(rng)
+    proposals: list[CandidatePair] = []
+    if isinstance(nb, _VectorNeighbourhood) or (isinstance(nb, AnyPair) and isinstance(dom, Box)):
+        if not isinstance(dom, Box):
+            raise InvalidParameterError(f"neighbourhood {nb.shorthand!r} relates vectors: the domain must be a box, "
+                                        f"got {dom}")
+        bases = [("centre", dom.clip(dom.centre)), ("low corner", dom.lower.copy()), ("high corner", dom.upper.copy())]
+        bases += [(f"random point {i}", p) for i, p in enumerate(dom.sample(N_RANDOM_BASES, gen))]
+        for bname, b in bases:
+            pats = input_patterns(nb, dom, b)
+            if bname == "centre":  # axis, diagonal and random moves from the centre only: patterns elsewhere
+                pats += nb.neighbours(b, dom, gen, n_random=n_random)
+            if group and isinstance(nb, _VectorNeighbourhood):
+                pats += _group_moves(nb, np.asarray(b, dtype=float), dom)
+            proposals += [CandidatePair(p.x, p.x_prime, f"{p.origin} from the {bname}") for p in pats]
+    elif isinstance(nb, _DatasetNeighbourhood):
+        if not isinstance(dom, DatasetDomain):
+            raise InvalidParameterError(f"neighbourhood {nb.shorthand!r} relates datasets: the domain must be a "
+                                        f"DatasetDomain, got {dom}")
+        bases = [(f"boundary dataset {i}", p) for i, p in enumerate(dom.boundary_points()[:MAX_DATASET_BASES])]
+        bases += [(f"random dataset {i}", p) for i, p in enumerate(dom.sample(N_RANDOM_BASES, gen))]
+        for bname, b in bases:
+            proposals += [CandidatePair(p.x, p.x_prime, f"{p.origin} ({bname} of {_size(p.x)} records)")
+                          for p in nb.neighbours(b, dom, gen, n_random=n_random)]
+    elif isinstance(nb, AnyPair) and isinstance(dom, Categorical):
+        for c in dom.categories:
+            proposals += input_patterns(nb, dom, c)
+    else:
+        raise InvalidParameterError(f"no pair search for neighbourhood {nb.shorthand!r} on domain {dom}")
+    return _unordered_unique(proposals)
+
+
+def _size(x: Any) -> int:
+    a = np.asarray(x, dtype=float)
+    return int(a.shape[0] - np.all(np.isnan(a.reshape(a.shape[0], -1)), axis=1).sum()) if a.ndim else 1
+
+
+def _key(x: Any) -> bytes:
+    return repr(x).encode() if isinstance(x, str) else np.asarray(x, dtype=float).tobytes() + repr(np.shape(x)).encode()
+
+
+def _unordered_unique(pairs: list[CandidatePair]) -> list[CandidatePair]:
+    """Distinct unordered pairs (an audit tests both directions of a pair), origins of duplicates joined."""
+    out: dict[tuple[bytes, bytes], CandidatePair] = {}
+    for p in pairs:
+        k = tuple(sorted((_key(p.x), _key(p.x_prime))))
+        if k in out:
+            if p.origin not in out[k].origin.split(" / "):
+                out[k] = CandidatePair(out[k].x, out[k].x_prime, f"{out[k].origin} / {p.origin}")
+        else:
+            out[k] = p
+    return list(out.values())
+
+
 # --- search ----------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class PairCandidate:
-    """One screened pair: where it came from and the screening ε̲ (not a certified bound)."""
+    """One screened pair: where it came from, the screening ε̲ and plug-in ε (not certified bounds)."""
 
-    x: np.ndarray
-    x_prime: np.ndarray
+    x: Any
+    x_prime: Any
     origin: str
     screen_epsilon: float
+    screen_estimate: float = 0.0
+    screen_n: int = 0
+
+    def describe(self) -> str:
+        """The pair by its origin and coordinates."""
+        return describe_pair(self.x, self.x_prime, self.origin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +220,9 @@ class PairSearchResult:
     ``best`` is the certified :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit` with the
     largest ε̲ among the ``certified`` audits, each at confidence 1 − (1 − c)/len(certified)
     on fresh releases, so P(best.epsilon_lb ≤ ε_true) ≥ c. ``candidates`` lists every
-    screened pair, best first.
+    screened pair, best first (the certified ones are its first ``len(certified)``).
+    ``group`` says whether pairs several neighbour steps apart were searched (then each
+    certified audit tests the group-privacy claim of its pair's distance).
     """
 
     best: object
@@ -60,6 +230,9 @@ class PairSearchResult:
     candidates: tuple
     confidence: float
     seed: int
+    neighbourhood: str = ""
+    domain: str = ""
+    group: bool = False
 
     @property
     def verdict(self) -> str:
@@ -74,143 +247,174 @@ class PairSearchResult:
         """The screened pair that ``best`` certified (the certified audits are the top candidates, in order)."""
         return self.candidates[next(i for i, a in enumerate(self.certified) if a is self.best)]
 
+    @property
+    def runners_up(self) -> tuple:
+        """The other screened pairs, best first (up to 3)."""
+        best = self.best_pair
+        return tuple(c for c in self.candidates if c is not best)[:3]
 
-def _step(adjacency: str) -> tuple[str, float]:
-    metric = local_metric(adjacency)
-    return metric if metric is not None else ("l2", math.inf)  # "any": any two points of the domain
-
-
-def _unit(v: np.ndarray, norm: str) -> np.ndarray:
-    s = np.abs(v).sum() if norm == "l1" else np.linalg.norm(v)
-    return v / s if s > 0 else v
-
-
-def _fit_in_box(x: np.ndarray, u: np.ndarray, r: float, lo: np.ndarray, hi: np.ndarray):
-    """x′ = x + t·u with t ≤ r as large as the box allows (clipping boundaries reached, never crossed)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(u > 0, (hi - x) / u, np.where(u < 0, (lo - x) / u, np.inf))
-    t = min(r, float(np.min(room)))
-    if not np.isfinite(t) or t <= 0:
-        return None
-    return x + t * u
+    def summary(self) -> str:
+        """One paragraph: the pair, its certified ε̲, how it was found, and the runners-up."""
+        b, pair = self.best, self.best_pair
+        ups = "; ".join(f"{c.describe()} (screened ε ≈ {c.screen_estimate:.3g})" for c in self.runners_up)
+        group = ", pairs several neighbour steps apart audited against their group claim" if self.group else ""
+        return (f"worst pair {pair.describe()}: ε̲ = {b.epsilon_lb:.4g} ({b.attacker}); found by search_pairs in "
+                f"{self.domain} under {self.neighbourhood!r}{group}: {len(self.candidates)} candidate pairs screened, "
+                f"the best {len(self.certified)} certified on fresh releases at confidence {b.confidence:.6g} each "
+                f"(Bonferroni; the maximum holds at {self.confidence:.6g}); runners-up: {ups or 'none'}")
 
 
-def candidate_pairs(domain, adjacency: str, *, n_random: int = 8, rng=None) -> list[tuple[np.ndarray, np.ndarray, str]]:
-    """Candidate (x, x′, origin) pairs of the box ``domain = (low, high)`` adjacent under ``adjacency``.
+def _plug_in_epsilon(audit, delta: float, n_eval: int) -> float:
+    """A penalised ε of the screened empirical trade-off curve: a ranking statistic only (no confidence).
 
-    Bases: the centre, the low and high corners, and mid-edges (domain and clipping
-    boundaries). Directions: ±eᵢ for every axis, the sign flip x → −x (scaled to the
-    radius), and ``n_random`` random directions on the metric's unit sphere.
+    At each vertex (α, β) with at least :data:`MIN_SCREEN_COUNT` releases on each side,
+    log((1 − δ − β − 2·se(β)) / (α + 2·se(α))) with binomial standard errors, and the
+    same with the roles swapped; the maximum over vertices. The certified ε̲ of a small
+    screen is 0 for most pairs, and the raw maximum over vertices is dominated by the
+    noise of the rarest tails; two standard errors of shrinkage keep the ranking on
+    the pairs whose signal is real.
     """
-    lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in domain)
-    if lo.shape != hi.shape or np.any(lo > hi):
-        raise InvalidParameterError(f"domain must be (low, high) with low <= high, got {domain!r}")
-    d = lo.size
-    norm, r = _step(adjacency)
-    r = min(r, float(np.linalg.norm(hi - lo) if norm == "l2" else np.abs(hi - lo).sum()))
-    gen = np.random.default_rng(rng)
-    centre = (lo + hi) / 2
-    bases = [("centre", centre), ("low corner", lo.copy()), ("high corner", hi.copy())]
-    out = []
-    dirs = [(f"+e{i}", np.eye(d)[i]) for i in range(d)] + [(f"-e{i}", -np.eye(d)[i]) for i in range(d)]
-    for bname, b in bases:
-        for dname, u in dirs:
-            xp = _fit_in_box(b, u, r, lo, hi)
-            if xp is not None:
-                out.append((b, xp, f"{bname} {dname}"))
-    # Sign flips: x and −x (clipped into the box), scaled to the radius.
-    for bname, b in bases[1:]:
-        if np.any(b != 0):
-            xp = _fit_in_box(b, _unit(-b - b, norm), r, lo, hi)
-            if xp is not None:
-                out.append((b, xp, f"{bname} sign flip"))
-    for i in range(n_random):
-        u = gen.standard_normal(d)
-        if norm == "l1":
-            u = gen.dirichlet(np.ones(d)) * np.sign(u)
-        xp = _fit_in_box(centre, _unit(u, norm), r, lo, hi)
-        if xp is not None:
-            out.append((centre, xp, f"random direction {i}"))
-    return out
+    fpr, fnr = np.asarray(audit.fpr, dtype=float), np.asarray(audit.fnr, dtype=float)
+    n_eval = max(n_eval, 1)
+    m = MIN_SCREEN_COUNT / n_eval
+    best = 0.0
+    for a, b in ((fpr, fnr), (fnr, fpr)):
+        ok = (a >= m) & (1 - delta - b >= m)
+        if np.any(ok):
+            a, b = a[ok], b[ok]
+            num = 1 - delta - b - 2 * np.sqrt(b * (1 - b) / n_eval)
+            den = a + 2 * np.sqrt(a * (1 - a) / n_eval)
+            good = num > 0
+            if np.any(good):
+                best = max(best, float(np.max(np.log(num[good] / den[good]))))
+    return best
 
 
 def search_pairs(
-    mechanism, domain, *, n: int = 100_000, screen_n: int = 4_000, certify: int = 3, refine: int = 4,
+    mechanism, domain=None, *, n: int = 100_000, screen_n: int | None = None, certify: int = 3, refine: int = 4,
     n_random: int = 8, confidence: float = 0.95, attacker=None, estimator: str = "clopper-pearson", rng=None,
-    claim: PrivacyClaim | None = None, screen_attacker=None,
+    claim: PrivacyClaim | None = None, screen_attacker=None, neighbourhood: str | Neighbourhood | None = None,
+    group: bool = False,
 ) -> PairSearchResult:
     """Find the neighbouring pair on which ``mechanism`` leaks most, and certify it on fresh releases.
 
     Parameters
     ----------
     mechanism : object with ``claim`` and ``sample``
-        The mechanism; inputs are points of ``domain``.
-    domain : (low, high)
-        Box of inputs (arrays of the input's shape, or scalars for 1-d inputs).
+        The mechanism; inputs are points of the domain.
+    domain : Domain, (low, high), mapping or None
+        The input domain (:func:`~privaudit.mechanisms.domains.domain_from_spec`); None:
+        the domain the mechanism declares (``mechanism.domain``).
     n : int
         Releases per hypothesis of each certification audit.
-    screen_n : int
-        Releases per hypothesis of each screening audit (cheap, never certified).
+    screen_n : int, optional
+        Releases per hypothesis of each first-round screening audit (cheap, never
+        certified); default max(4000, n // 25). The best third is screened again on
+        4·screen_n fresh releases.
     certify : int
         The ``certify`` best screened pairs are re-audited on fresh releases at
         confidence 1 − (1 − c)/certify (Bonferroni).
     refine : int
-        Directions drawn around the best screened direction ("learned"), screened too.
+        Directions drawn around the best screened vector direction, screened too.
+    n_random : int
+        Random directions (or records) per base point.
     attacker, estimator
         Passed to :func:`~privaudit.audit.engines.tradeoff.audit_tradeoff` for certification
         (default suite, Clopper–Pearson).
+    claim : PrivacyClaim, optional
+        The claim to test; default ``mechanism.claim``.
     screen_attacker : optional
         Attackers of the screening audits; default the cheap ones: the likelihood
         ratio (when a density is declared), the projection on x′ − x and atoms.
+    neighbourhood : str or Neighbourhood, optional
+        Overrides the claim's neighbourhood (the claim holds under this one instead).
+    group : bool
+        Also search vector pairs several neighbour steps apart, audited against the
+        group-privacy claim of their distance (said in the result).
     rng : int, Generator, SeedSequence or None
         Root randomness; the result records the integer seed.
+
+    Returns
+    -------
+    PairSearchResult
+
+    Raises
+    ------
+    InvalidParameterError
+        No domain (none given, none declared), a domain that does not fit the
+        neighbourhood, or no neighbouring pair in it.
     """
     claim = mechanism.claim if claim is None else claim
+    if neighbourhood is not None:
+        claim = dataclasses.replace(claim, adjacency=parse_neighbourhood(neighbourhood))
     confidence = check_interval("confidence", confidence, 0.0, 1.0)
     certify = check_int("certify", certify)
+    n = check_int("n", n)
+    screen_n = max(4000, n // 25) if screen_n is None else check_int("screen_n", screen_n)
+    if domain is None:
+        domain = domain_of(mechanism)
+        if domain is None:
+            raise InvalidParameterError(f"search_pairs needs a domain: pass domain= or declare one as "
+                                        f"{type(mechanism).__name__}.domain")
+    dom = _as_domain(domain)
+    nb = claim.neighbourhood
     root, seed = resolve_seed(rng)
-    cand_ss, screen_ss, refine_ss, cert_ss = root.spawn(4)
-    cands = candidate_pairs(domain, claim.adjacency, n_random=n_random, rng=np.random.default_rng(cand_ss))
+    cand_ss, screen_ss, rescreen_ss, refine_ss, cert_ss = root.spawn(5)
+    cands = candidate_pairs(dom, nb, n_random=n_random, rng=np.random.default_rng(cand_ss), group=group)
     if not cands:
-        raise InvalidParameterError(f"no adjacent pair fits in domain={domain!r} under {claim.adjacency!r}")
-    shape = np.shape(np.asarray(domain[0], dtype=float))
+        raise InvalidParameterError(f"no neighbouring pair fits in the domain {dom} under {nb.shorthand!r}")
     if screen_attacker is None:
         screen_attacker = (["likelihood-ratio"] if isinstance(mechanism, HasDensity) else []) + [
             "projection", "atom"]
-    screened = []
+    adjacency = "group" if group else "check"
+    delta = claim.delta
 
-    def screen(pairs, ss):
-        for (x, xp, origin), child in zip(pairs, ss.spawn(len(pairs))):  # a few dozen pairs, each vectorised
-            res = audit_tradeoff(mechanism, x.reshape(shape), xp.reshape(shape), n=screen_n, attacker=screen_attacker,
-                                 confidence=0.5, estimator=estimator, rng=child, claim=claim)
-            screened.append(PairCandidate(x.reshape(shape), xp.reshape(shape), origin, res.epsilon_lb))
+    def screen(pairs, ss, size):
+        out = []
+        for p, child in zip(pairs, ss.spawn(len(pairs))):  # a few dozen pairs, each audit vectorised
+            res = audit_tradeoff(mechanism, p.x, p.x_prime, n=size, attacker=screen_attacker, confidence=0.5,
+                                 estimator=estimator, rng=child, claim=claim, adjacency=adjacency)
+            out.append(PairCandidate(p.x, p.x_prime, p.origin, res.epsilon_lb,
+                                     _plug_in_epsilon(res, delta, res.n_eval), size))
+        return out
 
-    screen(cands, screen_ss)
-    best = max(screened, key=lambda c: c.screen_epsilon)
-    lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in domain)
-    norm, r = _step(claim.adjacency)
-    gen = np.random.default_rng(refine_ss)
-    base, u0 = best.x.ravel(), best.x_prime.ravel() - best.x.ravel()
-    radius = np.abs(u0).sum() if norm == "l1" else np.linalg.norm(u0)
-    refined = []
-    for i in range(check_int("refine", refine, minimum=0)):
-        u = _unit(_unit(u0, norm) + 0.5 * _unit(gen.standard_normal(u0.size), norm), norm)
-        xp = _fit_in_box(base, u, radius, lo, hi)
-        if xp is not None:
-            refined.append((base, xp, f"refined around '{best.origin}' {i}"))
-    screen(refined, refine_ss)
-    ranked = sorted(screened, key=lambda c: -c.screen_epsilon)
+    def rank(cs):
+        return sorted(cs, key=lambda c: (-c.screen_estimate, -c.screen_epsilon))
+
+    first = rank(screen(cands, screen_ss, screen_n))
+    keep = max(certify, math.ceil(len(first) / 3))
+    second = screen([CandidatePair(c.x, c.x_prime, c.origin) for c in first[:keep]], rescreen_ss, 4 * screen_n)
+    refined = _refine(second, nb, dom, check_int("refine", refine, minimum=0), np.random.default_rng(refine_ss))
+    second += screen(refined, refine_ss, 4 * screen_n)
+    ranked = rank(second) + first[keep:]
     top = ranked[:certify]
     level = 1 - (1 - confidence) / len(top)
+    name = type(mechanism).__name__
     certified = tuple(
         audit_tradeoff(mechanism, c.x, c.x_prime, n=n, attacker=attacker, confidence=level, estimator=estimator,
-                       rng=child, claim=claim, target=f"{getattr(mechanism, '__class__').__name__}: {c.origin}")
+                       rng=child, claim=claim, adjacency=adjacency, target=f"{name}: {c.describe()}")
         for c, child in zip(top, cert_ss.spawn(len(top)))
     )
     best_cert = max(certified, key=lambda a: a.epsilon_lb)
     return PairSearchResult(best=best_cert, certified=certified, candidates=tuple(ranked), confidence=confidence,
-                            seed=seed)
+                            seed=seed, neighbourhood=nb.shorthand, domain=str(dom), group=group)
+
+
+def _refine(screened: list[PairCandidate], nb: Neighbourhood, dom: Domain, count: int,
+            gen: np.random.Generator) -> list[CandidatePair]:
+    """Directions drawn around the best screened vector move, scaled to one step of the neighbourhood."""
+    if not count or not isinstance(nb, _VectorNeighbourhood) or not isinstance(dom, Box):
+        return []
+    best = max(screened, key=lambda c: c.screen_estimate)
+    base = np.asarray(best.x, dtype=float)
+    u0 = (np.asarray(best.x_prime, dtype=float) - base).ravel()
+    scale = np.linalg.norm(u0)
+    if scale == 0:
+        return []
+    moves = [(f"refined around '{best.origin}' {i}", u0 / scale + 0.5 * gen.standard_normal(u0.size) / math.sqrt(u0.size))
+             for i in range(count)]
+    return nb.propose(base, moves, dom)
 
 
 __all__ = ["NonAdjacentPairError", "PairCandidate", "PairSearchResult", "adjacent_claim", "candidate_pairs",
-           "group_claim", "pair_distance", "search_pairs"]
+           "describe_pair", "group_claim", "pair_distance", "search_pairs"]

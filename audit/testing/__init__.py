@@ -88,7 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None): per-test privacy budget and audit size"
+        "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None, domain=None): per-test privacy budget, audit "
+        "size and the input domain assert_private searches when no pair is given"
     )
 
 
@@ -196,8 +197,10 @@ def assert_private(
     (ε, δ) default to ``mechanism.claim``; a ``privacy`` marker may restate them but
     must agree with the claim (else :class:`~privaudit.mechanisms.InvalidParameterError`);
     explicit ``epsilon=``/``delta=`` test a different budget. ``n`` is the number of
-    releases per hypothesis. Without a pair, ``domain=(low, high)`` runs
-    :func:`~privaudit.audit.engines.pair_search.search_pairs` and certifies the worst pair found.
+    releases per hypothesis. Without a pair, ``domain`` (a Domain, ``(low, high)`` or a spec; default the
+    mechanism's declared ``domain``) runs :func:`~privaudit.audit.engines.pair_search.search_pairs` under the
+    claim's neighbourhood and certifies the worst pair found; a failure names that pair by its origin and
+    coordinates, with the runners-up (``adjacency="group"`` also searches pairs several steps apart).
     ``adjacency`` is passed to :func:`~privaudit.audit.engines.tradeoff.audit_tradeoff`
     (a non-adjacent pair is an error unless ``"group"``).
 
@@ -219,16 +222,21 @@ def assert_private(
     delta = m_delta if delta is None else delta
     n = _samples(n, "private")
     confidence = _setting("confidence", confidence, DEFAULT_CONFIDENCE)
+    domain = _setting("domain", domain, None)
     seed, how = _rng(rng)
     stated = PrivacyClaim(epsilon, delta, claim.adjacency, mu=claim.mu if (epsilon, delta) == (claim.epsilon, claim.delta) else None)
     if x is None or x_prime is None:
-        if domain is None:
-            raise InvalidParameterError("assert_private needs a pair (x, x_prime) or a domain=(low, high) to search")
+        from privaudit.mechanisms.domains import domain_of
+
+        if domain is None and domain_of(mechanism) is None:
+            raise InvalidParameterError("assert_private needs a pair (x, x_prime), a domain= to search, or a "
+                                        "mechanism that declares its own domain")
         from privaudit.audit.engines.pair_search import search_pairs
 
-        found = search_pairs(mechanism, domain, n=n, confidence=confidence, attacker=attacker, rng=seed, claim=stated)
+        found = search_pairs(mechanism, domain, n=n, confidence=confidence, attacker=attacker, rng=seed, claim=stated,
+                             group=adjacency == "group")
         result = found.best
-        where = f"worst pair found by search_pairs ({result.target})"
+        where = f"the {found.summary()}"
     else:
         result = audit_tradeoff(mechanism, x, x_prime, n=n, attacker=attacker, confidence=confidence,
                                 rng=seed, claim=stated, adjacency=adjacency)
