@@ -26,6 +26,8 @@ import numpy as np
 from privaudit.attacks.pairs import worst_case_pair
 from privaudit.mechanisms.adjacency import NonAdjacentPairError, adjacent_claim
 from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.domains import domain_from_spec
+from privaudit.mechanisms.neighbourhoods import parse_neighbourhood
 from privaudit.mechanisms.tradeoff import tradeoff_curve
 
 from privaudit.audit.stats.certifiable import max_certifiable_epsilon
@@ -45,9 +47,18 @@ FIELDS = {
     "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
     "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
     "dim": Field("int", 1, low=1, high=10_000, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
-    "domain": Field("array", None, doc="[low, high] box of inputs: search it for the worst adjacent pair "
-                                       "(search_pairs: axis, sign-flip, corner, random and refined directions, "
-                                       "screened then certified with Bonferroni) instead of auditing x, x'"),
+    "domain": Field("array", None, doc="[low, high] box of inputs: search it for the worst neighbouring pair under "
+                                       "the claim's neighbourhood (search_pairs: input patterns, axis, diagonal, "
+                                       "corner, random and refined moves, screened then certified with Bonferroni) "
+                                       "instead of auditing x, x'"),
+    "input_domain": Field("table", None, validate=lambda path, v: _domain_spec(path, v),
+                          doc="any input domain to search, as a table: {kind = 'box', low = [...], high = [...], "
+                              "integer = true}, {kind = 'datasets', records = {low = [...], high = [...]}, "
+                              "min_size = 1, max_size = 20}, {kind = 'categorical', categories = [...]}, or "
+                              "{kind = 'declared'}: the mechanism's own domain"),
+    "neighbourhood": Field("str", None, validate=lambda path, v: _neighbourhood(path, v),
+                           doc="neighbourhood the searched pairs must respect when the claim's needs overriding "
+                               "(e.g. 'linf<=1', 'histogram', 'add-remove'); default: the claim's"),
     "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases per hypothesis"),
     "attacker": Field("names", None, validate=registered_attackers("distinguisher"),
                       doc="registered distinguisher, or a list of them (default: strongest applicable)"),
@@ -63,7 +74,8 @@ FIELDS = {
                     doc="'violation' marks a negative control: it passes when the audit catches it"),
     "adjacency": Field("str", "check", choices=("check", "group"),
                        doc="a pair x, x_prime farther than one neighbour step: 'check' refuses it, 'group' audits it "
-                           "against the group-privacy claim of its distance"),
+                           "against the group-privacy claim of its distance (with a domain search: also search "
+                           "pairs several steps apart, each audited against its group claim)"),
 }
 
 
@@ -72,6 +84,12 @@ def check_pair(path: str, params: dict) -> None:
     if (params["x"] is None) != (params["x_prime"] is None):
         missing = "x_prime" if params["x_prime"] is None else "x"
         raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
+    if params.get("domain") is not None and params.get("input_domain") is not None:
+        raise ConfigKeyError(f"{path}: give domain (a [low, high] box) or input_domain (a table), not both")
+    if params.get("input_domain") is not None and params["x"] is not None:
+        raise ConfigKeyError(f"{path}: give either x and x_prime or input_domain (a pair search), not both")
+    if params.get("neighbourhood") is not None and not _searching(params):
+        raise ConfigKeyError(f"{path}.neighbourhood applies to a pair search: give domain or input_domain too")
     if params.get("domain") is not None:
         if params["x"] is not None:
             raise ConfigKeyError(f"{path}: give either x and x_prime or domain (a pair search), not both")
@@ -81,7 +99,7 @@ def check_pair(path: str, params: dict) -> None:
                                  f"got {params['domain']!r}")
         if np.any(box[0] > box[1]):  # (finiteness is checked by the array field)
             raise ConfigValueError(f"{path}.domain must have low <= high, got {params['domain']!r}")
-    if params.get("adjacency") == "group" and params["x"] is None:
+    if params.get("adjacency") == "group" and params["x"] is None and not _searching(params):
         raise ConfigKeyError(f"{path}.adjacency = 'group' applies to a given pair: give x and x_prime, or drop it "
                              f"(the worst-case pair and a domain search audit adjacent pairs)")
 
@@ -122,7 +140,7 @@ def check_adjacent(path: str, params: dict, components: Mapping[str, Any]) -> No
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
     mech = MECHANISMS.build(params["mechanism"], "mechanism")
-    if params.get("domain") is not None:
+    if _searching(params):
         return apply_expectation(judge(_searched(mech, params, rng)), params["expect"], caught="violation")
     extra = {}
     if params["x"] is None:
@@ -143,18 +161,43 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
     return apply_expectation(judge(res), params["expect"], caught="violation")
 
 
+def _searching(params: dict) -> bool:
+    return params.get("domain") is not None or params.get("input_domain") is not None
+
+
+def _domain_spec(path: str, value: dict) -> dict:
+    """An ``input_domain`` table must describe a domain (checked at load, naming the key)."""
+    if value.get("kind") == "declared":
+        if len(value) > 1:
+            raise ConfigValueError(f"{path}: {{kind = 'declared'}} takes no other keys, got {path} = {value!r}")
+        return value
+    try:
+        domain_from_spec(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigValueError(f"{path} = {value!r}: {exc}") from None
+    return value
+
+
+def _neighbourhood(path: str, value: str) -> str:
+    try:
+        parse_neighbourhood(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigValueError(f"{path} = {value!r}: {exc}") from None
+    return value
+
+
 def _searched(mech, params: dict, rng) -> TradeoffAudit:
-    """The certified audit of the worst pair that :func:`~privaudit.audit.engines.pair_search.search_pairs` finds in the box."""
-    low, high = (np.asarray(b, dtype=float) for b in params["domain"])
-    found = search_pairs(mech, (low, high), n=params["n"], attacker=params["attacker"],
-                         confidence=params["confidence"], estimator=params["estimator"], rng=rng)
-    b, pair = found.best, found.best_pair
-    note = (f"pair found by search_pairs in the box [{fnum(low.min())}, {fnum(high.max())}]: "
-            f"{len(found.candidates)} adjacent pairs screened, the best {len(found.certified)} certified on fresh "
-            f"releases, each at confidence {fnum(b.confidence)} (Bonferroni), so the maximum holds at "
-            f"{fnum(params['confidence'])}; worst pair ({pair.origin}): x = {np.round(pair.x, 6).tolist()}, "
-            f"x' = {np.round(pair.x_prime, 6).tolist()}")
-    return dataclasses.replace(b, notes=(*b.notes, note))
+    """The certified audit of the worst pair that :func:`~privaudit.audit.engines.pair_search.search_pairs` finds."""
+    if params.get("domain") is not None:
+        domain = tuple(np.asarray(b, dtype=float) for b in params["domain"])
+    else:
+        spec = params["input_domain"]
+        domain = None if spec.get("kind") == "declared" else spec
+    found = search_pairs(mech, domain, n=params["n"], attacker=params["attacker"],
+                         confidence=params["confidence"], estimator=params["estimator"], rng=rng,
+                         neighbourhood=params.get("neighbourhood"), group=params.get("adjacency") == "group")
+    b = found.best
+    return dataclasses.replace(b, notes=(*b.notes, found.summary()))
 
 
 def judge(result: TradeoffAudit) -> TradeoffAudit:
