@@ -7,6 +7,7 @@ torch is imported when the attacker runs.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
 
@@ -46,14 +47,33 @@ class AutodiffMLE(_UnbiasedOnLinearReleases, ReconstructionAttacker):
     needs_phase = True
     strength = 60
 
-    def __init__(self, mechanism, *, prior=None, beta=None, sigma_y=None, random_state=None,
+    def __init__(self, mechanism: object, *, prior: object = None, beta: ArrayLike | None = None,
+                 sigma_y: float | None = None, random_state: np.random.Generator | int | None = None,
                  n_starts: int = 3, n_iter: int = 30) -> None:
         super().__init__(mechanism, prior=prior, beta=beta, sigma_y=sigma_y, random_state=random_state)
         self.n_starts = n_starts
         self.n_iter = n_iter
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """Every round is a supported release or has ``torch_map`` and ``sigma``; modulated rounds need the phases shown.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         rounds = as_rounds(mechanism)
         ok = all(_supported(m) or (hasattr(m, "torch_map") and hasattr(m, "sigma")) for m in rounds)
         return ok and (phase_known or not any(_modulated(m) for m in rounds))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
@@ -113,7 +114,26 @@ class PosteriorMean(ReconstructionAttacker):
     strength = 100
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """With a Gaussian prior on supported rounds: all linear, or one modulated round without y whose
+        prior covariance keeps span(V) invariant and is diagonal on V.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         if not isinstance(prior, GaussianPrior) or not super().applicable(mechanism, prior=prior):
             return False
         rounds = as_rounds(mechanism)
@@ -166,7 +186,25 @@ class MAPAttack(ReconstructionAttacker):
     strength = 90
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """With a Gaussian prior, on rounds the base class supports (phases shown when modulated).
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         return isinstance(prior, GaussianPrior) and super().applicable(mechanism, phase_known=phase_known)
 
     def _reconstruct(self, out, rs, phases, y):
@@ -193,13 +231,50 @@ class IWPDenoiser(ReconstructionAttacker):
     strength = 40
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """One isotropic Gaussian release, with a prior given that is not a :class:`FinitePrior`.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         rounds = as_rounds(mechanism)
         return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease) and prior is not None \
             and not isinstance(prior, FinitePrior)
 
-    def fit(self, outputs) -> "IWPDenoiser":
-        """Estimate the population mean and covariance from releases of other clients."""
+    def fit(self, outputs: ArrayLike) -> "IWPDenoiser":
+        """Estimate the population mean and covariance from releases of other clients.
+
+        μ̂ = mean(x̃), Ĉ = Cov(x̃) − σ²I with eigenvalues floored at 1e−9 σ², and the gain
+        Ĉ(Ĉ + σ²I)⁻¹ used by :meth:`reconstruct`.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (N, d)
+            Releases x̃ = x + N(0, σ² I) of a population split, N ≥ d + 2.
+
+        Returns
+        -------
+        IWPDenoiser
+            self, with ``mean_``, ``cov_`` and ``gain_`` set.
+
+        Raises
+        ------
+        InvalidInputError
+            With fewer than d + 2 releases.
+        """
         x = check_array("outputs", outputs, ndim=2)
         if x.shape[0] < x.shape[1] + 2:
             raise InvalidInputError(f"fit needs at least d + 2 = {x.shape[1] + 2} releases, got {x.shape[0]}")
@@ -229,7 +304,25 @@ class DiscreteMAP(ReconstructionAttacker):
     strength = 100
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """With a :class:`DiscretePrior`, on rounds that all have ``log_density``.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         return isinstance(prior, DiscretePrior) and all(hasattr(m, "log_density") for m in as_rounds(mechanism))
 
     def _prepare(self, outputs, phase, y):

@@ -23,9 +23,11 @@ All are vectorised over samples (or over parallel training runs).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privaudit.mechanisms import RandomizedResponse
@@ -69,8 +71,28 @@ class RRLabelPosterior:
     def __init__(self, mechanism: RandomizedResponse) -> None:
         self.mechanism = mechanism
 
-    def predict_proba(self, released, prior=None) -> np.ndarray:
-        """P(y = category_j | ỹ, x), shape (n, k); ``prior`` is π(y | x) as (k,) or (n, k)."""
+    def predict_proba(self, released: ArrayLike, prior: ArrayLike | None = None) -> np.ndarray:
+        """P(y = category_j | ỹ, x) ∝ π(y | x)·P(ỹ | y), P(ỹ | y) = p if ỹ = y else q.
+
+        Parameters
+        ----------
+        released : array-like of shape (n,)
+            Released labels ỹ, each one of the mechanism's categories.
+        prior : array-like of shape (k,) or (n, k), optional
+            Feature prior π(y | x), non-negative (rows renormalised); uniform by default.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+            Posterior rows summing to 1, columns in the order of ``mechanism.categories``.
+
+        Raises
+        ------
+        InvalidParameterError
+            When the mechanism is not a :class:`RandomizedResponse`.
+        InvalidInputError
+            When ``prior`` has the wrong shape, negative entries or a row of zero mass.
+        """
         mech = self.mechanism
         if not isinstance(mech, RandomizedResponse):
             raise InvalidParameterError(f"rr-label-posterior needs a RandomizedResponse, got {mech!r}")
@@ -80,8 +102,21 @@ class RRLabelPosterior:
         lik[np.arange(n), idx] = np.log(mech.keep_probability)
         return _posterior(_normalise_prior(prior, n, k), lik)
 
-    def predict(self, released, prior=None) -> np.ndarray:
-        """MAP label per release (the category value)."""
+    def predict(self, released: ArrayLike, prior: ArrayLike | None = None) -> np.ndarray:
+        """MAP label per release (the category value).
+
+        Parameters
+        ----------
+        released : array-like of shape (n,)
+            Released labels ỹ.
+        prior : array-like of shape (k,) or (n, k), optional
+            Feature prior π(y | x), as in :meth:`predict_proba`.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The category of largest posterior probability (the first on ties).
+        """
         return self.mechanism.categories[np.argmax(self.predict_proba(released, prior), axis=1)]
 
 
@@ -98,7 +133,7 @@ class RROnBinsLabelAttack:
 
     kind: ClassVar[str] = "label"
 
-    def __init__(self, learner) -> None:
+    def __init__(self, learner: object) -> None:
         self.learner = learner
 
     def _likelihood(self, released: np.ndarray) -> np.ndarray:
@@ -122,16 +157,58 @@ class RROnBinsLabelAttack:
         with np.errstate(divide="ignore"):
             return np.log(per_bin[:, b.bin_of])
 
-    def predict_proba(self, released, prior=None) -> np.ndarray:
-        """Posterior over ``learner.support_`` (n, k). ``prior``: None → the learner's Φ;
-        (k,) or (n, k) → a feature prior π(y | x) on the support (used instead of Φ)."""
+    def predict_proba(self, released: ArrayLike, prior: ArrayLike | None = None) -> np.ndarray:
+        """Posterior over ``learner.support_`` given the released bin representative.
+
+        The likelihood of a support point in bin j is P(out | j) = Σ_{j′ with representative out}
+        (p if j′ = j else q), the RR probabilities at ε′ = (1 − f)ε over the m bins.
+
+        Parameters
+        ----------
+        released : array-like of shape (n,)
+            Released values, each a bin representative of the learner.
+        prior : array-like of shape (k,) or (n, k), optional
+            None → the learner's published prior Φ; otherwise a feature prior π(y | x) on the
+            support, used instead of Φ.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+            Posterior rows summing to 1.
+
+        Raises
+        ------
+        InvalidParameterError
+            When the learner was not fitted with a finite ε (it has no binning).
+        InvalidInputError
+            When a released value is no bin representative, or ``prior`` is malformed.
+        """
         r = check_array("released", released, ndim=1)
         k = self.learner.support_.size
         lp = _normalise_prior(self.learner.prior_ if prior is None else prior, r.size, k)
         return _posterior(lp, self._likelihood(r))
 
-    def predict(self, released, prior=None, *, statistic: str = "mean") -> np.ndarray:
-        """Recovered labels: posterior mean (MMSE) or MAP support point."""
+    def predict(self, released: ArrayLike, prior: ArrayLike | None = None, *, statistic: str = "mean") -> np.ndarray:
+        """Recovered labels: posterior mean (MMSE) or MAP support point.
+
+        Parameters
+        ----------
+        released : array-like of shape (n,)
+            Released bin representatives.
+        prior : array-like of shape (k,) or (n, k), optional
+            As in :meth:`predict_proba`.
+        statistic : {"mean", "map"}
+            Posterior mean Σ_s P(s | out)·s, or the support point of largest posterior.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+
+        Raises
+        ------
+        InvalidParameterError
+            For another ``statistic``.
+        """
         post = self.predict_proba(released, prior)
         s = self.learner.support_
         if statistic == "mean":
@@ -163,18 +240,40 @@ class DPSGDLabelInference:
 
     kind: ClassVar[str] = "label"
 
-    def __init__(self, *, candidates, clip: float, prior=None) -> None:
+    def __init__(self, *, candidates: ArrayLike, clip: float, prior: ArrayLike | None = None) -> None:
         self.candidates = candidates
         self.clip = clip
         self.prior = prior
 
-    def log_likelihood(self, steps, X, Y, target: int):
+    def log_likelihood(self, steps: Iterable[Any], X: ArrayLike, Y: ArrayLike, target: int) -> np.ndarray:
         """Σ_t log N(R_t; clip(g_target(θ_t; y_k)), z²c² I) up to a constant, shape (R, K).
 
-        ``steps`` are the per-step records of one training (e.g.
-        :class:`privaudit.learners.dpsgd.StepInfo`, or any objects with these fields)
-        (``params`` (R, P), ``noisy_sum`` (R, P), ``noise_std`` (R,) or scalar); ``X``
-        (n, P) the inputs used; ``Y`` (R, n) labels, whose ``target`` column is ignored.
+        R_t is the released noisy sum minus the clipped gradients of every other example,
+        and g_target(θ; y) = 2(⟨θ, x_target⟩ − y)·x_target the squared-loss gradient.
+
+        Parameters
+        ----------
+        steps : iterable of step records
+            The per-step records of one full-batch training (e.g.
+            :class:`privaudit.learners.dpsgd.StepInfo`, or any objects with the fields
+            ``params`` (R, P) torch tensor, ``noisy_sum`` (R, P), ``noise_std`` (R,) or scalar,
+            and optionally ``batch_size``).
+        X : array-like of shape (n, P)
+            The inputs the engine trained on.
+        Y : array-like of shape (R, n) or (n,)
+            Labels of the R parallel runs; the ``target`` column is ignored.
+        target : int
+            Index in [0, n) of the example whose label is inferred.
+
+        Returns
+        -------
+        ndarray of shape (R, K)
+            Log-likelihood of each candidate in each run.
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``target`` is out of range, a step is not full-batch, or a noise std is ≤ 0.
         """
         import torch
 
@@ -208,13 +307,35 @@ class DPSGDLabelInference:
             ll -= ((resid[:, None, :] - g) ** 2).sum(-1) / (2 * std**2)
         return ll.numpy()
 
-    def predict_proba(self, steps, X, Y, target: int) -> np.ndarray:
-        """Posterior over the candidates, (R, K)."""
+    def predict_proba(self, steps: Iterable[Any], X: ArrayLike, Y: ArrayLike, target: int) -> np.ndarray:
+        """Posterior over the candidates: the ``prior`` times exp(:meth:`log_likelihood`), normalised.
+
+        Parameters
+        ----------
+        steps, X, Y, target
+            As in :meth:`log_likelihood`.
+
+        Returns
+        -------
+        ndarray of shape (R, K)
+            Rows summing to 1.
+        """
         ll = self.log_likelihood(steps, X, Y, target)
         return _posterior(_normalise_prior(self.prior, *ll.shape), ll)
 
-    def predict(self, steps, X, Y, target: int) -> np.ndarray:
-        """MAP candidate per run, (R,)."""
+    def predict(self, steps: Iterable[Any], X: ArrayLike, Y: ArrayLike, target: int) -> np.ndarray:
+        """MAP candidate per run.
+
+        Parameters
+        ----------
+        steps, X, Y, target
+            As in :meth:`log_likelihood`.
+
+        Returns
+        -------
+        ndarray of shape (R,)
+            The candidate label of largest posterior in each run.
+        """
         cand = np.asarray(self.candidates, dtype=float)
         return cand[np.argmax(self.predict_proba(steps, X, Y, target), axis=1)]
 

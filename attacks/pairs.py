@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms import (
     GaussianMechanism,
@@ -51,8 +52,19 @@ class NeighbouringPair:
     exact_mu: float | None = None
     extra: dict = field(default_factory=dict)
 
-    def exact_curve(self, alpha) -> np.ndarray | None:
-        """G_μ of this pair when known (else None)."""
+    def exact_curve(self, alpha: ArrayLike) -> np.ndarray | None:
+        """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) of this pair when its ``exact_mu`` is known.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates in [0, 1].
+
+        Returns
+        -------
+        ndarray or None
+            The smallest type-II error at each α, shaped like ``alpha``; None without ``exact_mu``.
+        """
         return None if self.exact_mu is None else gaussian_tradeoff(self.exact_mu, alpha)
 
 
@@ -62,9 +74,16 @@ class PhaseKnownRelease:
     Satisfies the mechanism protocol: ``sample`` draws fresh noise with the fixed
     phase, ``log_density`` is the Gaussian density around g_V(x; φ), and the claim
     is the mechanism's own.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        The modulated mechanism whose phases are fixed.
+    phase : array-like of shape (m,) or scalar
+        The phases φ_j (radians) every release uses.
     """
 
-    def __init__(self, mechanism: ModulatedMechanism, phase) -> None:
+    def __init__(self, mechanism: ModulatedMechanism, phase: ArrayLike) -> None:
         self.mechanism = mechanism
         self.phase = np.atleast_1d(np.asarray(phase, dtype=float))
         self.claim = mechanism.claim
@@ -72,26 +91,91 @@ class PhaseKnownRelease:
     def __repr__(self) -> str:
         return f"PhaseKnown({self.mechanism!r}, phase={np.round(self.phase, 4).tolist()})"
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases g_V(x; φ) + N(0, σ² I) with the fixed phases.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of the Gaussian noise.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         return self.mechanism.sample(x, n, rng, phase=self.phase)
 
-    def log_density(self, outputs, x) -> np.ndarray:
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Gaussian log density of each release around g_V(x; φ) with the fixed phases.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, d)
+            Releases.
+        x : array-like of shape (d,)
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.mechanism.log_density(outputs, x, phase=self.phase)
 
     def exact_epsilon(self, delta: float) -> float:
+        """The wrapped mechanism's ε(δ): that of a Gaussian of sensitivity L, the phase-known worst case.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
         return self.mechanism.exact_epsilon(delta)
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """The wrapped mechanism's trade-off curve G_μ, μ = L/σ (the phase-known worst case).
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            Type-II error lower bounds, shaped like ``alpha``.
+        """
         return self.mechanism.tradeoff(alpha)
 
 
-def steepest_phase(mechanism: ModulatedMechanism, x, x_prime=None) -> np.ndarray:
+def steepest_phase(mechanism: ModulatedMechanism, x: ArrayLike, x_prime: ArrayLike | None = None) -> np.ndarray:
     """Phases φ_j maximising ‖g(x′; φ) − g(x; φ)‖ (default x′ = x + v₁).
 
     With c_j = ⟨x′ − x, v_j⟩ and A_j = ω⟨x, v_j⟩ + φ_j, the cosine term changes by
     −2 sin(A_j + ωc_j/2) sin(ωc_j/2) along v_j; it adds to the contraction part
     (1 − α)c_j with the largest magnitude, 2|sin(ωc_j/2)|, at
     A_j + ωc_j/2 = −(π/2)·sign(c_j)·sign(sin(ωc_j/2)). Each v_j is set independently.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        Supplies the basis V (d, m) and the frequency ω.
+    x : array-like of shape (d,)
+        The first input.
+    x_prime : array-like of shape (d,), optional
+        The neighbour (default x + v₁).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Phases in [0, 2π).
     """
     V = mechanism.basis
     x = np.asarray(x, float)
@@ -105,7 +189,24 @@ def steepest_phase(mechanism: ModulatedMechanism, x, x_prime=None) -> np.ndarray
 
 
 def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, offset: float = 0.0) -> NeighbouringPair:
-    """Pair at distance 1 along v₁ (x = offset·v₁), phase known at its steepest or unknown."""
+    """Pair at distance 1 along v₁ (x = offset·v₁), phase known at its steepest or unknown.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        The mechanism to audit.
+    phase_known : bool
+        Fix the phases at :func:`steepest_phase` (the released pair is then two Gaussians at
+        distance D = ‖g(x′; φ) − g(x; φ)‖ and ``exact_mu`` = D/σ); else audit the mechanism with
+        its phases marginalised.
+    offset : float
+        Position a of x = a·v₁ along the first basis vector.
+
+    Returns
+    -------
+    NeighbouringPair
+        With ``extra = {"phase", "displacement"}`` when the phase is known.
+    """
     v = mechanism.basis[:, 0]
     x = offset * v
     x_prime = x + v
@@ -118,10 +219,25 @@ def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, o
                             exact_mu=float(disp / mechanism.sigma), extra={"phase": phase, "displacement": float(disp)})
 
 
-def worst_case_pair(mechanism, *, dim: int = 1) -> NeighbouringPair:
+def worst_case_pair(mechanism: object, *, dim: int = 1) -> NeighbouringPair:
     """The worst-case neighbouring pair of a shipped mechanism (see module docstring).
 
-    ``dim`` is the input dimension for mechanisms that do not fix one (Gaussian, Laplace).
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism, GaussianMechanism, LaplaceMechanism or RandomizedResponse
+        The mechanism to audit.
+    dim : int
+        The input dimension for mechanisms that do not fix one (Gaussian, Laplace).
+
+    Returns
+    -------
+    NeighbouringPair
+        ``exact_mu`` is set for Gaussian and phase-known modulated releases.
+
+    Raises
+    ------
+    InvalidParameterError
+        For any other mechanism (no worst-case pair is known: pass x and x_prime explicitly).
     """
     dim = check_int("dim", dim)
     if isinstance(mechanism, ModulatedMechanism):
@@ -145,10 +261,33 @@ def worst_case_pair(mechanism, *, dim: int = 1) -> NeighbouringPair:
     )
 
 
-def random_pair(dim: int, distance: float = 1.0, *, radius: float = 1.0, norm: str = "l2", rng=None):
+def random_pair(dim: int, distance: float = 1.0, *, radius: float = 1.0, norm: str = "l2",
+                rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A random pair: x uniform in the ball of ``radius``, x′ = x + distance·u, u a random unit direction.
 
     ``norm="l1"`` draws u on the ℓ₁ sphere (random signs times a Dirichlet(1) split).
+
+    Parameters
+    ----------
+    dim : int
+        Input dimension d.
+    distance : float
+        ‖x′ − x‖ in the chosen norm, > 0.
+    radius : float
+        Radius (ℓ₂) of the ball x is drawn from, ≥ 0.
+    norm : {"l2", "l1"}
+        Norm of the unit direction u.
+    rng : Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    x, x_prime : ndarray of shape (d,)
+
+    Raises
+    ------
+    InvalidParameterError
+        For another ``norm`` or an invalid ``dim``, ``distance`` or ``radius``.
     """
     dim = check_int("dim", dim)
     distance = check_positive("distance", distance)
@@ -166,7 +305,8 @@ def random_pair(dim: int, distance: float = 1.0, *, radius: float = 1.0, norm: s
     return x, x + distance * u
 
 
-def label_canaries(m: int, dim: int | None = None, *, label_scale: float = 1e3, rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def label_canaries(m: int, dim: int | None = None, *, label_scale: float = 1e3,
+                   rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """m label canaries for label-DP audits of linear learners: ``(features, labels, signs)``.
 
     Canary i has the unit feature e_{dim−m+i} (the last m coordinates, which real
@@ -176,6 +316,31 @@ def label_canaries(m: int, dim: int | None = None, *, label_scale: float = 1e3, 
     label scale the residual keeps the sign of the label whatever the model, so the
     clipped gradient of canary i is −S_i·c·e_i: a label flip moves the clipped
     gradient sum by exactly 2c, the label-DP sensitivity.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+    dim : int, optional
+        Feature dimension (default m), at least m.
+    label_scale : float
+        Magnitude of the canary labels, > 0.
+    rng : Generator, int or None
+        Source of the signs S_i.
+
+    Returns
+    -------
+    features : ndarray of shape (m, dim)
+        Unit rows e_{dim−m+i}.
+    labels : ndarray of shape (m,)
+        S_i·``label_scale``.
+    signs : ndarray of shape (m,)
+        The ±1 signs S_i.
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``dim < m`` or an argument is out of range.
     """
     m = check_int("m", m)
     dim = m if dim is None else check_int("dim", dim)

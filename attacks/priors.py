@@ -15,6 +15,7 @@ Protocol used by the bounds (``privaudit.audit.stats.estimation_bounds``):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
 
@@ -35,7 +36,7 @@ class GaussianPrior:
     form tr((E_π I + Σ₀⁻¹)⁻¹), tight for linear-Gaussian releases.
     """
 
-    def __init__(self, mean, cov) -> None:
+    def __init__(self, mean: ArrayLike, cov: ArrayLike) -> None:
         self.mean = check_array("mean", mean, ndim=1)
         d = self.mean.size
         c = check_array("cov", cov, ndim=(0, 1, 2))
@@ -63,13 +64,35 @@ class GaussianPrior:
         cov = f"{self.cov[0, 0]:g}·I" if iso else "Σ₀"
         return f"GaussianPrior(d={self.dim}, cov={cov})"
 
-    def sample(self, n: int, rng=None) -> np.ndarray:
-        """``n`` draws, shape (n, d)."""
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` draws μ₀ + L z with z ~ N(0, I) and L the Cholesky factor of Σ₀.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         z = np.random.default_rng(rng).standard_normal((check_int("n", n), self.dim))
         return self.mean + z @ self._chol.T
 
-    def grad_log_density(self, X) -> np.ndarray:
-        """∇ log π(x) = −Σ₀⁻¹(x − μ₀), shape (n, d)."""
+    def grad_log_density(self, X: ArrayLike) -> np.ndarray:
+        """∇ log π(x) = −Σ₀⁻¹(x − μ₀), the score of the prior used by the van Trees bound.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Points at which to evaluate the gradient.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         X = np.atleast_2d(check_array("X", X, dim=self.dim))
         return -(X - self.mean) @ self.precision
 
@@ -84,9 +107,16 @@ class DiscretePrior:
     Used for reconstruction-robustness (ReRo) audits: an attacker "succeeds" when
     it outputs the true support point; with no release its best success is
     κ = max_k π(z_k).
+
+    Parameters
+    ----------
+    support : array-like of shape (K,) or (K, d)
+        The K ≥ 2 support points (a 1-D support is K points in R¹).
+    probs : array-like of shape (K,), optional
+        Their probabilities, non-negative and summing to 1 (default uniform, κ = 1/K).
     """
 
-    def __init__(self, support, probs=None) -> None:
+    def __init__(self, support: ArrayLike, probs: ArrayLike | None = None) -> None:
         s = check_array("support", support, ndim=(1, 2))
         self.support = s[:, None] if s.ndim == 1 else s
         k = self.support.shape[0]
@@ -109,10 +139,34 @@ class DiscretePrior:
     def __repr__(self) -> str:
         return f"DiscretePrior(K={self.support.shape[0]}, d={self.dim}, kappa={self.kappa:.3g})"
 
-    def sample_index(self, n: int, rng=None) -> np.ndarray:
-        """Indices of ``n`` draws."""
+    def sample_index(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Indices into ``support`` of ``n`` independent draws from ``probs``.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+        """
         return np.random.default_rng(rng).choice(self.probs.size, size=check_int("n", n), p=self.probs)
 
-    def sample(self, n: int, rng=None) -> np.ndarray:
-        """``n`` draws, shape (n, d)."""
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` support points drawn from ``probs`` (the rows picked by :meth:`sample_index`).
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         return self.support[self.sample_index(n, rng)]

@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
@@ -107,8 +109,24 @@ def _supported(mech) -> bool:
     return isinstance(mech, (IsotropicGaussianRelease, ModulatedRelease))
 
 
-def as_rounds(mechanism) -> list:
-    """A release or a T-round transcript (sequence of mechanisms) as a non-empty list of rounds."""
+def as_rounds(mechanism: object) -> list:
+    """A release or a T-round transcript (sequence of mechanisms) as a non-empty list of rounds.
+
+    Parameters
+    ----------
+    mechanism : mechanism, list or tuple of mechanisms
+        One release, or the rounds of a transcript.
+
+    Returns
+    -------
+    list
+        ``[mechanism]`` for a single release, else the rounds in order.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty sequence.
+    """
     if isinstance(mechanism, list | tuple):
         if not mechanism:
             raise InvalidParameterError("mechanism must not be an empty sequence of rounds")
@@ -120,12 +138,28 @@ def _modulated(mech) -> bool:
     return isinstance(mech, ModulatedRelease) and mech.lam > 0
 
 
-def torch_map(mechanism):
+def torch_map(mechanism: object) -> Callable:
     """The noise-free map of a mechanism as a torch function ``f(x (n, d), phase (n, m) | None)``.
 
-    Built in for Gaussian (identity) and modulated mechanisms; any other object that has
+    Built in for Gaussian (identity) and modulated mechanisms
+    (x ↦ (1 − α)x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j); any other object that has
     a ``torch_map`` attribute (e.g. :class:`privaudit.audit.stats.fisher.GaussianNoiseMap`) is
     used as is.
+
+    Parameters
+    ----------
+    mechanism : object
+        A :class:`ModulatedRelease`, an :class:`IsotropicGaussianRelease` or an object with ``torch_map``.
+
+    Returns
+    -------
+    callable
+        ``f(x, phase=None)`` on float64 torch tensors, returning (n, d).
+
+    Raises
+    ------
+    InvalidParameterError
+        When the mechanism has no known torch map.
     """
     import torch
 
@@ -169,7 +203,8 @@ class ReconstructionAttacker(abc.ABC):
     needs_phase: ClassVar[bool] = False
     strength: ClassVar[int] = 0
 
-    def __init__(self, mechanism, *, prior=None, beta=None, sigma_y: float | None = None, random_state=None) -> None:
+    def __init__(self, mechanism: object, *, prior: object = None, beta: ArrayLike | None = None,
+                 sigma_y: float | None = None, random_state: np.random.Generator | int | None = None) -> None:
         self.mechanism = mechanism
         self.prior = prior
         self.beta = beta
@@ -180,21 +215,53 @@ class ReconstructionAttacker(abc.ABC):
         return f"{type(self).__name__}()"
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known: bool = True, side_info: bool = False) -> bool:
-        """Whether the attacker supports this mechanism, prior and knowledge."""
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """Whether the attacker supports this mechanism, prior and knowledge.
+
+        By default: every round is an isotropic Gaussian or a modulated release, and an
+        attacker that ``needs_phase`` is shown it whenever a round is modulated (λ > 0).
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         rounds = as_rounds(mechanism)
         if not all(_supported(m) for m in rounds):
             return False
         return phase_known or not cls.needs_phase or not any(_modulated(m) for m in rounds)
 
     @classmethod
-    def is_unbiased(cls, mechanism, *, information: str = "known") -> bool:
+    def is_unbiased(cls, mechanism: object, *, information: str = "known") -> bool:
         """Whether the attacker is *exactly* unbiased here, so that the unbiased CRB/HCR bind it.
 
         ``information`` is ``"known"`` / ``"hidden"`` (fresh phases, shown or not) or
         ``"fixed"`` (one known phase). MLE-type attackers are only asymptotically
         unbiased on a nonlinear release and may legitimately dip below the CRB there
         (their bias derivative is not zero), so they return True only for linear rounds.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        information : {"known", "hidden", "fixed"}
+            What the attacker sees of the modulation phases.
+
+        Returns
+        -------
+        bool
+            The class attribute ``unbiased`` here; subclasses refine it.
         """
         return cls.unbiased
 
@@ -229,8 +296,29 @@ class ReconstructionAttacker(abc.ABC):
                 raise InvalidInputError(f"y must have {n} entries, got {y.size}")
         return out, rs, phases, y
 
-    def reconstruct(self, outputs, *, phase=None, y=None) -> np.ndarray:
-        """Estimates x̂, shape (n, d), one per release (or per transcript)."""
+    def reconstruct(self, outputs: ArrayLike, *, phase: ArrayLike | None = None,
+                    y: ArrayLike | None = None) -> np.ndarray:
+        """Estimates x̂, shape (n, d), one per release (or per transcript).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, d) or (n, T, d)
+            Releases; (n, d) only for a single-round mechanism.
+        phase : array-like of shape (m,), (n, m) or (n, T, m), optional
+            Modulation phases of the releases (required by ``needs_phase`` attackers on
+            modulated rounds).
+        y : array-like of shape (n,), optional
+            Public responses y = xᵀβ + N(0, σ_y²).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+
+        Raises
+        ------
+        InvalidInputError
+            When a shape disagrees with the number of rounds or releases, or the phases are needed but missing.
+        """
         out, rs, phases, y = self._prepare(outputs, phase, y)
         return self._reconstruct(out, rs, phases, y)
 
@@ -287,7 +375,25 @@ class IdentityAttack(ReconstructionAttacker):
     strength = 5
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """Only a single isotropic Gaussian (IWP) release.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         rounds = as_rounds(mechanism)
         return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease)
 
@@ -491,7 +597,25 @@ class YAidedMLE(_UnbiasedOnLinearReleases, ReconstructionAttacker):
     strength = 80
 
     @classmethod
-    def applicable(cls, mechanism, *, prior=None, phase_known=True, side_info=False) -> bool:
+    def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """Only with the public response (``side_info``), on releases the base class supports.
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : GaussianPrior or DiscretePrior, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
+        """
         return side_info and super().applicable(mechanism, phase_known=phase_known)
 
     def _reconstruct(self, out, rs, phases, y):

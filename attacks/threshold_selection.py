@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import betaincinv, ndtri
 
 from privaudit.mechanisms.accounting import gdp_epsilon
@@ -43,12 +44,26 @@ LLR_SELECTION = {"select_level": 0.5, "cross_validate": False}
 
 
 # --- binomial bounds ---------------------------------------------------------------------------
-def clopper_pearson_upper(k, n, level: float) -> np.ndarray:
+def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, level: float) -> np.ndarray:
     """One-sided Clopper–Pearson upper bound on a binomial rate at confidence ``level``.
 
     The bound p̄ solves P[Bin(n, p̄) ≤ k] = 1 − level, i.e. p̄ = B⁻¹(level; k + 1, n − k)
     (beta quantile); it is 1 when k = n. ``k`` may be non-integer (expected counts
     scaled to another sample size, used when choosing a threshold).
+
+    Parameters
+    ----------
+    k : array-like
+        Observed counts (0 ≤ k ≤ n), broadcast against ``n``.
+    n : array-like
+        Numbers of trials.
+    level : float
+        One-sided confidence in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        p̄ in [0, 1], broadcast shape of ``k`` and ``n``.
     """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -57,18 +72,47 @@ def clopper_pearson_upper(k, n, level: float) -> np.ndarray:
     return np.where(k >= n, 1.0, ub)
 
 
-def clopper_pearson_lower(k, n, level: float) -> np.ndarray:
-    """One-sided Clopper–Pearson lower bound: 1 − upper bound on the complementary rate."""
+def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, level: float) -> np.ndarray:
+    """One-sided Clopper–Pearson lower bound: 1 − upper bound on the complementary rate.
+
+    Parameters
+    ----------
+    k : array-like
+        Observed counts (0 ≤ k ≤ n), broadcast against ``n``.
+    n : array-like
+        Numbers of trials.
+    level : float
+        One-sided confidence in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        p̲ = 1 − :func:`clopper_pearson_upper` (n − k, n, level), 0 when k = 0.
+    """
     n = np.asarray(n, dtype=float)
     return 1.0 - clopper_pearson_upper(n - np.asarray(k, dtype=float), n, level)
 
 
 # --- the DP inequality -------------------------------------------------------------------------
-def epsilon_from_rates(fpr, fnr, delta: float) -> np.ndarray:
+def epsilon_from_rates(fpr: ArrayLike, fnr: ArrayLike, delta: float) -> np.ndarray:
     """ε(α, β; δ) of eq. (1): the smallest ε consistent with a test of rates (α, β).
 
+    (ε, δ)-DP forces α + e^ε β ≥ 1 − δ and e^ε α + β ≥ 1 − δ, so
+    ε ≥ max(ln((1 − δ − β)/α), ln((1 − δ − α)/β)).
     Vectorised; 0 where the rates are consistent with ε = 0, ``inf`` where a rate
     is 0 and the other is below 1 − δ.
+
+    Parameters
+    ----------
+    fpr, fnr : array-like
+        False-positive rate α and false-negative rate β of a test, in [0, 1]; broadcast together.
+    delta : float
+        The δ of the (ε, δ) claim.
+
+    Returns
+    -------
+    ndarray
+        ε ≥ 0 per operating point.
     """
     a = np.asarray(fpr, dtype=float)
     b = np.asarray(fnr, dtype=float)
@@ -79,8 +123,19 @@ def epsilon_from_rates(fpr, fnr, delta: float) -> np.ndarray:
     return np.where(np.isnan(e), 0.0, np.maximum(e, 0.0))
 
 
-def mu_from_rates(fpr, fnr) -> np.ndarray:
-    """μ(α, β) = Φ⁻¹(1 − α) − Φ⁻¹(β): the GDP parameter whose G_μ passes through (α, β), floored at 0."""
+def mu_from_rates(fpr: ArrayLike, fnr: ArrayLike) -> np.ndarray:
+    """μ(α, β) = Φ⁻¹(1 − α) − Φ⁻¹(β): the GDP parameter whose G_μ passes through (α, β), floored at 0.
+
+    Parameters
+    ----------
+    fpr, fnr : array-like
+        False-positive rate α and false-negative rate β (clipped to [0, 1]); broadcast together.
+
+    Returns
+    -------
+    ndarray
+        μ ≥ 0 per operating point (0 where undefined, e.g. α = β = 1).
+    """
     a = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
     b = np.clip(np.asarray(fnr, dtype=float), 0.0, 1.0)
     with np.errstate(invalid="ignore"):
@@ -98,11 +153,31 @@ def _scores(name: str, s) -> np.ndarray:
     return s
 
 
-def error_counts(scores0, scores1, thresholds, *, presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def error_counts(scores0: ArrayLike, scores1: ArrayLike, thresholds: ArrayLike, *,
+                 presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """False-positive and false-negative *counts* of the tests ``score > t`` for each threshold.
 
     ``fp[t] = #{scores0 > t}``, ``fn[t] = #{scores1 ≤ t}``; O((n + K) log n) by sorting
     (skipped with ``presorted=True``).
+
+    Parameters
+    ----------
+    scores0, scores1 : array-like
+        Scores of releases under x (the null) and under x′; non-empty, no NaN.
+    thresholds : array-like of shape (K,)
+        Thresholds t of the tests "reject x when score > t".
+    presorted : bool
+        The scores are already sorted 1-D float arrays (no validation, no sort).
+
+    Returns
+    -------
+    fp, fn : ndarray of int, shape (K,)
+        Counts out of ``len(scores0)`` and ``len(scores1)``.
+
+    Raises
+    ------
+    InvalidInputError
+        When a score array is empty or contains NaN (unless ``presorted``).
     """
     s0 = np.asarray(scores0, float) if presorted else np.sort(_scores("scores0", scores0))
     s1 = np.asarray(scores1, float) if presorted else np.sort(_scores("scores1", scores1))
@@ -112,7 +187,8 @@ def error_counts(scores0, scores1, thresholds, *, presorted: bool = False) -> tu
     return fp, fn
 
 
-def empirical_curve(scores0, scores1, max_points: int = 512, *, presorted: bool = False):
+def empirical_curve(scores0: ArrayLike, scores1: ArrayLike, max_points: int = 512, *,
+                    presorted: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The empirical trade-off curve (FPR, FNR) of the threshold tests, and their thresholds.
 
     Thresholds are −inf (reject everything) plus scores at ~``max_points`` ranks:
@@ -120,6 +196,20 @@ def empirical_curve(scores0, scores1, max_points: int = 512, *, presorted: bool 
     alternative scores (so both tails, where ε is decided, stay resolved) and
     linearly spaced in between. Every returned vertex is an exact empirical
     (FPR, FNR) pair; the curve is sorted by increasing FPR.
+
+    Parameters
+    ----------
+    scores0, scores1 : array-like
+        Scores under x (the null) and under x′; non-empty, no NaN.
+    max_points : int
+        Approximate number of vertices (a third per rank grid, at least 4 each).
+    presorted : bool
+        The scores are already sorted 1-D float arrays.
+
+    Returns
+    -------
+    fpr, fnr, thresholds : ndarray
+        Same length, ordered by increasing FPR (ties by FNR).
     """
     s0 = np.asarray(scores0, float) if presorted else np.sort(_scores("scores0", scores0))
     s1 = np.asarray(scores1, float) if presorted else np.sort(_scores("scores1", scores1))
@@ -134,7 +224,7 @@ def empirical_curve(scores0, scores1, max_points: int = 512, *, presorted: bool 
     return fpr[order], fnr[order], t[order]
 
 
-def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails") -> np.ndarray:
+def candidate_thresholds(scores0: ArrayLike, scores1: ArrayLike, k: int = 256, spacing: str = "tails") -> np.ndarray:
     """About K thresholds at pooled-score quantiles, with their distinct neighbours (all values if fewer).
 
     ``spacing="tails"`` log-spaces the ranks towards both ends (ε at small δ is
@@ -142,6 +232,20 @@ def candidate_thresholds(scores0, scores1, k: int = 256, spacing: str = "tails")
     median); ``"linear"`` spaces them evenly, for the GDP estimator,
     whose information is in the centre of the curve and whose tail candidates
     would only add selection noise.
+
+    Parameters
+    ----------
+    scores0, scores1 : array-like
+        Scores under x and under x′; non-empty, no NaN.
+    k : int
+        Number of quantile ranks K.
+    spacing : {"tails", "linear"}
+        How the ranks are spaced (any other value behaves as ``"tails"``).
+
+    Returns
+    -------
+    ndarray
+        Sorted distinct thresholds (up to about 3K), each a pooled score value.
     """
     pooled = np.sort(np.concatenate([_scores("scores0", scores0), _scores("scores1", scores1)]))
     uniq = pooled[np.r_[True, pooled[1:] != pooled[:-1]]]  # pooled is sorted: no second sort
@@ -267,7 +371,7 @@ class Selection:
 
 
 def select_threshold(
-    select0, select1, n0_eval: int, n1_eval: int, *, delta: float, confidence: float, estimator: str,
+    select0: ArrayLike, select1: ArrayLike, n0_eval: int, n1_eval: int, *, delta: float, confidence: float, estimator: str,
     n_thresholds: int = 256, select_level: float = _SELECT_LEVEL, cross_validate: bool = True,
     log_likelihood_ratio: bool = False,
 ) -> Selection:
@@ -288,6 +392,38 @@ def select_threshold(
     :func:`_llr_counts` instead of being counted per hypothesis. Only the choice uses
     that assumption: the chosen test is still evaluated by counting on held-out data, so
     a density that misdescribes the sampler costs power, never validity.
+
+    Parameters
+    ----------
+    select0, select1 : array-like
+        Selection-split scores under x and under x′; non-empty, no NaN.
+    n0_eval, n1_eval : int
+        Sizes of the evaluation split the chosen test will be certified on.
+    delta : float
+        The δ at which ε̲ is read (unused by the GDP estimator's μ̲).
+    confidence : float
+        Two-sided confidence of the final bound; each rate is bounded at 1 − (1 − confidence)/2.
+    estimator : {"clopper-pearson", "gdp"}
+        Which bound the criterion is: ε̲ from Clopper–Pearson rates, or μ̲ of Gaussian DP.
+    n_thresholds : int
+        K of :func:`candidate_thresholds`.
+    select_level : float
+        Confidence of the upper bounds that replace the selection rates.
+    cross_validate : bool
+        Take the smaller criterion of the two interleaved halves (else the whole split once).
+    log_likelihood_ratio : bool
+        The scores are exact log-likelihood ratios (rates estimated by :func:`_llr_counts`).
+
+    Returns
+    -------
+    Selection
+        Direction (``"forward"``, ``"reverse"`` or ``"pooled"``), both thresholds and the
+        criterion value, clipped at 0.
+
+    Raises
+    ------
+    InvalidInputError
+        When a score array is empty or contains NaN.
     """
     raw0, raw1 = _scores("select0", select0), _scores("select1", select1)
     spacing = "linear" if estimator == "gdp" else "tails"
