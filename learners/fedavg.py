@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 
 from privaudit.learners import parameter_constraints as _constraints
@@ -46,7 +47,26 @@ from .modulated_server import iter_blocks, project_ball
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, beta: np.ndarray, clip: float) -> np.ndarray:
-    """Σ_i g_i min(1, C/‖g_i‖) for g_i = x_i(x_iᵀβ − y_i), vectorised over clients; shape (d,)."""
+    """Σ_i g_i min(1, C/‖g_i‖) for g_i = x_i(x_iᵀβ − y_i), vectorised over clients; shape (d,).
+
+    g_i is the gradient of ½(x_iᵀβ − y_i)²; a zero gradient is kept as is.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Client features (one example per client).
+    y : ndarray of shape (n,)
+        Client responses.
+    beta : ndarray of shape (d,)
+        Current parameters β.
+    clip : float
+        Clip norm C > 0.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        The clipped sum, of ℓ₂ norm at most nC.
+    """
     r = X @ beta - y
     norms = np.abs(r) * np.linalg.norm(X, axis=1)
     with np.errstate(divide="ignore"):
@@ -87,8 +107,10 @@ class FedAvgDPSGDRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
     #: Declarative constraints (scikit-learn format), checked when ``fit`` is entered and by configurations at load.
     _parameter_constraints = _constraints.FEDAVG
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, clip=1.0, learning_rate=0.1, rounds=10, radius=10.0,
-                 conversion="gaussian", chunk_size=None, fit_intercept=False, random_state=None):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, clip: float = 1.0, learning_rate: float = 0.1,
+                 rounds: int = 10, radius: float = 10.0, conversion: str = "gaussian", chunk_size: int | None = None,
+                 fit_intercept: bool = False,
+                 random_state: np.random.Generator | np.random.SeedSequence | int | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.clip = clip
@@ -101,8 +123,24 @@ class FedAvgDPSGDRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> "FedAvgDPSGDRegressor":
-        """Run T rounds of clipped, noised full-batch gradient steps; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "FedAvgDPSGDRegressor":
+        """Run T rounds of clipped, noised full-batch gradient steps; returns self.
+
+        Round t releases (Σ_i clip_C(g_i(β_t)) + N(0, σ² I))/K with σ calibrated so the T rounds
+        spend zCDP ρ (sensitivity 2C under replace-one), then β_{t+1} = Π_R(β_t − η·release).
+
+        Parameters
+        ----------
+        X : array-like of shape (K, p)
+            One example per client.
+        y : array-like of shape (K,)
+            Responses.
+
+        Returns
+        -------
+        FedAvgDPSGDRegressor
+            self, with the attributes listed in the class docstring.
+        """
         eps, delta, C, lr = float(self.epsilon), float(self.delta), float(self.clip), float(self.learning_rate)
         T, radius = int(self.rounds), float(self.radius)
         X, y = check_data(X, y, self.chunk_size, self)
@@ -132,8 +170,18 @@ class FedAvgDPSGDRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
         return self
 
 
-    def predict(self, X) -> np.ndarray:
-        """ŷ = X coef_ + intercept_."""
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """ŷ = X coef_ + intercept_.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return check_predict_data(self, X) @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):

@@ -28,6 +28,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -48,10 +49,33 @@ from .weierstrass_transforms import (
 )
 
 
-def glm_terms(loss: GLMLoss, z: np.ndarray, v: float, st: float, n_terms: int | None):
-    """Per-sample (ℓ̃, a, c) at released margins z (see module docstring); c is None if not needed.
+def glm_terms(loss: GLMLoss, z: np.ndarray, v: float, st: float,
+              n_terms: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
+    """Per-sample (ℓ̃, a, c) at released margins z (see module docstring).
 
     S̃ = 1 and v = 0 give the uncorrected loss f(z), a = f'(z).
+
+    Parameters
+    ----------
+    loss : GLMLoss
+        The margin loss f (validated).
+    z : ndarray of shape (n,)
+        Released margins z̃ = θᵀx̃ỹ.
+    v : float
+        σ²‖θ‖² ≥ 0.
+    st : float
+        The inverse-Bernoulli weight S̃ (1 for clean labels).
+    n_terms : int or None
+        K ≥ 1 for the logistic series (unchecked here: the caller checks the domain).
+
+    Returns
+    -------
+    ell : ndarray of shape (n,)
+        The IWP loss ℓ̃.
+    a : ndarray of shape (n,)
+        Coefficient of x̃ỹ in the gradient.
+    c : ndarray of shape (n,) or float
+        Coefficient of −σ²θ in the gradient (the scalar 1 for the quadratic loss).
     """
     name = loss.name
     two_sided = st != 1.0
@@ -114,8 +138,23 @@ def _logistic_terms(z: np.ndarray, v: float, st: float, n_terms: int):
     return ell, R[:, 1] + (1.0 - st), R[:, 2]
 
 
-def mse_terms(r: np.ndarray, v: float, label_var: float):
-    """Regression (App. E.2): ℓ̃ = ½r² − ½(v + σ_y²), a = r, c = 1, with r = θᵀx̃ − ỹ."""
+def mse_terms(r: np.ndarray, v: float, label_var: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Regression (App. E.2): ℓ̃ = ½r² − ½(v + σ_y²), a = r, c = 1, with r = θᵀx̃ − ỹ.
+
+    Parameters
+    ----------
+    r : ndarray of shape (n,)
+        Released residuals θᵀx̃ − ỹ.
+    v : float
+        σ²‖θ‖².
+    label_var : float
+        Label noise variance σ_y².
+
+    Returns
+    -------
+    ell, a, c : (ndarray, ndarray, float)
+        As :func:`glm_terms`.
+    """
     return 0.5 * r * r - 0.5 * (v + label_var), r, 1.0
 
 
@@ -138,7 +177,7 @@ def _check_labels_pm1(name: str, y: np.ndarray) -> None:
 
 
 def iwp_loss(
-    theta, X_tilde, y_tilde, *, loss: str = "exponential", sigma: float, epsilon_y: float,
+    theta: ArrayLike, X_tilde: ArrayLike, y_tilde: ArrayLike, *, loss: str = "exponential", sigma: float, epsilon_y: float,
     n_terms: int | None = None,
 ) -> np.ndarray:
     """Per-sample IWP loss ℓ̃(θ, x̃_i, ỹ_i) = T⁻¹[ℓ(θ, ·, ·)](x̃_i, ỹ_i) (seed 001, §5.2), shape (n,).
@@ -147,18 +186,74 @@ def iwp_loss(
     exponential losses; up to the truncation bias for the logistic series with K = ``n_terms``).
     ``sigma`` is the feature noise std, ``epsilon_y`` the RR budget (``inf``: clean labels).
     No regularisation term is included.
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X_tilde : array-like of shape (n, p)
+        Released features x̃ = x + N(0, σ² I).
+    y_tilde : array-like of shape (n,)
+        Released labels ỹ in {−1, +1}.
+    loss : {"exponential", "logistic", "quadratic"}
+        The margin loss f.
+    sigma : float
+        Feature noise std σ ≥ 0.
+    epsilon_y : float
+        RR label budget in (0, inf] (``inf``: clean labels).
+    n_terms : int, optional
+        K ≥ 1 for the logistic series (default 1); ignored by the closed forms.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Raises
+    ------
+    InvalidInputError
+        On mismatched shapes or labels outside {−1, +1}.
+    InvalidParameterError
+        Unknown loss, or (logistic) v = σ²‖θ‖² outside the truncated series' domain.
     """
     loss, theta, X, y, v, st, k = _prepare(loss, theta, X_tilde, y_tilde, sigma, epsilon_y, n_terms)
     return glm_terms(loss, (X @ theta) * y, v, st, k)[0]
 
 
 def iwp_gradient(
-    theta, X_tilde, y_tilde, *, loss: str = "exponential", sigma: float, epsilon_y: float,
+    theta: ArrayLike, X_tilde: ArrayLike, y_tilde: ArrayLike, *, loss: str = "exponential", sigma: float, epsilon_y: float,
     n_terms: int | None = None,
 ) -> np.ndarray:
     """Per-sample IWP gradients ∇_θℓ̃ = a_i x̃_i ỹ_i − σ² c_i θ (App. D.5/D.6), shape (n, p).
 
     E over the release equals ∇_θ f(θᵀx_i y_i) = f'(θᵀx_i y_i) x_i y_i (Prop. 5.2).
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X_tilde : array-like of shape (n, p)
+        Released features x̃ = x + N(0, σ² I).
+    y_tilde : array-like of shape (n,)
+        Released labels ỹ in {−1, +1}.
+    loss : {"exponential", "logistic", "quadratic"}
+        The margin loss f.
+    sigma : float
+        Feature noise std σ ≥ 0.
+    epsilon_y : float
+        RR label budget in (0, inf] (``inf``: clean labels).
+    n_terms : int, optional
+        K ≥ 1 for the logistic series (default 1); ignored by the closed forms.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+
+    Raises
+    ------
+    InvalidInputError
+        On mismatched shapes or labels outside {−1, +1}.
+    InvalidParameterError
+        Unknown loss, or (logistic) v = σ²‖θ‖² outside the truncated series' domain.
     """
     loss, theta, X, y, v, st, k = _prepare(loss, theta, X_tilde, y_tilde, sigma, epsilon_y, n_terms)
     _, a, c = glm_terms(loss, (X @ theta) * y, v, st, k)
@@ -182,23 +277,56 @@ def _prepare(loss, theta, X, y, sigma, epsilon_y, n_terms):
     return loss, theta, X, y, v, st, k
 
 
-def glm_loss(theta, X, y, *, loss: str = "exponential") -> np.ndarray:
-    """Per-sample plain loss f(θᵀx_i y_i) (the "SGD – noisy data" loss on a release), shape (n,)."""
+def glm_loss(theta: ArrayLike, X: ArrayLike, y: ArrayLike, *, loss: str = "exponential") -> np.ndarray:
+    """Per-sample plain loss f(θᵀx_i y_i) (the "SGD – noisy data" loss on a release), shape (n,).
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X : array-like of shape (n, p)
+        Features.
+    y : array-like of shape (n,)
+        Labels (±1 for the margin losses).
+    loss : {"exponential", "logistic", "quadratic"}
+        The margin loss f.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     loss = get_loss(loss)
     theta = _check_theta(theta)
     X, y = _check_xy(X, y, theta)
     return loss.derivative((X @ theta) * y, 0)
 
 
-def glm_gradient(theta, X, y, *, loss: str = "exponential") -> np.ndarray:
-    """Per-sample plain gradient f'(θᵀx_i y_i) x_i y_i, shape (n, p)."""
+def glm_gradient(theta: ArrayLike, X: ArrayLike, y: ArrayLike, *, loss: str = "exponential") -> np.ndarray:
+    """Per-sample plain gradient f'(θᵀx_i y_i) x_i y_i, shape (n, p).
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X : array-like of shape (n, p)
+        Features.
+    y : array-like of shape (n,)
+        Labels (±1 for the margin losses).
+    loss : {"exponential", "logistic", "quadratic"}
+        The margin loss f.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     loss = get_loss(loss)
     theta = _check_theta(theta)
     X, y = _check_xy(X, y, theta)
     return (loss.derivative((X @ theta) * y, 1) * y)[:, None] * X
 
 
-def iwp_loss_variance(theta, X, y, *, loss: str = "exponential", sigma: float, epsilon_y: float) -> np.ndarray:
+def iwp_loss_variance(theta: ArrayLike, X: ArrayLike, y: ArrayLike, *, loss: str = "exponential", sigma: float,
+                      epsilon_y: float) -> np.ndarray:
     """Exact per-sample variance of ℓ̃ over the release, at clean (x_i, y_i) (App. D.4 for GLMs).
 
     Law of total variance over ỹ then x̃, with m = θᵀx y, v = σ²‖θ‖², S = S(ε_y), S̃ = S̃(ε_y):
@@ -209,6 +337,32 @@ def iwp_loss_variance(theta, X, y, *, loss: str = "exponential", sigma: float, e
     * quadratic:   V(q) = v(q + 1 − 2S̃)² + v²/2.
 
     Only for the closed-form losses (quadratic, exponential).
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X : array-like of shape (n, p)
+        Features.
+    y : array-like of shape (n,)
+        Labels y_i in {−1, +1}.
+    loss : {"exponential", "quadratic"}
+        The margin loss f.
+    sigma : float
+        Feature noise std σ ≥ 0.
+    epsilon_y : float
+        RR label budget in (0, inf].
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Raises
+    ------
+    InvalidParameterError
+        For the logistic loss (no closed form).
+    InvalidInputError
+        On mismatched shapes or labels outside {−1, +1}.
     """
     loss = get_loss(loss)
     if not loss.closed_form:
@@ -232,27 +386,81 @@ def iwp_loss_variance(theta, X, y, *, loss: str = "exponential", sigma: float, e
     return s * feature_var(m) + (1 - s) * feature_var(-m) + label_var
 
 
-def iwp_regression_loss(theta, X_tilde, y_tilde, *, sigma: float, sigma_y: float) -> np.ndarray:
-    """Per-sample ℓ̃ = ½(θᵀx̃ − ỹ)² − ½(σ²‖θ‖² + σ_y²) (App. E.2), unbiased for ½(θᵀx − y)²."""
+def iwp_regression_loss(theta: ArrayLike, X_tilde: ArrayLike, y_tilde: ArrayLike, *, sigma: float,
+                        sigma_y: float) -> np.ndarray:
+    """Per-sample ℓ̃ = ½(θᵀx̃ − ỹ)² − ½(σ²‖θ‖² + σ_y²) (App. E.2), unbiased for ½(θᵀx − y)².
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X_tilde : array-like of shape (n, p)
+        Released features x̃ = x + N(0, σ² I).
+    y_tilde : array-like of shape (n,)
+        Released responses ỹ = y + N(0, σ_y²).
+    sigma, sigma_y : float
+        Feature and response noise stds, ≥ 0.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     theta = _check_theta(theta)
     X, y = _check_xy(X_tilde, y_tilde, theta)
     v = check_positive("sigma", sigma, allow_zero=True) ** 2 * float(theta @ theta)
     return mse_terms(X @ theta - y, v, check_positive("sigma_y", sigma_y, allow_zero=True) ** 2)[0]
 
 
-def iwp_regression_gradient(theta, X_tilde, y_tilde, *, sigma: float) -> np.ndarray:
-    """Per-sample ∇ℓ̃ = (θᵀx̃ − ỹ)x̃ − σ²θ (App. E.2), unbiased for (θᵀx − y)x; shape (n, p)."""
+def iwp_regression_gradient(theta: ArrayLike, X_tilde: ArrayLike, y_tilde: ArrayLike, *, sigma: float) -> np.ndarray:
+    """Per-sample ∇ℓ̃ = (θᵀx̃ − ỹ)x̃ − σ²θ (App. E.2), unbiased for (θᵀx − y)x; shape (n, p).
+
+    Parameters
+    ----------
+    theta : array-like of shape (p,)
+        Model parameters θ.
+    X_tilde : array-like of shape (n, p)
+        Released features.
+    y_tilde : array-like of shape (n,)
+        Released responses.
+    sigma : float
+        Feature noise std σ ≥ 0 (the response noise does not enter the gradient).
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     theta = _check_theta(theta)
     X, y = _check_xy(X_tilde, y_tilde, theta)
     sigma = check_positive("sigma", sigma, allow_zero=True)
     return (X @ theta - y)[:, None] * X - sigma**2 * theta
 
 
-def glm_risk(coefs, X, y, *, loss: str = "exponential", lam: float = 0.0, chunk: int = 65536) -> np.ndarray:
+def glm_risk(coefs: ArrayLike, X: ArrayLike, y: ArrayLike, *, loss: str = "exponential", lam: float = 0.0,
+             chunk: int = 65536) -> np.ndarray | float:
     """Clean regularised empirical risk mean_i f(θᵀx_i y_i) + λ‖θ‖²/2 for each row θ of ``coefs``.
 
     ``coefs`` (T, p) or (p,); returns shape (T,) (or a scalar). ``loss="mse"`` gives
     mean ½(θᵀx_i − y_i)² + λ‖θ‖²/2 for regression. Chunked over samples to bound memory.
+
+    Parameters
+    ----------
+    coefs : array-like of shape (T, p) or (p,)
+        Parameter vectors θ, e.g. an SGD trajectory.
+    X : array-like of shape (n, p)
+        Clean features.
+    y : array-like of shape (n,)
+        Clean labels (±1, or real for ``"mse"``).
+    loss : {"exponential", "logistic", "quadratic", "mse"}
+        The loss.
+    lam : float
+        ℓ₂ regularisation λ ≥ 0.
+    chunk : int
+        Samples per block.
+
+    Returns
+    -------
+    ndarray of shape (T,) or float
+        A float when ``coefs`` is 1-D.
     """
     coefs = np.asarray(coefs, dtype=float)
     single = coefs.ndim == 1

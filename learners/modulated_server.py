@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
 from privaudit.mechanisms.modulated import ModulatedMechanism
@@ -39,13 +40,32 @@ CORRECTIONS = ("derived", "seed", "none")
 # --------------------------------------------------------------------------------------
 # streaming helpers (shared with the FedAvg baseline)
 # --------------------------------------------------------------------------------------
-def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+def iter_blocks(X: np.ndarray, y: np.ndarray, chunk_size: int | None,
+                intercept: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Yield (block index, X block, y block), reading ``chunk_size`` rows (rounded up to BLOCK) at a time.
 
     Blocks are always BLOCK rows (the last may be shorter), whatever ``chunk_size``.
     With ``chunk_size=None`` X and y must already be validated float arrays
     (:func:`check_data`); otherwise every chunk read is checked for finiteness.
     With ``intercept`` a column of ones is appended to each X block.
+
+    Parameters
+    ----------
+    X : array of shape (K, p)
+        Client features (a numpy array or a lazily read array such as a memmap).
+    y : array of shape (K,)
+        Responses.
+    chunk_size : int or None
+        Rows read at once (rounded up to a multiple of BLOCK); None reads everything.
+    intercept : bool
+        Append a column of ones to each X block.
+
+    Yields
+    ------
+    block : int
+        Global block index (row offset // BLOCK), the key of the block's randomness.
+    X_block : ndarray of shape (≤ BLOCK, p) or (≤ BLOCK, p + 1)
+    y_block : ndarray of shape (≤ BLOCK,)
     """
     K = X.shape[0]
     read = K if chunk_size is None else max(1, math.ceil(chunk_size / BLOCK)) * BLOCK
@@ -61,18 +81,41 @@ def iter_blocks(X, y, chunk_size, intercept: bool = False) -> Iterator[tuple[int
             yield (start + off) // BLOCK, Xc[off : off + BLOCK], yc[off : off + BLOCK]
 
 
-def single_blas_thread(n_rows: int):
+def single_blas_thread(n_rows: int) -> contextlib.AbstractContextManager:
     """Context with one BLAS thread for the per-block products of ``n_rows`` clients.
 
     The block products have m, d or 1 columns and are memory-bound; a second BLAS
     thread made them 4–8× slower on the shared, loaded 2-core machine (measured).
     Below one block the limit is skipped: entering threadpoolctl costs ~0.3–1 ms.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of client rows about to be processed.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        threadpoolctl's limit when ``n_rows >= BLOCK``, else a null context.
     """
     return threadpool_limits(limits=1, user_api="blas") if n_rows >= BLOCK else contextlib.nullcontext()
 
 
 def project_ball(beta: np.ndarray, radius: float) -> np.ndarray:
-    """Euclidean projection onto {‖β‖₂ ≤ radius}."""
+    """Euclidean projection onto {‖β‖₂ ≤ radius}.
+
+    Parameters
+    ----------
+    beta : ndarray of shape (d,)
+        The point.
+    radius : float
+        Ball radius R ≥ 0.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        ``beta`` itself when inside the ball, else β·R/‖β‖₂.
+    """
     norm = float(np.linalg.norm(beta))
     return beta if norm <= radius else beta * (radius / norm)
 
@@ -109,11 +152,35 @@ def _correction(mechanism: ModulatedMechanism, correction: str) -> np.ndarray | 
     raise InvalidParameterError(f"correction must be one of {CORRECTIONS}, got correction={correction!r}")
 
 
-def debias_moments(gram, cross, n_clients: int, mechanism: ModulatedMechanism, *, correction: str = "derived") -> ServerStatistics:
+def debias_moments(gram: ArrayLike, cross: ArrayLike, n_clients: int, mechanism: ModulatedMechanism, *,
+                   correction: str = "derived") -> ServerStatistics:
     """Server statistics from accumulated raw sums Σ_i g̃_i g̃_iᵀ (..., d, d) and Σ_i y_i g̃_i (..., d).
 
     This is the streaming form of :func:`server_statistics`: accumulate the two sums
     over chunks of releases, then call this once.
+
+    Parameters
+    ----------
+    gram : array-like of shape (..., d, d)
+        Σ_i g̃_i g̃_iᵀ over the K clients.
+    cross : array-like of shape (..., d)
+        Σ_i y_i g̃_i.
+    n_clients : int
+        K.
+    mechanism : ModulatedMechanism
+        The round's mechanism (α and the correction C).
+    correction : {"derived", "seed", "none"}
+        Which C is subtracted (see :func:`server_statistics`).
+
+    Returns
+    -------
+    ServerStatistics
+        Σ_x = (gram/K − C)/(1 − α)² and Z = cross/(K(1 − α)).
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown ``correction``.
     """
     a = 1.0 - mechanism.alpha
     sigma_g = np.asarray(gram, dtype=float) / n_clients
@@ -123,7 +190,7 @@ def debias_moments(gram, cross, n_clients: int, mechanism: ModulatedMechanism, *
     return ServerStatistics(Sigma_x=sigma_g / a**2, Z=np.asarray(cross, dtype=float) / (n_clients * a), n_clients=int(n_clients))
 
 
-def server_statistics(releases, y, mechanism: ModulatedMechanism, *, correction: str = "derived",
+def server_statistics(releases: ArrayLike, y: ArrayLike, mechanism: ModulatedMechanism, *, correction: str = "derived",
                       chunk_size: int | None = None) -> ServerStatistics:
     """Debiased Σ_x and Z of one round (seed 000, §3.1.4; §7 for m > 1).
 
@@ -146,6 +213,13 @@ def server_statistics(releases, y, mechanism: ModulatedMechanism, *, correction:
     -------
     ServerStatistics
         Σ_x = (Σ_g − C)/(1 − α)² and Z = (1/(K(1 − α))) Σ_i y_i g̃_i.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``releases`` is not (..., K, d) or ``y``'s last axis is not K.
+    InvalidParameterError
+        For an unknown ``correction``.
     """
     _correction(mechanism, correction)  # validate early
     R = np.asarray(releases) if not hasattr(releases, "shape") else releases
@@ -166,14 +240,44 @@ def server_statistics(releases, y, mechanism: ModulatedMechanism, *, correction:
     return debias_moments(gram, cross, K, mechanism, correction=correction)
 
 
-def server_gradient(stats: ServerStatistics, beta) -> np.ndarray:
-    """G = Σ_x β − Z, unbiased for ∇L(β) = XᵀXβ/K − Xᵀy/K; shape (..., d)."""
+def server_gradient(stats: ServerStatistics, beta: ArrayLike) -> np.ndarray:
+    """G = Σ_x β − Z, unbiased for ∇L(β) = XᵀXβ/K − Xᵀy/K; shape (..., d).
+
+    Parameters
+    ----------
+    stats : ServerStatistics
+        The round's debiased statistics.
+    beta : array-like of shape (d,) or (..., d)
+        Current parameters, broadcast against the replicate axes.
+
+    Returns
+    -------
+    ndarray of shape (..., d)
+    """
     beta = np.asarray(beta, dtype=float)
     return (stats.Sigma_x @ beta[..., None])[..., 0] - stats.Z
 
 
 def estimating_functions(releases: np.ndarray, y: np.ndarray, beta: np.ndarray, mechanism: ModulatedMechanism) -> np.ndarray:
-    """Per-client ψ_i(β) = (g̃_i g̃_iᵀ − C)β/(1 − α)² − y_i g̃_i/(1 − α), shape (K, d); mean = G."""
+    """Per-client ψ_i(β) = (g̃_i g̃_iᵀ − C)β/(1 − α)² − y_i g̃_i/(1 − α), shape (K, d); mean = G.
+
+    The derived correction C = (λ²/(2m²)) P_V + σ² I is used; the ψ_i feed the sandwich covariance.
+
+    Parameters
+    ----------
+    releases : ndarray of shape (K, d)
+        One round's releases g̃_i.
+    y : ndarray of shape (K,)
+        Responses.
+    beta : ndarray of shape (d,)
+        Parameters at which ψ is evaluated.
+    mechanism : ModulatedMechanism
+        The round's mechanism.
+
+    Returns
+    -------
+    ndarray of shape (K, d)
+    """
     a = 1.0 - mechanism.alpha
     coef = (releases @ beta) / a**2 - y / a
     return releases * coef[:, None] - (mechanism.second_moment_correction() @ beta) / a**2
@@ -211,7 +315,8 @@ class NoiseProjection:
     gram: np.ndarray
 
 
-def sample_noise_projection(gram_A, n_rows: int, dim: int, sigma: float, rng=None) -> NoiseProjection:
+def sample_noise_projection(gram_A: ArrayLike, n_rows: int, dim: int, sigma: float,
+                            rng: np.random.Generator | int | None = None) -> NoiseProjection:
     """Draw (AᵀΞ, ΞᵀΞ) exactly, for Ξ (n_rows × dim) iid N(0, σ²), from AᵀA alone.
 
     See the module docstring for the derivation. Rank: with S = diag(‖a_j‖) (1 for

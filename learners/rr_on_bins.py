@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn import get_config
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.linear_model import LinearRegression
@@ -86,8 +87,32 @@ class Binning:
         return self.representatives.size
 
 
-def rr_loss(support, prior, bin_of, representatives, epsilon: float) -> float:
-    """Expected squared error of RR over bins, by direct summation over (label, output) pairs."""
+def rr_loss(support: ArrayLike, prior: ArrayLike, bin_of: ArrayLike, representatives: ArrayLike,
+            epsilon: float) -> float:
+    """Expected squared error of RR over bins, by direct summation over (label, output) pairs.
+
+    Σ_y Σ_j Φ(y) P(j | y) (ŷ_j − y)² with P(j | y) = e^ε/(e^ε + m − 1) for y's own bin and
+    1/(e^ε + m − 1) otherwise: the reference against which the dynamic programme of
+    :func:`optimal_binning` is checked.
+
+    Parameters
+    ----------
+    support : array-like of shape (k,)
+        Label values.
+    prior : array-like of shape (k,)
+        Their probabilities Φ (summing to 1; not renormalised here).
+    bin_of : array-like of int, shape (k,)
+        Bin index of each support point.
+    representatives : array-like of shape (m,)
+        Output value ŷ_j of each bin.
+    epsilon : float
+        ε of the randomised response over the bins.
+
+    Returns
+    -------
+    float
+        The expected squared error L.
+    """
     support, prior = np.asarray(support, float), np.asarray(prior, float)
     reps = np.asarray(representatives, float)
     m = reps.size
@@ -97,19 +122,32 @@ def rr_loss(support, prior, bin_of, representatives, epsilon: float) -> float:
     return float(np.sum(prior[:, None] * probs * (reps[None, :] - support[:, None]) ** 2))
 
 
-def optimal_binning(support, prior, epsilon: float, *, max_bins: int | None = None) -> Binning:
+def optimal_binning(support: ArrayLike, prior: ArrayLike, epsilon: float, *, max_bins: int | None = None) -> Binning:
     """Optimal monotone RR-on-Bins for a prior over a sorted support (dynamic programme).
 
     Parameters
     ----------
-    support : (k,) strictly increasing label values.
-    prior : (k,) non-negative weights (normalised internally).
-    epsilon : ε of the randomised response over the bins (finite, > 0).
-    max_bins : cap on m (default: the number of support points with positive mass, at least 1).
+    support : array-like of shape (k,)
+        Strictly increasing label values.
+    prior : array-like of shape (k,)
+        Non-negative weights (normalised internally).
+    epsilon : float
+        ε of the randomised response over the bins (finite, > 0).
+    max_bins : int, optional
+        Cap on m (default: the number of support points with positive mass, at least 1).
 
     Returns
     -------
-    Binning minimising the expected squared error over all contiguous partitions and m.
+    Binning
+        The binning minimising the expected squared error over all contiguous partitions and m.
+
+    Raises
+    ------
+    InvalidInputError
+        When the lengths differ or are 0, the support is not strictly increasing, or the
+        prior has a negative entry or no mass.
+    InvalidParameterError
+        When ε is not finite and > 0.
     """
     y = check_array("support", support, ndim=1)
     p = check_array("prior", prior, ndim=1)
@@ -164,6 +202,17 @@ def laplace_epsilon(scale: float, sensitivity: float) -> float:
 
     dp_accounting's Laplace PLD truncates tails and answers ∞ at δ = 0 exactly; the
     tests check this closed form against its ε at δ = 1e-12.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    sensitivity : float
+        ℓ₁ sensitivity Δ₁ of the noised statistic.
+
+    Returns
+    -------
+    float
     """
     return float(sensitivity) / float(scale)
 
@@ -173,6 +222,18 @@ def rr_epsilon(epsilon_keep: float, m: int) -> float:
 
     The mechanism describes itself (:meth:`RandomizedResponse.dp_event`); its event is
     accounted by :func:`privaudit.mechanisms.accounting.event_epsilon` at δ = 0.
+
+    Parameters
+    ----------
+    epsilon_keep : float
+        The ε that sets the keep probability.
+    m : int
+        Number of outputs (bins); m = 1 releases nothing and costs 0.
+
+    Returns
+    -------
+    float
+        The accounted ε at δ = 0 (replace-one).
     """
     if m == 1:
         return 0.0
@@ -210,8 +271,9 @@ class RROnBinsRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, 
     #: configurations at load.
     _parameter_constraints = _constraints.RR_ON_BINS
 
-    def __init__(self, *, epsilon=1.0, label_bounds=None, n_support=256, prior_fraction=0.25, estimator=None,
-                 random_state=None):
+    def __init__(self, *, epsilon: float = 1.0, label_bounds: tuple[float, float] | None = None,
+                 n_support: int = 256, prior_fraction: float = 0.25, estimator: object = None,
+                 random_state: np.random.Generator | np.random.SeedSequence | int | None = None) -> None:
         self.epsilon = epsilon
         self.label_bounds = label_bounds
         self.n_support = n_support
@@ -219,11 +281,30 @@ class RROnBinsRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, 
         self.estimator = estimator
         self.random_state = random_state
 
-    def privatize(self, y, rng=None) -> np.ndarray:
+    def privatize(self, y: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Release RR-on-Bins labels for y (vectorised; no regressor). Sets the fitted mechanism attrs.
 
         Parameters are validated as ``fit`` validates them (unless scikit-learn is configured to
-        skip validation).
+        skip validation). Sets ``support_``, ``prior_``, ``binning_`` and ``claim_``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            True labels, inside ``label_bounds``.
+        rng : Generator, int or None
+            Source of the prior's Laplace noise and of the randomised response.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The released labels (bin representatives; the true labels when ε = ∞).
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``label_bounds`` is missing or not finite with low < high.
+        InvalidInputError
+            When a label lies outside ``label_bounds``.
         """
         if not get_config()["skip_parameter_validation"]:
             self._validate_params()
@@ -270,8 +351,21 @@ class RROnBinsRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, 
 
     # The estimator parameter is the user's: its own parameters are validated by its own fit.
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Privatise y with RR-on-Bins, then fit the regressor on (X, noisy labels)."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RROnBinsRegressor":
+        """Privatise y with RR-on-Bins, then fit the regressor on (X, noisy labels).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Features (public: the mechanism is feature-oblivious).
+        y : array-like of shape (n,)
+            Private labels, inside ``label_bounds``.
+
+        Returns
+        -------
+        RROnBinsRegressor
+            self, with ``seed_``, ``noisy_labels_``, ``estimator_`` and the mechanism attributes.
+        """
         X, y = check_data(X, y, None, self)
         root, self.seed_ = resolve_seed(self.random_state, "random_state")
         self.noisy_labels_ = self._privatize(y, np.random.default_rng(root))
@@ -279,6 +373,22 @@ class RROnBinsRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixin, 
         self.estimator_.fit(X, self.noisy_labels_)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Predictions of the regressor trained on the noisy labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        """
         X = check_predict_data(self, X, "estimator_")  # NotFittedError before fit
         return self.estimator_.predict(X)

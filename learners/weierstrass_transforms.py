@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numpy.polynomial import polynomial as npoly
 
 from privaudit.mechanisms.validation import (
@@ -76,6 +77,21 @@ def keep_probability(epsilon: float) -> float:
     """S(ε) = e^ε/(1+e^ε), the probability that RR keeps a binary label (seed 001, eq. 1).
 
     ``epsilon=inf`` (labels not privatised) gives S = 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        Label privacy budget ε in (0, inf].
+
+    Returns
+    -------
+    float
+        S in (½, 1].
+
+    Raises
+    ------
+    InvalidParameterError
+        When ε is not in (0, inf].
     """
     eps = check_epsilon(epsilon, "epsilon_y", allow_inf=True)
     return 1.0 if math.isinf(eps) else 1.0 / (1.0 + math.exp(-eps))
@@ -86,33 +102,82 @@ def inverse_weight(epsilon: float) -> float:
 
     S̃ S + (1−S̃)(1−S) = 1 and S̃(1−S) + (1−S̃)S = 0, which is what makes B⁻¹ invert B.
     ``epsilon=inf`` gives S̃ = 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        Label privacy budget ε in (0, inf].
+
+    Returns
+    -------
+    float
+        S̃ ≥ 1 (it grows like 1/ε as ε → 0, where RR labels carry no information).
     """
     eps = check_epsilon(epsilon, "epsilon_y", allow_inf=True)
     return 1.0 if math.isinf(eps) else 1.0 / (-math.expm1(-eps))
 
 
-def bernoulli(g: Callable, y, *, epsilon: float) -> np.ndarray:
-    """B_ε[g](y) = S(ε) g(y) + (1 − S(ε)) g(−y) = E[g(RR_ε(y))] (seed 001, Def. 3.5)."""
+def bernoulli(g: Callable, y: ArrayLike, *, epsilon: float) -> np.ndarray:
+    """B_ε[g](y) = S(ε) g(y) + (1 − S(ε)) g(−y) = E[g(RR_ε(y))] (seed 001, Def. 3.5).
+
+    Parameters
+    ----------
+    g : callable
+        Function of a label array, vectorised.
+    y : array-like
+        Labels in {−1, +1}.
+    epsilon : float
+        RR budget ε in (0, inf].
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``g(y)``.
+    """
     s = keep_probability(epsilon)
     y = check_array("y", y)
     return s * np.asarray(g(y), dtype=float) + (1 - s) * np.asarray(g(-y), dtype=float)
 
 
-def inverse_bernoulli(g: Callable, y_tilde, *, epsilon: float) -> np.ndarray:
+def inverse_bernoulli(g: Callable, y_tilde: ArrayLike, *, epsilon: float) -> np.ndarray:
     """B⁻¹_ε[g](ỹ) = S̃(ε) g(ỹ) + (1 − S̃(ε)) g(−ỹ) (seed 001, Thm 5.1).
 
     E_{ỹ ~ RR_ε(y)}[B⁻¹_ε[g](ỹ)] = g(y): an unbiased estimate of g at the true label
     from its randomised release. ``g`` is vectorised over label arrays.
+
+    Parameters
+    ----------
+    g : callable
+        Function of a label array, vectorised.
+    y_tilde : array-like
+        Released labels ỹ in {−1, +1}.
+    epsilon : float
+        RR budget ε in (0, inf].
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``g(y_tilde)``.
     """
     st = inverse_weight(epsilon)
     y_tilde = check_array("y_tilde", y_tilde)
     return st * np.asarray(g(y_tilde), dtype=float) + (1 - st) * np.asarray(g(-y_tilde), dtype=float)
 
 
-def inverse_bernoulli_variance(g_plus, g_minus, *, epsilon: float) -> np.ndarray:
+def inverse_bernoulli_variance(g_plus: ArrayLike, g_minus: ArrayLike, *, epsilon: float) -> np.ndarray:
     """Var(B⁻¹_ε[g](ỹ)) = S̃(S̃ − 1)(g(1) − g(−1))², for either true label (App. D.4).
 
-    ``g_plus`` and ``g_minus`` are g(1) and g(−1) (arrays broadcast together).
+    Parameters
+    ----------
+    g_plus, g_minus : array-like
+        g(1) and g(−1), broadcast together.
+    epsilon : float
+        RR budget ε in (0, inf] (variance 0).
+
+    Returns
+    -------
+    ndarray
+        The variance, broadcast shape of the two arguments.
     """
     st = inverse_weight(epsilon)
     diff = np.asarray(g_plus, dtype=float) - np.asarray(g_minus, dtype=float)
@@ -155,8 +220,24 @@ class GLMLoss:
     def closed_form(self) -> bool:
         return self.name != "logistic"
 
-    def derivative(self, z, order: int = 0) -> np.ndarray:
-        """f^{(order)}(z), vectorised over ``z``."""
+    def derivative(self, z: ArrayLike, order: int = 0) -> np.ndarray:
+        """f^{(order)}(z), vectorised over ``z``.
+
+        Exponential: (−1)^m e^{−z}; quadratic: ½(z − 1)², z − 1, 1, then 0; logistic:
+        log(1 + e^{−z}) and, for m ≥ 1, the polynomial P_m of the sigmoid p (exact).
+
+        Parameters
+        ----------
+        z : array-like
+            Margins.
+        order : int
+            Derivative order m ≥ 0.
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``z``.
+        """
         z = np.asarray(z, dtype=float)
         if self.name == "exponential":
             return (-1.0) ** order * np.exp(-z)
@@ -178,7 +259,24 @@ def _expit(z: np.ndarray) -> np.ndarray:
 
 
 def get_loss(loss: str | GLMLoss) -> GLMLoss:
-    """Validate a loss name (or pass a :class:`GLMLoss` through)."""
+    """Validate a loss name (or pass a :class:`GLMLoss` through).
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        One of :data:`LOSSES`, or a loss object.
+
+    Returns
+    -------
+    GLMLoss
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``loss`` is neither a string nor a GLMLoss.
+    InvalidParameterError
+        For an unknown name.
+    """
     if isinstance(loss, GLMLoss):
         return loss
     if not isinstance(loss, str):
@@ -215,6 +313,18 @@ def series_variance_limit(loss: str | GLMLoss, n_terms: int) -> float:
       along a GLM direction, so the paper's condition v < 1/(4a) never binds);
     * logistic: v_K = min_{2≤k≤K+1} c_{k−1}/c_k with c_k = sup|f^{(2k)}|/(2^k k!): the bounds
       on the series terms decrease up to the first omitted term (v_1 = 8, v_2 = 3, v_3 ≈ 1.88).
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    n_terms : int
+        K ≥ 1, the number of correction terms kept.
+
+    Returns
+    -------
+    float
+        v_K, or ``inf`` for the closed-form losses.
     """
     loss = get_loss(loss)
     k_max = check_int("n_terms", n_terms, minimum=1)
@@ -224,10 +334,24 @@ def series_variance_limit(loss: str | GLMLoss, n_terms: int) -> float:
     return min(c[k - 1] / c[k] for k in range(2, k_max + 2))
 
 
-def check_series_variance(loss: str | GLMLoss, variance, n_terms: int | None) -> None:
+def check_series_variance(loss: str | GLMLoss, variance: ArrayLike, n_terms: int | None) -> None:
     """Raise if any ``variance`` lies outside the domain where the truncated series is used.
 
     See :func:`series_variance_limit`; no-op for the closed-form losses.
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    variance : float or array-like
+        v = σ²‖θ‖² values; the largest is checked.
+    n_terms : int or None
+        K ≥ 1 (required for the logistic loss).
+
+    Raises
+    ------
+    InvalidParameterError
+        When max v ≥ v_K, or the logistic loss is given no ``n_terms``.
     """
     loss = get_loss(loss)
     if loss.closed_form:
@@ -290,7 +414,7 @@ def _inverse_weierstrass(loss: GLMLoss, order: int, z: np.ndarray, variance, n_t
 
 
 def inverse_weierstrass(
-    loss: str | GLMLoss, derivative_order: int, z, variance, n_terms: int | None = None
+    loss: str | GLMLoss, derivative_order: int, z: ArrayLike, variance: ArrayLike, n_terms: int | None = None
 ) -> np.ndarray:
     """W⁻¹_v[f^{(m)}](z) for a GLM margin loss f (seed 001, Thm 5.1, §5.2).
 
@@ -328,7 +452,7 @@ def inverse_weierstrass(
 
 
 def weierstrass(
-    loss: str | GLMLoss, derivative_order: int, z, variance, n_terms: int | None = None
+    loss: str | GLMLoss, derivative_order: int, z: ArrayLike, variance: ArrayLike, n_terms: int | None = None
 ) -> np.ndarray:
     """W_v[f^{(m)}](z) = E_{u~N(0,v)} f^{(m)}(z + u) (seed 001, Def. 3.1 / Thm 3.3 on the margin).
 
@@ -336,6 +460,29 @@ def weierstrass(
     For the logistic loss, with ``n_terms=None`` the expectation is computed exactly by
     Gauss–Hermite quadrature (96 nodes); with ``n_terms=K`` the series Σ_{k≤K} (v/2)^k/k!
     f^{(m+2k)} is returned instead (asymptotic, for small v only).
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    derivative_order : int
+        m ≥ 0.
+    z : array-like
+        Clean margins z = θᵀxy.
+    variance : float or array-like
+        v = σ²‖θ‖² ≥ 0, broadcast against ``z``.
+    n_terms : int, optional
+        Logistic only: K ≥ 1 to sum the series instead of the quadrature.
+
+    Returns
+    -------
+    ndarray
+        Broadcast shape of ``z`` and ``variance``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown loss, negative order or variance, or n_terms < 1.
     """
     loss = get_loss(loss)
     order = check_int("derivative_order", derivative_order, minimum=0)
@@ -352,11 +499,25 @@ def weierstrass(
     return gaussian_expectation(lambda u: loss.derivative(u, order), z, variance)
 
 
-def gaussian_expectation(func: Callable, z, variance) -> np.ndarray:
+def gaussian_expectation(func: Callable, z: ArrayLike, variance: ArrayLike) -> np.ndarray:
     """E_{u~N(0,v)} func(z + u) by Gauss–Hermite quadrature, vectorised over ``z`` and ``v``.
 
     (1/√π) Σ_i w_i func(z + √(2v) t_i), exact for polynomials of degree < 2·96 and
     accurate to ~1e−12 for the smooth, at most linearly growing functions used here.
+
+    Parameters
+    ----------
+    func : callable
+        Vectorised function; it receives an array with a trailing axis of 96 nodes.
+    z : array-like
+        Centres.
+    variance : float or array-like
+        v ≥ 0, broadcast against ``z``.
+
+    Returns
+    -------
+    ndarray
+        Broadcast shape of ``z`` and ``variance``.
     """
     t, w = np.polynomial.hermite.hermgauss(_GH_NODES)
     z = np.asarray(z, dtype=float)
@@ -366,13 +527,31 @@ def gaussian_expectation(func: Callable, z, variance) -> np.ndarray:
 
 
 def truncation_bias(
-    loss: str | GLMLoss, z, variance, n_terms: int | None, derivative_order: int = 0
+    loss: str | GLMLoss, z: ArrayLike, variance: ArrayLike, n_terms: int | None, derivative_order: int = 0
 ) -> np.ndarray:
     """Exact bias of the truncated inverse: W_v[W⁻¹_{v,K}[f^{(m)}]](z) − f^{(m)}(z).
 
     E_{u~N(0,v)}[W⁻¹_{v,K}[f^{(m)}](z + u)] is computed by Gauss–Hermite quadrature, so
     this is the bias of the IWP loss (m = 0) or gradient factor (m = 1) estimator at the
     clean margin z. Identically zero for the closed-form losses.
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    z : array-like
+        Clean margins.
+    variance : float or array-like
+        v ≥ 0, broadcast against ``z``.
+    n_terms : int or None
+        K ≥ 1 (required for the logistic loss).
+    derivative_order : int
+        m ≥ 0.
+
+    Returns
+    -------
+    ndarray
+        The bias, broadcast shape of ``z`` and ``variance``.
     """
     loss = get_loss(loss)
     order = check_int("derivative_order", derivative_order, minimum=0)
@@ -398,12 +577,31 @@ def _check_variance(variance):
 # --------------------------------------------------------------------------------------
 # Composed transform T = B ∘ W and its inverse, on the GLM margin
 # --------------------------------------------------------------------------------------
-def transform(loss: str | GLMLoss, z, *, variance, epsilon_y: float, derivative_order: int = 0) -> np.ndarray:
+def transform(loss: str | GLMLoss, z: ArrayLike, *, variance: ArrayLike, epsilon_y: float,
+              derivative_order: int = 0) -> np.ndarray:
     """T[f^{(m)}](z) = S W_v[f^{(m)}](z) + (1−S) W_v[f^{(m)}](−z) (seed 001, eq. 3 / Thm 4.2).
 
     The expected value of f^{(m)}(θᵀx̃ỹ) over the release, at clean margin z = θᵀxy, with
     v = σ²‖θ‖² and S = S(ε_y). For the exponential loss this is Thm 4.3:
     e^{v/2}(S e^{−z} + (1−S) e^{z}).
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    z : array-like
+        Clean margins z = θᵀxy.
+    variance : float or array-like
+        v = σ²‖θ‖² ≥ 0.
+    epsilon_y : float
+        Label budget ε_y in (0, inf].
+    derivative_order : int
+        m ≥ 0.
+
+    Returns
+    -------
+    ndarray
+        Broadcast shape of ``z`` and ``variance``.
     """
     s = keep_probability(epsilon_y)
     z = check_array("z", z)
@@ -413,13 +611,38 @@ def transform(loss: str | GLMLoss, z, *, variance, epsilon_y: float, derivative_
 
 
 def inverse_transform(
-    loss: str | GLMLoss, z_tilde, *, variance, epsilon_y: float, derivative_order: int = 0,
+    loss: str | GLMLoss, z_tilde: ArrayLike, *, variance: ArrayLike, epsilon_y: float, derivative_order: int = 0,
     n_terms: int | None = None,
 ) -> np.ndarray:
     """T⁻¹[f^{(m)}](z̃) = S̃ W⁻¹_v[f^{(m)}](z̃) + (1−S̃) W⁻¹_v[f^{(m)}](−z̃) (seed 001, eq. 5, §5.2).
 
     At released margin z̃ = θᵀx̃ỹ; its expectation over the release is f^{(m)}(θᵀxy)
     (Prop. 5.2). With m = 0 this is the IWP loss ℓ̃ of §5.2.
+
+    Parameters
+    ----------
+    loss : {"exponential", "logistic", "quadratic"} or GLMLoss
+        The margin loss f.
+    z_tilde : array-like
+        Released margins z̃ = θᵀx̃ỹ.
+    variance : float or array-like
+        v = σ²‖θ‖² ≥ 0.
+    epsilon_y : float
+        Label budget ε_y in (0, inf].
+    derivative_order : int
+        m ≥ 0.
+    n_terms : int, optional
+        K ≥ 1 for the logistic loss.
+
+    Returns
+    -------
+    ndarray
+        Broadcast shape of ``z_tilde`` and ``variance``.
+
+    Raises
+    ------
+    InvalidParameterError
+        As :func:`inverse_weierstrass`.
     """
     st = inverse_weight(epsilon_y)
     z_tilde = check_array("z_tilde", z_tilde)
@@ -431,7 +654,7 @@ def inverse_transform(
 # --------------------------------------------------------------------------------------
 # Closed-form variances of App. D.4 (multivariate, w ~ N(0, v I_p))
 # --------------------------------------------------------------------------------------
-def quadratic_inverse_variance(x, A, b, *, variance) -> np.ndarray:
+def quadratic_inverse_variance(x: ArrayLike, A: ArrayLike, b: ArrayLike, *, variance: float) -> np.ndarray:
     """Var_w(W⁻¹_v[f](x + w)) for f(x) = ½xᵀAx + bᵀx + c, w ~ N(0, v I) (seed 001, App. D.4).
 
     With Σ = (A + Aᵀ)/2 and v = 2t: W⁻¹_v[f] = f − (v/2) tr Σ, and
@@ -440,6 +663,21 @@ def quadratic_inverse_variance(x, A, b, *, variance) -> np.ndarray:
 
     The paper prints f²(x) + 2t‖Σx+b‖² + 2t² tr Σ², which is the *second moment*
     W_v[(W⁻¹_v f)²](x) = Var + f(x)²; the variance is returned here. Vectorised over rows of x.
+
+    Parameters
+    ----------
+    x : array-like of shape (p,) or (n, p)
+        Clean points.
+    A : array-like of shape (p, p)
+        Quadratic form (only its symmetric part matters).
+    b : array-like of shape (p,)
+        Linear term.
+    variance : float
+        v ≥ 0, the per-coordinate noise variance.
+
+    Returns
+    -------
+    ndarray of shape () or (n,)
     """
     x = check_array("x", x, ndim=(1, 2))
     A = check_array("A", A, ndim=2)
@@ -450,12 +688,25 @@ def quadratic_inverse_variance(x, A, b, *, variance) -> np.ndarray:
     return v * np.sum(grad * grad, axis=-1) + 0.5 * v**2 * np.trace(sym @ sym)
 
 
-def exponential_inverse_variance(x, alpha, *, variance) -> np.ndarray:
+def exponential_inverse_variance(x: ArrayLike, alpha: ArrayLike, *, variance: float) -> np.ndarray:
     """Var_w(W⁻¹_v[f](x + w)) for f(x) = exp(αᵀx), w ~ N(0, v I) (seed 001, App. D.4).
 
     W⁻¹_v[f] = e^{−v‖α‖²/2} f, so Var = e^{2αᵀx}(e^{v‖α‖²} − 1). The paper prints
     exp(2αᵀx + 2t‖α‖²) (v = 2t), the second moment W_v[(W⁻¹_v f)²](x); the variance is
     returned here. Vectorised over rows of x.
+
+    Parameters
+    ----------
+    x : array-like of shape (p,) or (n, p)
+        Clean points.
+    alpha : array-like of shape (p,)
+        Exponent direction α.
+    variance : float
+        v ≥ 0, the per-coordinate noise variance.
+
+    Returns
+    -------
+    ndarray of shape () or (n,)
     """
     x = check_array("x", x, ndim=(1, 2))
     alpha = check_array("alpha", alpha, ndim=1)

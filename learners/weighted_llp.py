@@ -65,8 +65,10 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate, optimize, special
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
@@ -95,9 +97,27 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
+if TYPE_CHECKING:
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
 
 def selection_probability(n: int, m: int, k: int) -> float:
-    """q = ⌊m/k⌋·k/n: the chance that a given example lands in one of the released bags."""
+    """q = ⌊m/k⌋·k/n: the chance that a given example lands in one of the released bags.
+
+    Parameters
+    ----------
+    n : int
+        Number of training examples.
+    m : int
+        Number selected (⌊αn⌋).
+    k : int
+        Bag size (the m mod k remainder is dropped).
+
+    Returns
+    -------
+    float
+        q in [0, 1].
+    """
     return (check_int("m", m) // check_int("k", k)) * k / check_int("n", n)
 
 
@@ -112,6 +132,22 @@ def wllp_exact_delta(z: float, epsilon: float, k: int, q: float) -> float:
     With B = w_t²/‖w‖² ~ Beta(½, (k − 1)/2) the expectation is
     ∫₀¹ δ_G(ε; √b/z) b^{−½}(1 − b)^{(k−3)/2} db / B(½, (k − 1)/2), computed by QUADPACK's
     algebraic-weight rule (exact endpoint singularities; relative tolerance 1e−10).
+
+    Parameters
+    ----------
+    z : float
+        Noise multiplier (σ = z·R), > 0.
+    epsilon : float
+        ε ≥ 0.
+    k : int
+        Bag size, ≥ 1.
+    q : float
+        Selection probability of an example, in [0, 1] (:func:`selection_probability`).
+
+    Returns
+    -------
+    float
+        δ in [0, q].
     """
     z, k, q = _check_curve_args(z, k, q)
     eps = check_positive("epsilon", epsilon, allow_zero=True)
@@ -129,7 +165,24 @@ def wllp_exact_delta(z: float, epsilon: float, k: int, q: float) -> float:
 
 
 def wllp_exact_epsilon(z: float, delta: float, k: int, q: float) -> float:
-    """Exact ε(δ) of the ρ = 1 release: the root of δ(ε) = δ (0 when δ(0) ≤ δ)."""
+    """Exact ε(δ) of the ρ = 1 release: the root of δ(ε) = δ (0 when δ(0) ≤ δ).
+
+    Parameters
+    ----------
+    z : float
+        Noise multiplier (σ = z·R), > 0.
+    delta : float
+        δ in (0, 1).
+    k : int
+        Bag size, ≥ 1.
+    q : float
+        Selection probability of an example, in [0, 1] (:func:`selection_probability`).
+
+    Returns
+    -------
+    float
+        ε ≥ 0 (Brent's method, relative tolerance 1e−10).
+    """
     z, k, q = _check_curve_args(z, k, q)
     delta = check_delta(delta)
     if wllp_exact_delta(z, 0.0, k, q) <= delta:
@@ -143,7 +196,29 @@ def wllp_exact_epsilon(z: float, delta: float, k: int, q: float) -> float:
 
 @functools.lru_cache(maxsize=256)
 def wllp_noise_multiplier(epsilon: float, delta: float, k: int, q: float) -> float:
-    """Smallest z with exact δ(ε) ≤ δ (root of the exact curve, cached: a pure function of its arguments)."""
+    """Smallest z with exact δ(ε) ≤ δ (root of the exact curve, cached: a pure function of its arguments).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε, finite and > 0.
+    delta : float
+        Target δ in (0, 1).
+    k : int
+        Bag size.
+    q : float
+        Selection probability in [0, 1].
+
+    Returns
+    -------
+    float
+        z with :func:`wllp_exact_delta` (z, ε, k, q) ≤ δ (stepped up past Brent's root until it holds).
+
+    Raises
+    ------
+    InvalidParameterError
+        When q = 0 (nothing is released) or an argument is out of range.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     k, q = check_int("k", k), check_interval("q", q, 0.0, 1.0, closed="both")
     if q == 0:
@@ -166,13 +241,30 @@ def wllp_noise_multiplier(epsilon: float, delta: float, k: int, q: float) -> flo
 
 
 def wllp_privacy_loss_distribution(z: float, k: int, q: float, *, n_bins: int = 64,
-                                   value_discretization_interval: float = 1e-3):
+                                   value_discretization_interval: float = 1e-3) -> PrivacyLossDistribution:
     """dp_accounting PLD of the ρ = 1 release, pessimistic in μ.
 
     The law of T = |w_t|/‖w‖ (T² ~ Beta(½, (k − 1)/2)) is cut at ``n_bins`` equal steps of
     T and at ``n_bins`` equal-probability quantiles, each bin represented by its upper end (δ_G increases with μ, so the result bounds the curve
     from above), mixed with the identity (weight 1 − q, example not selected) by
     :func:`privaudit.mechanisms.accounting.gaussian_mixture_pld`.
+
+    Parameters
+    ----------
+    z : float
+        Noise multiplier (σ = z·R), > 0.
+    k : int
+        Bag size, ≥ 1.
+    q : float
+        Selection probability of an example, in [0, 1] (:func:`selection_probability`).
+    n_bins : int
+        Steps of T (and as many quantiles).
+    value_discretization_interval : float
+        dp_accounting's privacy-loss grid step.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
     """
     z, k, q = _check_curve_args(z, k, q)
     n_bins = check_int("n_bins", n_bins)
@@ -197,6 +289,23 @@ def noisy_labels(y: np.ndarray, noised: np.ndarray, z: np.ndarray, sigma: float,
     from a child stream spawned from ``rng`` (:meth:`numpy.random.Generator.spawn` does not
     advance ``rng``), so the selection, bags and weights drawn afterwards are those of the
     textbook release at the same seed and ỹ moves by at most γ ≤ σ·2⁻¹⁰.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels.
+    noised : ndarray of bool, shape (n,)
+        Which labels get noise.
+    z : ndarray of shape (n,)
+        Standard normal draws (only the ``noised`` entries are used).
+    sigma : float
+        Noise std σ ≥ 0 (0: labels returned unchanged, as floats).
+    rng : Generator
+        Parent of the lattice-offset stream (not advanced).
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     out = np.array(y, dtype=float)  # labels may arrive as integers
     if sigma > 0 and np.any(noised):
@@ -235,8 +344,10 @@ class WeightedLLPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
     #: Declarative constraints (scikit-learn format), checked when ``fit`` is entered and by configurations at load.
     _parameter_constraints = _constraints.WEIGHTED_LLP
 
-    def __init__(self, *, epsilon=1.0, delta=1e-6, rho=1.0, alpha=0.6, bag_size=None, bag_constant=1.0,
-                 label_bounds=None, random_state=None):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, rho: float = 1.0, alpha: float = 0.6,
+                 bag_size: int | None = None, bag_constant: float = 1.0,
+                 label_bounds: tuple[float, float] | None = None,
+                 random_state: np.random.Generator | np.random.SeedSequence | int | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho
@@ -247,8 +358,28 @@ class WeightedLLPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Noise, select, bag and aggregate the labels, then least squares on the bags."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "WeightedLLPRegressor":
+        """Noise, select, bag and aggregate the labels, then least squares on the bags.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Public features.
+        y : array-like of shape (n,)
+            Private labels, inside ``label_bounds`` when private.
+
+        Returns
+        -------
+        WeightedLLPRegressor
+            self, with the fitted attributes listed in the class docstring.
+
+        Raises
+        ------
+        InvalidParameterError
+            When a private fit has no or invalid ``label_bounds``.
+        InvalidInputError
+            When a label lies outside ``label_bounds``.
+        """
         eps, delta, rho, alpha = float(self.epsilon), float(self.delta), float(self.rho), float(self.alpha)
         X, y = check_data(X, y, None, self)
         n = X.shape[0]
@@ -308,7 +439,18 @@ class WeightedLLPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
         self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Linear predictions Xθ + b of the least-squares fit on the bags.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return check_predict_data(self, X) @ self.coef_ + self.intercept_
 
     # --- the fitted release's exact privacy curve (certified fits only) --------------------------------
@@ -322,16 +464,46 @@ class WeightedLLPRegressor(ValidatedParamsMixin, FittedClaimMixin, RegressorMixi
         return self.noise_multiplier_, self.bag_size_, self.selection_probability_
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the fitted release (certified fits: ρ = 1)."""
+        """Exact δ(ε) of the fitted release (certified fits: ρ = 1).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        InvalidParameterError
+            When the fit is not certified or not private.
+        """
         z, k, q = self._curve_args()
         return wllp_exact_delta(z, epsilon, k, q)
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the fitted release (certified fits: ρ = 1)."""
+        """Exact ε(δ) of the fitted release (certified fits: ρ = 1).
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        InvalidParameterError
+            When the fit is not certified or not private.
+        """
         z, k, q = self._curve_args()
         return wllp_exact_epsilon(z, delta, k, q)
 
-    def privacy_loss_distribution(self, **kwargs):
+    def privacy_loss_distribution(self, **kwargs: float) -> PrivacyLossDistribution:
         """dp_accounting PLD of the fitted release (certified fits), see :func:`wllp_privacy_loss_distribution`."""
         z, k, q = self._curve_args()
         return wllp_privacy_loss_distribution(z, k, q, **kwargs)
