@@ -1,0 +1,405 @@
+"""White-box DP-SGD audits with Dirac gradient canaries: every update visible, one run (or a few).
+
+Canaries (Nasr et al. 2023, "Tight auditing of differentially private machine learning":
+gradient canaries in the white-box threat model). A linear model with ``dim`` data
+coordinates and one private coordinate per canary is trained; canary i is the input
+e_{dim+i}, used by no other row, with a label so large that its squared-loss gradient is
+clipped to exactly ±c·e_{dim+i} at every step (a Dirac gradient). Coordinate dim+i of each
+released noisy gradient sum, divided by c, is then the per-step observation
+
+    o_{t,i} = κ_i·B_{t,i} + z·ξ_{t,i},    B ~ Bernoulli(q),  ξ ~ N(0, 1),
+
+whose shift κ_i between neighbouring inputs is the claim's sensitivity in units of c:
+
+* our engine (:func:`engine_canary_steps`), label DP: the canary's label is ±Y (S_i = ±1),
+  so κ = ±1 and the two neighbours differ by 2c, exactly the replace-one sensitivity the
+  claim is accounted with;
+* Opacus (:func:`opacus_canary_steps`), add/remove: the canary is in (S_i = +1, κ = 1) or
+  out (κ = 0), Opacus' relation.
+
+Two estimates, side by side (:func:`whitebox_audit`):
+
+``per-step, composed (assumption-labelled)``
+    Assumption: each step's observation is Gaussian, N(shift, σ²), with one σ for every
+    step and canary, the shift present with probability q (the claim's sampling). The shift
+    Δ̂ (from the difference of the mean observations of the two signs, divided by q) and σ̂
+    (from the within-sign variance, less the Bernoulli part) give ẑ = σ̂/Δ̂ in units of the
+    claim's clip norm; ε̂ is the claim's own accounting of T steps with ẑ (dp_accounting's PLD,
+    :func:`~privaudit.mechanisms.accounting.dpsgd_epsilon`; for full batch exactly μ-GDP with
+    μ = κ√T/ẑ). The lower bound uses the ``confidence`` quantile of ẑ over a bootstrap of the
+    canaries (ε is decreasing in z, so one accountant call suffices). All m·T observations of
+    one run inform one number, so a single run is tight.
+``composed test, Clopper–Pearson (assumption-free)``
+    :func:`engine_canary_runs`: R independent runs of the engine (vectorised), one canary each,
+    scored by Σ_t o_t (the likelihood ratio of full-batch steps), and
+    :func:`~privaudit.audit.stats.epsilon_bounds.clopper_pearson_bound` on half the runs with
+    the threshold chosen on the other half. Valid for any mechanism; bounded by the runs
+    (ε̲ ≲ ln(R/ln(1/(1 − c)))).
+
+The one-run bounds of :mod:`privaudit.audit.engines.one_run` read the same observations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from privaudit.learners.dpsgd import DPSGDEngine, claim_for, train_linear_dpsgd_runs
+from privaudit.mechanisms.accounting import dpsgd_epsilon
+from privaudit.mechanisms.randomness import draw_seed, torch_generator, torch_seed
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_delta,
+    check_int,
+    check_positive,
+)
+
+from privaudit.audit.stats.epsilon_bounds import clopper_pearson_bound
+
+#: Canary label magnitude: the canary's gradient 2(θ_i ∓ Y) keeps its sign and is clipped for |θ_i| ≪ Y.
+CANARY_LABEL = 1e3
+#: Sensitivity of one changed example in units of the clip norm, per adjacency (dp_accounting's convention).
+KAPPA = {"label": 2.0, "replace-one": 2.0, "add-remove": 1.0}
+
+
+@dataclass(frozen=True)
+class CanarySteps:
+    """Per-step canary observations of one training run.
+
+    Attributes
+    ----------
+    steps : ndarray (T, m)
+        o_{t,i}: canary i's coordinate of the t-th noisy gradient sum, in units of c, signed so
+        that an included / positive canary adds +1 when sampled.
+    signs : ndarray (m,) of ±1
+        The canaries' secret bits.
+    noise_multiplier : float
+        z the run was trained with.
+    claim_noise_multiplier : float
+        z of the claim (differs from ``noise_multiplier`` only for a deliberately broken run).
+    sampling_rate : float
+    epsilon_exact : float
+        ε of the claim (z of the claim, q, T) by dp_accounting's PLD.
+    delta : float
+    adjacency : str
+    runs : int
+        Training runs the observations came from.
+    seconds : float
+        Wall time of the training.
+    """
+
+    steps: np.ndarray
+    signs: np.ndarray
+    noise_multiplier: float
+    claim_noise_multiplier: float
+    sampling_rate: float
+    epsilon_exact: float
+    delta: float
+    adjacency: str
+    runs: int
+    seconds: float
+
+
+def _canary_problem(n_data: int, dim: int, signs: np.ndarray, gen: torch.Generator):
+    """Features (n_data + m, dim + m) and labels of the data rows and of the canaries (label −s·Y: gradient +s·c)."""
+    m = signs.shape[-1]
+    X = np.zeros((n_data + m, dim + m))
+    X[:n_data, :dim] = torch.randn(n_data, dim, generator=gen, dtype=torch.float64).numpy()
+    X[n_data + np.arange(m), dim + np.arange(m)] = 1.0
+    beta = np.linspace(1.0, -1.0, dim)
+    noise = torch.randn(n_data, generator=gen, dtype=torch.float64).numpy()
+    y_data = X[:n_data, :dim] @ beta + 0.1 * noise
+    y = np.concatenate([np.broadcast_to(y_data, signs.shape[:-1] + (n_data,)), -signs * CANARY_LABEL], axis=-1)
+    return X, y
+
+
+def engine_canary_steps(
+    signs, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, batch_size: int | None = None,
+    n_data: int = 20, dim: int = 3, clip: float = 1.0, lr: float = 0.05, noise_scale: float = 1.0, rng=None,
+) -> CanarySteps:
+    """One run of our DP-SGD engine (label DP, SGD) with m Dirac canaries of signs ``signs``.
+
+    Parameters
+    ----------
+    signs : array (m,) of ±1
+        Canary i's label is −S_i·Y, so its clipped gradient is +S_i·c·e_{dim+i}.
+    epsilon, delta : float
+        Target of the engine's calibration (the claim).
+    epochs, batch_size : int
+        T = epochs full-batch steps (``batch_size=None``) or Poisson steps of rate batch_size/n.
+    n_data, dim, clip, lr : ordinary rows, their dimension, clip norm c, learning rate.
+    noise_scale : float
+        Train with z·noise_scale instead of the calibrated z (< 1: a broken mechanism whose
+        claim still states z).
+    rng : int, Generator, torch.Generator or None
+
+    Returns
+    -------
+    CanarySteps
+    """
+    signs = _signs(signs)
+    gen = torch_generator(rng, "rng")
+    X, y = _canary_problem(check_int("n_data", n_data), check_int("dim", dim), signs, torch_generator(torch_seed(gen)))
+    n = X.shape[0]
+    engine = DPSGDEngine(epsilon=epsilon, delta=check_delta(delta), clip=check_positive("clip", clip), epochs=epochs,
+                         batch_size=batch_size, adjacency="label", optimizer="sgd")
+    z = engine.calibrate(n)
+    q, _, T = engine.schedule(n)
+    z_run = z * check_positive("noise_scale", noise_scale)
+    cols = slice(dim, dim + signs.size)
+    seen = []
+
+    def observe(info):
+        seen.append(info.noisy_sum[0, cols].numpy() / clip)
+
+    t0 = time.perf_counter()
+    train_linear_dpsgd_runs(X, y, n_runs=1, epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr,
+                            optimizer="sgd", batch_size=batch_size, adjacency="label", noise_multiplier=z_run,
+                            init=np.zeros(X.shape[1]), callback=observe, rng=gen)
+    seconds = time.perf_counter() - t0
+    exact = claim_for(z, T, delta, sampling_rate=q, adjacency="label").epsilon
+    return CanarySteps(np.asarray(seen), signs, z_run, z, q, exact, delta, "label", 1, seconds)
+
+
+def opacus_canary_steps(
+    signs, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, sample_rate: float = 1.0,
+    grad_sample_mode: str = "hooks", n_data: int = 20, clip: float = 1.0, lr: float = 0.05,
+    noise_scale: float = 1.0, rng=None,
+) -> CanarySteps:
+    """One Opacus run (``PrivacyEngine``, add/remove) with m Dirac canaries, canary i in iff S_i = +1.
+
+    Opacus calibrates z for the target (its RDP accountant); ``epsilon_exact`` is dp_accounting's
+    PLD ε of that z (Opacus' own ε is looser). ``noise_scale`` trains with z·noise_scale.
+    Other parameters as :func:`engine_canary_steps` and
+    :func:`~privaudit.mechanisms.external.opacus_canary.train_opacus_canaries`.
+
+    Returns
+    -------
+    CanarySteps
+    """
+    from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns, train_opacus_canaries
+
+    signs = _signs(signs)
+    spec = OpacusCanaryRuns(epsilon=epsilon, delta=delta, epochs=epochs, sample_rate=sample_rate,
+                            grad_sample_mode=grad_sample_mode, n_data=n_data, clip=clip, lr=lr)
+    z = spec.noise_multiplier
+    z_run = z * check_positive("noise_scale", noise_scale)
+    t0 = time.perf_counter()
+    run = train_opacus_canaries(signs > 0, noise_multiplier=z_run, n_data=n_data, clip=clip, lr=lr, epochs=epochs,
+                                sample_rate=sample_rate, grad_sample_mode=grad_sample_mode, delta=delta, rng=rng)
+    seconds = time.perf_counter() - t0
+    return CanarySteps(run.steps, signs, z_run, z, spec.sample_rate, spec.exact_epsilon(delta), delta, "add-remove",
+                       1, seconds)
+
+
+def _signs(signs) -> np.ndarray:
+    s = check_array("signs", signs, ndim=1)
+    if s.size < 4 or not np.all(np.isin(s, (-1.0, 1.0))):
+        raise InvalidInputError(f"signs must be at least 4 values of ±1, got shape {s.shape}")
+    return s
+
+
+def random_signs(m: int, rng=None) -> np.ndarray:
+    """m independent uniform ±1 canary bits (drawn before training, as the one-run audits require)."""
+    return np.random.default_rng(draw_seed(rng)).choice(np.array([-1.0, 1.0]), size=check_int("m", m))
+
+
+def concatenate(runs: list[CanarySteps]) -> CanarySteps:
+    """The canaries of several runs of one configuration, side by side (runs add up)."""
+    if not runs:
+        raise InvalidParameterError("concatenate needs at least one run")
+    first = runs[0]
+    return CanarySteps(np.concatenate([r.steps for r in runs], axis=1), np.concatenate([r.signs for r in runs]),
+                       first.noise_multiplier, first.claim_noise_multiplier, first.sampling_rate, first.epsilon_exact,
+                       first.delta, first.adjacency, sum(r.runs for r in runs), sum(r.seconds for r in runs))
+
+
+@dataclass(frozen=True)
+class WhiteboxEstimate:
+    """The per-step, composed estimate (assumption-labelled) of :func:`whitebox_audit`.
+
+    Attributes
+    ----------
+    epsilon : float
+        ε̲: the claim's accounting of T steps with the upper confidence bound of ẑ.
+    epsilon_hat : float
+        ε̂ from the point estimate ẑ.
+    noise_multiplier_hat, noise_multiplier_upper : float
+        ẑ = σ̂/Δ̂ and its bootstrap upper bound.
+    epsilon_exact : float
+        ε of the claim.
+    steps, canaries, runs : int
+    confidence : float
+    assumption : str
+    """
+
+    epsilon: float
+    epsilon_hat: float
+    noise_multiplier_hat: float
+    noise_multiplier_upper: float
+    epsilon_exact: float
+    steps: int
+    canaries: int
+    runs: int
+    confidence: float
+    assumption: str
+
+
+ASSUMPTION = ("each step's canary-direction observation is Gaussian with one σ for all steps and canaries, "
+              "shifted with the claim's sampling probability q")
+
+
+def _z_hat(steps: np.ndarray, signs: np.ndarray, q: float, adjacency: str) -> float:
+    """ẑ = σ̂/Δ̂ (units of the claim's clip norm) from (T, m) observations; ∞ if no positive shift is seen."""
+    pos, neg = steps[:, signs > 0], steps[:, signs < 0]
+    if adjacency == "add-remove":
+        shift = (pos.mean() - neg.mean()) / q
+        var = neg.var(ddof=1)  # the excluded canaries show the noise alone
+    else:  # replace-one (label): ±shift, both signs carry the Bernoulli part
+        shift = (pos.mean() - neg.mean()) / (2 * q)
+        within = ((pos.size - 1) * pos.var(ddof=1) + (neg.size - 1) * neg.var(ddof=1)) / (pos.size + neg.size - 2)
+        var = within - shift**2 * q * (1 - q)
+    if shift <= 0 or var <= 0:
+        return math.inf
+    return math.sqrt(var) / shift
+
+
+def _accounted(z: float, steps: int, delta: float, q: float, adjacency: str) -> float:
+    if math.isinf(z):
+        return 0.0
+    if q == 1.0:  # T full-batch Gaussian steps = one step with z/√T (exact)
+        return dpsgd_epsilon(z / math.sqrt(steps), 1, delta, sampling_rate=1.0, adjacency=adjacency)
+    return dpsgd_epsilon(z, steps, delta, sampling_rate=q, adjacency=adjacency)
+
+
+def whitebox_estimate(obs: CanarySteps, *, confidence: float = 0.95, n_boot: int = 400, rng=None) -> WhiteboxEstimate:
+    """Per-step observations composed under the claim's accounting (the assumption-labelled estimate).
+
+    Parameters
+    ----------
+    obs : CanarySteps
+    confidence : float
+        Level of the bootstrap upper bound on ẑ (canaries resampled within each sign).
+    n_boot : int
+        Bootstrap replicates.
+    rng : int, Generator or None
+
+    Returns
+    -------
+    WhiteboxEstimate
+    """
+    if obs.adjacency not in KAPPA:
+        raise InvalidParameterError(f"adjacency must be one of {sorted(KAPPA)}, got {obs.adjacency!r}")
+    if not 0.5 < confidence < 1.0:
+        raise InvalidParameterError(f"confidence must lie in (0.5, 1), got confidence={confidence!r}")
+    T, m = obs.steps.shape
+    q = obs.sampling_rate
+    z_hat = _z_hat(obs.steps, obs.signs, q, obs.adjacency)
+    gen = np.random.default_rng(draw_seed(rng))
+    pos, neg = np.flatnonzero(obs.signs > 0), np.flatnonzero(obs.signs < 0)
+    # Per-canary sufficient statistics make each replicate O(m), not O(Tm).
+    s1, s2 = obs.steps.sum(0), (obs.steps**2).sum(0)
+    boots = np.empty(check_int("n_boot", n_boot))
+    for b in range(n_boot):
+        ip, ineg = gen.choice(pos, pos.size), gen.choice(neg, neg.size)
+        boots[b] = _z_from_moments(s1, s2, ip, ineg, T, q, obs.adjacency)
+    z_up = float(np.quantile(boots, confidence))
+    eps_hat = _accounted(z_hat, T, obs.delta, q, obs.adjacency)
+    eps_lb = _accounted(z_up, T, obs.delta, q, obs.adjacency)
+    return WhiteboxEstimate(eps_lb, eps_hat, z_hat, z_up, obs.epsilon_exact, T, m, obs.runs, confidence, ASSUMPTION)
+
+
+def _z_from_moments(s1, s2, ip, ineg, T, q, adjacency) -> float:
+    """:func:`_z_hat` of the canaries ``ip`` (positive) and ``ineg`` (negative) from per-canary sums."""
+    n1, n0 = ip.size * T, ineg.size * T
+    m1, m0 = s1[ip].sum() / n1, s1[ineg].sum() / n0
+    v1 = (s2[ip].sum() - n1 * m1**2) / (n1 - 1)
+    v0 = (s2[ineg].sum() - n0 * m0**2) / (n0 - 1)
+    if adjacency == "add-remove":
+        shift, var = (m1 - m0) / q, v0
+    else:
+        shift = (m1 - m0) / (2 * q)
+        var = ((n1 - 1) * v1 + (n0 - 1) * v0) / (n1 + n0 - 2) - shift**2 * q * (1 - q)
+    if shift <= 0 or var <= 0:
+        return math.inf
+    return math.sqrt(var) / shift
+
+
+@dataclass(frozen=True)
+class RunsBound:
+    """Clopper–Pearson ε̲ over independent runs (assumption-free) and what it cost.
+
+    Attributes
+    ----------
+    epsilon : float
+    epsilon_exact : float
+    runs : int
+        Training runs (half select the threshold, half evaluate it).
+    seconds : float
+    confidence : float
+    fpr, fnr : float
+        Empirical rates of the chosen test on the evaluation half.
+    """
+
+    epsilon: float
+    epsilon_exact: float
+    runs: int
+    seconds: float
+    confidence: float
+    fpr: float
+    fnr: float
+
+
+def engine_canary_runs(
+    runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, batch_size: int | None = None,
+    n_data: int = 20, dim: int = 3, clip: float = 1.0, lr: float = 0.05, noise_scale: float = 1.0,
+    confidence: float = 0.95, rng=None,
+) -> RunsBound:
+    """ε̲ by Clopper–Pearson from ``runs`` independent engine runs with one Dirac canary each.
+
+    Run r has canary sign +1 for the first half of the runs and −1 for the second; its score is
+    Σ_t o_t. The runs are trained at once (the engine is vectorised over runs); each has its own
+    batches and noise. Parameters as :func:`engine_canary_steps`.
+
+    Returns
+    -------
+    RunsBound
+    """
+    runs = check_int("runs", runs, minimum=8)
+    half = runs // 2
+    signs = np.concatenate([np.ones(half), -np.ones(runs - half)])
+    gen = torch_generator(rng, "rng")
+    X, y = _canary_problem(check_int("n_data", n_data), check_int("dim", dim), signs[:, None],
+                           torch_generator(torch_seed(gen)))
+    engine = DPSGDEngine(epsilon=epsilon, delta=check_delta(delta), clip=check_positive("clip", clip), epochs=epochs,
+                         batch_size=batch_size, adjacency="label", optimizer="sgd")
+    n = X.shape[0]
+    z = engine.calibrate(n)
+    q, _, T = engine.schedule(n)
+    total = np.zeros(runs)
+
+    def observe(info):
+        total[:] += info.noisy_sum[:, dim].numpy() / clip
+
+    t0 = time.perf_counter()
+    train_linear_dpsgd_runs(X, y, epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr, optimizer="sgd",
+                            batch_size=batch_size, adjacency="label",
+                            noise_multiplier=z * check_positive("noise_scale", noise_scale),
+                            init=np.zeros(X.shape[1]), callback=observe, rng=gen)
+    seconds = time.perf_counter() - t0
+    pos, neg = total[:half], total[half:]
+    # Threshold chosen on the first half of each sign's runs, evaluated on the second half.
+    b = clopper_pearson_bound(neg[: neg.size // 2], pos[: pos.size // 2], neg[neg.size // 2:], pos[pos.size // 2:],
+                              delta=delta, confidence=confidence)
+    exact = claim_for(z, T, delta, sampling_rate=q, adjacency="label").epsilon
+    return RunsBound(float(b.epsilon), exact, runs, seconds, confidence, float(b.fpr), float(b.fnr))
+
+
+__all__ = ["ASSUMPTION", "CANARY_LABEL", "CanarySteps", "RunsBound", "WhiteboxEstimate", "concatenate",
+           "engine_canary_runs", "engine_canary_steps", "opacus_canary_steps", "random_signs", "whitebox_estimate"]
