@@ -58,6 +58,23 @@ def hash_codes(codes: np.ndarray, n_buckets: int) -> np.ndarray:
     """Hash integer category codes (n, F) into per-feature buckets, offset so feature f owns rows [fB, (f+1)B).
 
     Multiplicative (Fibonacci) hashing of (code, feature) pairs; deterministic, no salt.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n, F)
+        Integer category codes (integer-valued floats accepted).
+    n_buckets : int
+        Buckets B per feature.
+
+    Returns
+    -------
+    ndarray of int64, shape (n, F)
+        Row indices into an embedding table of F·B rows.
+
+    Raises
+    ------
+    InvalidInputError
+        When a code is not a finite integer.
     """
     codes = np.asarray(codes)
     if not np.all(np.isfinite(codes.astype(float))) or np.any(codes != np.round(codes)):
@@ -74,6 +91,20 @@ def svd_embedding_init(idx: np.ndarray, n_rows: int, embed_dim: int) -> np.ndarr
 
     Each row of the one-hot matrix has F ones (one per feature). Rows of the table
     that never occur get 0 (they receive no gradient either).
+
+    Parameters
+    ----------
+    idx : ndarray of int, shape (n, F)
+        Table rows of each example (from :func:`hash_codes`), from public data.
+    n_rows : int
+        Rows of the embedding table.
+    embed_dim : int
+        Embedding width e (only min(e, min(n, n_rows) − 1) columns are filled; the rest stay 0).
+
+    Returns
+    -------
+    ndarray of shape (n_rows, embed_dim)
+        The initial table.
     """
     from scipy.sparse import csr_matrix
     from scipy.sparse.linalg import svds

@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_array, check_positive
 
@@ -57,13 +58,14 @@ class Conditioning:
 
 
 def conditioning_matrix(
-    X_pub, *, rcond: float = 1e-8, max_condition: float = 1e4, scale: str = "isotropic"
+    X_pub: ArrayLike, *, rcond: float = 1e-8, max_condition: float = 1e4, scale: str = "isotropic"
 ) -> Conditioning:
     """Ĉ = s·V diag(1/σ̃ᵢ) Vᵀ from the SVD of ``X_pub`` (seed 002, eq. 6).
 
     Parameters
     ----------
-    X_pub : (n, d) public feature matrix; NaN/inf raise :class:`InvalidInputError`.
+    X_pub : array-like of shape (n, d)
+        Public feature matrix; NaN/inf raise :class:`InvalidInputError`.
     rcond : float
         Relative cutoff of the numerical rank: σᵢ ≤ rcond·σ₁ counts as zero.
     max_condition : float
@@ -75,6 +77,13 @@ def conditioning_matrix(
     Returns
     -------
     Conditioning
+        Ĉ (d, d, symmetric), the singular values of ``X_pub``, the numerical rank and the
+        number of floored singular values.
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``rcond`` ≤ 0, ``max_condition`` < 1 or ``scale`` is unknown.
     """
     X = check_array("X_pub", X_pub, ndim=2)
     rcond = check_positive("rcond", rcond)

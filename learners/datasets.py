@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError
 
 #: Names of the Table-1 tasks, in the paper's order.
@@ -123,7 +123,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def load_task(name: str, random_state=0) -> RegressionTask:
+def load_task(name: str, random_state: RandomLike = 0) -> RegressionTask:
     """Load one Table-1 task with fixed, standardised train/validation/test splits.
 
     Parameters

@@ -76,7 +76,8 @@ from privaudit.mechanisms.validation import (
 OPTIMIZERS = ("sgd", "adam")
 
 
-def float_safe_noisy_sum(clipped: torch.Tensor, std, rng: np.random.Generator) -> torch.Tensor:
+def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor | np.ndarray | float,
+                         rng: np.random.Generator) -> torch.Tensor:
     """Σ clip(g_i) + N(0, std²) per run, released on the dithered lattice, in ``clipped``'s dtype.
 
     The sum goes to float64, gets :func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`
@@ -85,6 +86,20 @@ def float_safe_noisy_sum(clipped: torch.Tensor, std, rng: np.random.Generator) -
     is post-processing too. ``clipped`` is (P,) with a scalar/1-element ``std``, or (R, P) with
     ``std`` (a tensor or array) of shape (1,) or (R,); runs that share a noise scale share a
     lattice step.
+
+    Parameters
+    ----------
+    clipped : torch.Tensor of shape (P,) or (R, P)
+        The clipped gradient sum(s).
+    std : torch.Tensor, ndarray or float
+        Noise std z·c: one value, or one per run.
+    rng : Generator
+        Source of the noise and lattice offsets.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``clipped``.
     """
     values = clipped.detach().to(torch.float64).cpu().numpy()
     s = np.asarray(std.detach().cpu() if torch.is_tensor(std) else std, dtype=float).reshape(-1)
@@ -136,7 +151,27 @@ class StepInfo:
 
 
 def check_clip(clip: Any, epsilon: float, n_runs: int | None = None) -> torch.Tensor | None:
-    """Validate the clip norm c > 0 (scalar or one per run); ``None`` only when ε = ∞."""
+    """Validate the clip norm c > 0 (scalar or one per run); ``None`` only when ε = ∞.
+
+    Parameters
+    ----------
+    clip : float, array-like or None
+        Clip norm(s).
+    epsilon : float
+        The run's ε (``None`` clip is allowed only when it is infinite).
+    n_runs : int, optional
+        Number of runs a per-run clip must match.
+
+    Returns
+    -------
+    torch.Tensor of shape (1,) or (n_runs,), float64, or None
+        None when ``clip`` is None and ε = ∞ (no clipping).
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``clip`` is None for a private run, not finite and > 0, or of the wrong length.
+    """
     if clip is None:
         if math.isinf(epsilon):
             return None
@@ -150,7 +185,23 @@ def check_clip(clip: Any, epsilon: float, n_runs: int | None = None) -> torch.Te
 
 
 def check_adjacency(adjacency: str) -> str:
-    """Validate an adjacency name (raises on unknown names, via the claim's mapping)."""
+    """Validate an adjacency name (raises on unknown names, via the claim's mapping).
+
+    Parameters
+    ----------
+    adjacency : str
+        A neighbouring relation known to :func:`privaudit.mechanisms.claim.neighboring_relation`.
+
+    Returns
+    -------
+    str
+        ``adjacency`` unchanged.
+
+    Raises
+    ------
+    InvalidParameterError
+        When it is not a string or not a known relation.
+    """
     if not isinstance(adjacency, str):
         raise InvalidParameterError(f"adjacency must be a string, got adjacency={adjacency!r}")
     neighboring_relation(adjacency)
@@ -165,6 +216,28 @@ def resolve_noise_multiplier(
 
     ``noise_multiplier`` overrides the calibration (the claim is then recomputed from it).
     ε = ∞ returns 0 (non-private; no accountant is called).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε in (0, inf].
+    delta : float
+        Target δ in (0, 1).
+    steps : int
+        Number T of noisy steps.
+    sampling_rate : float
+        Poisson sampling rate q (1 for full batch: calibrated as one step with z/√T, exactly).
+    adjacency : str
+        Neighbouring relation.
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+    noise_multiplier : float, optional
+        A given z ≥ 0, returned as is.
+
+    Returns
+    -------
+    float
+        z ≥ 0 (cached per argument tuple).
     """
     epsilon = check_epsilon(epsilon, allow_inf=True)
     check_adjacency(adjacency)
@@ -194,7 +267,27 @@ def claim_for(
     noise_multiplier: float, steps: int, delta: float, *, sampling_rate: float, adjacency: str,
     accountant: str = "pld",
 ) -> PrivacyClaim:
-    """The (ε, δ) claim of ``steps`` Gaussian steps with multiplier z under ``adjacency``."""
+    """The (ε, δ) claim of ``steps`` Gaussian steps with multiplier z under ``adjacency``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z ≥ 0 (0 gives ε = ∞).
+    steps : int
+        Number T of noisy steps.
+    delta : float
+        The claim's δ.
+    sampling_rate : float
+        Poisson sampling rate q (1: full batch, accounted exactly as one step with z/√T).
+    adjacency : str
+        Neighbouring relation.
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+
+    Returns
+    -------
+    PrivacyClaim
+    """
     if noise_multiplier == 0:
         return PrivacyClaim(math.inf, delta, adjacency)
     if sampling_rate == 1.0:  # exact: T full-batch steps = one step with z/sqrt(T) (see _calibrated)
@@ -295,7 +388,27 @@ class DPSGDEngine:
 
     # ------------------------------------------------------------------ schedule
     def schedule(self, n: int) -> tuple[float, int, int]:
-        """(sampling rate q, steps per epoch, total steps T) for n examples."""
+        """(sampling rate q, steps per epoch, total steps T) for n examples.
+
+        Parameters
+        ----------
+        n : int
+            Number of training examples.
+
+        Returns
+        -------
+        q : float
+            batch_size/n, or 1 for full batch.
+        per_epoch : int
+            round(n/batch_size) (at least 1), or 1.
+        steps : int
+            epochs·per_epoch.
+
+        Raises
+        ------
+        InvalidParameterError
+            When batch_size > n or a count is invalid.
+        """
         n = check_int("n", n)
         epochs = check_int("epochs", self.epochs)
         if self.batch_size is None:
@@ -308,7 +421,18 @@ class DPSGDEngine:
         return q, per_epoch, epochs * per_epoch
 
     def calibrate(self, n: int) -> float:
-        """Noise multiplier z for n examples (cached in ``noise_multiplier_`` by training)."""
+        """Noise multiplier z for n examples (cached in ``noise_multiplier_`` by training).
+
+        Parameters
+        ----------
+        n : int
+            Number of training examples.
+
+        Returns
+        -------
+        float
+            z from :func:`resolve_noise_multiplier` over the engine's schedule.
+        """
         eps = check_epsilon(self.epsilon, allow_inf=True)
         check_adjacency(self.adjacency)
         q, _, steps = self.schedule(n)
@@ -316,7 +440,18 @@ class DPSGDEngine:
                                         accountant=self.accountant, noise_multiplier=self.noise_multiplier)
 
     def claim(self, n: int) -> PrivacyClaim:
-        """The claim of training on n examples with this configuration."""
+        """The claim of training on n examples with this configuration.
+
+        Parameters
+        ----------
+        n : int
+            Number of training examples.
+
+        Returns
+        -------
+        PrivacyClaim
+            From :func:`claim_for` with the calibrated z and the engine's schedule.
+        """
         q, _, steps = self.schedule(n)
         z = self.calibrate(n)
         return claim_for(z, steps, self.delta, sampling_rate=q, adjacency=self.adjacency, accountant=self.accountant)
@@ -367,6 +502,25 @@ class DPSGDEngine:
         returns Σ clip(g_i) over the batch (``mask`` is a (1, n) 0/1 tensor or None for full batch)
         and ``on_enter(theta) -> theta`` re-parametrises when the phase starts (None: no change).
         Noise is calibrated over the total number of epochs of the engine.
+
+        Parameters
+        ----------
+        theta0 : torch.Tensor of shape (P,)
+            Initial parameters.
+        phases : list of (str, int, callable, callable or None)
+            The phases; their epochs must add up to ``epochs``.
+        n : int
+            Number of training examples.
+
+        Returns
+        -------
+        torch.Tensor of shape (P,)
+            Final parameters.
+
+        Raises
+        ------
+        InvalidParameterError
+            When the phases do not cover ``epochs``, or the clip is invalid.
         """
         clip = check_clip(self.clip, check_epsilon(self.epsilon, allow_inf=True), 1)
         total = sum(k for _, k, _, _ in phases)
@@ -386,6 +540,24 @@ class DPSGDEngine:
         followed by a ReLU (default all but the last). ``phases`` optionally lists
         ``(name, n_epochs, X_phase, to_next)`` for Switch-Cond-DP; ``to_next(layers) -> layers``
         re-parametrises when the phase starts. Same privacy as :meth:`train_functional`.
+
+        Parameters
+        ----------
+        layers : list of (torch.Tensor, torch.Tensor or None)
+            Initial ``(W, b)`` per layer (detached copies are trained).
+        X : torch.Tensor of shape (n, d)
+            Inputs.
+        y : torch.Tensor of shape (n,)
+            Targets.
+        phases : list of (str, int, torch.Tensor, callable or None), optional
+            Switch-Cond-DP phases; default one plain phase over ``epochs``.
+        relu : tuple of bool, optional
+            ReLU flag per layer.
+
+        Returns
+        -------
+        list of (torch.Tensor, torch.Tensor or None)
+            The trained layers, in the same structure.
         """
         shapes = [(W.shape, None if b is None else b.shape) for W, b in layers]
 
@@ -430,13 +602,37 @@ class DPSGDEngine:
     def train_linear(
         self, X: np.ndarray | torch.Tensor, Y: np.ndarray | torch.Tensor, theta0: np.ndarray | torch.Tensor,
         *, switch: tuple[int, np.ndarray | torch.Tensor, np.ndarray | torch.Tensor] | None = None,
-        dtype=torch.float64,
+        dtype: torch.dtype = torch.float64,
     ) -> torch.Tensor:
         """Train R linear models ``f(x) = θᵀx`` (x already augmented) at once; returns (R, P).
 
         ``switch=(k, X_plain, M)`` runs Switch-Cond-DP: k epochs on ``X`` (conditioned
         inputs), then θ ← θ M (M maps conditioned to plain parameters, e.g. blockdiag(Ĉ, I))
         and the remaining epochs on ``X_plain``. Noise is calibrated over all epochs.
+
+        Parameters
+        ----------
+        X : ndarray or torch.Tensor of shape (n, P)
+            Augmented inputs.
+        Y : ndarray or torch.Tensor of shape (R, n) or (n,)
+            Targets per run.
+        theta0 : ndarray or torch.Tensor of shape (R, P)
+            Initial parameters per run.
+        switch : (int, array, array), optional
+            ``(k, X_plain, M)`` for Switch-Cond-DP, 0 ≤ k ≤ epochs.
+        dtype : torch.dtype
+            Working precision.
+
+        Returns
+        -------
+        torch.Tensor of shape (R, P)
+
+        Raises
+        ------
+        InvalidInputError
+            When ``theta0`` is not (R, P).
+        InvalidParameterError
+            For an invalid clip or switch epoch, or noise without a clip norm.
         """
         X = torch.as_tensor(X, dtype=dtype)
         Y = torch.as_tensor(np.array(Y, dtype=float) if isinstance(Y, np.ndarray) else Y, dtype=dtype)
@@ -489,6 +685,24 @@ class DPSGDEngine:
         Per-sample gradients come from ``torch.func.vmap(torch.func.grad(loss_fn))``.
         ``phases`` optionally lists ``(name, n_epochs, loss_fn, X, to_next)`` for
         Switch-Cond-DP, where ``to_next(params) -> params`` re-parametrises at entry.
+
+        Parameters
+        ----------
+        loss_fn : callable
+            ``loss_fn(params, x_i, y_i) -> scalar tensor`` for one sample.
+        params : dict of str to torch.Tensor
+            Initial parameters (detached copies are trained).
+        X : torch.Tensor of shape (n, ...)
+            Inputs.
+        y : torch.Tensor of shape (n, ...)
+            Targets.
+        phases : list of (str, int, callable, torch.Tensor, callable or None), optional
+            Switch-Cond-DP phases; default one plain phase over ``epochs``.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            The trained parameters, same names and shapes.
         """
         n = X.shape[0]
         clip = check_clip(self.clip, check_epsilon(self.epsilon, allow_inf=True), 1)
@@ -543,7 +757,27 @@ def _relu_flags(relu, n_layers):
 
 def mlp_forward(layers: list[tuple[torch.Tensor, torch.Tensor | None]], x: torch.Tensor,
                 relu: tuple[bool, ...] | None = None) -> torch.Tensor:
-    """MLP ``x -> W_L(...σ(W_1 x + b_1)...) + b_L`` (σ = ReLU where ``relu[i]``); scalar output per row."""
+    """MLP ``x -> W_L(...σ(W_1 x + b_1)...) + b_L`` (σ = ReLU where ``relu[i]``); scalar output per row.
+
+    Parameters
+    ----------
+    layers : list of (torch.Tensor, torch.Tensor or None)
+        ``(W, b)`` per layer, W of shape (out, in).
+    x : torch.Tensor of shape (..., d)
+        Inputs.
+    relu : tuple of bool, optional
+        ReLU flag per layer (default all but the last).
+
+    Returns
+    -------
+    torch.Tensor of shape (...)
+        Column 0 of the last layer's output.
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``relu`` has not one flag per layer.
+    """
     relu = _relu_flags(relu, len(layers))
     h = x
     for i, (W, b) in enumerate(layers):
@@ -570,6 +804,26 @@ def mlp_clipped_grad_sum(
 
     Returns the list of clipped-sum gradients, one per tensor in ``layers`` order
     (W, then b when present), and the per-sample unclipped norms (n,).
+
+    Parameters
+    ----------
+    layers : list of (torch.Tensor, torch.Tensor or None)
+        ``(W, b)`` per layer.
+    X : torch.Tensor of shape (n, d)
+        Inputs.
+    y : torch.Tensor of shape (n,)
+        Targets of the squared loss (h(x) − y)².
+    clip : torch.Tensor of shape (1,) or None
+        Clip norm c (None: no clipping).
+    relu : tuple of bool, optional
+        ReLU flag per layer.
+
+    Returns
+    -------
+    grads : list of torch.Tensor
+        Σ_i s_i ∇ℓ_i with s_i = min(1, c/‖∇ℓ_i‖), per parameter tensor.
+    norms : torch.Tensor of shape (n,)
+        ‖∇ℓ_i‖.
     """
     relu = _relu_flags(relu, len(layers))
     with torch.no_grad():
@@ -606,14 +860,40 @@ def mlp_clipped_grad_sum(
 
 
 def per_sample_grad_fn(loss_fn: Callable) -> Callable:
-    """``(params, X, y) -> {name: (n, *shape)}`` per-sample gradients via torch.func."""
+    """``(params, X, y) -> {name: (n, *shape)}`` per-sample gradients via torch.func.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``loss_fn(params, x_i, y_i) -> scalar tensor`` for one sample.
+
+    Returns
+    -------
+    callable
+        ``vmap(grad(loss_fn))`` over the sample axis of X and y (params shared).
+    """
     from torch.func import grad, vmap
 
     return vmap(grad(loss_fn), in_dims=(None, 0, 0))
 
 
 def clipped_sum(grads: dict[str, torch.Tensor], names: list[str], clip: torch.Tensor | None) -> torch.Tensor:
-    """Flattened Σ_i g_i·min(1, c/‖g_i‖) from per-sample gradient dict (norm over all params)."""
+    """Flattened Σ_i g_i·min(1, c/‖g_i‖) from per-sample gradient dict (norm over all params).
+
+    Parameters
+    ----------
+    grads : dict of str to torch.Tensor
+        Per-sample gradients, each of shape (n, *shape).
+    names : list of str
+        Order in which the parameters are flattened.
+    clip : torch.Tensor of shape (1,) or None
+        Clip norm c (None: plain sum).
+
+    Returns
+    -------
+    torch.Tensor of shape (P,)
+        The clipped sum, parameters concatenated in ``names`` order.
+    """
     n = grads[names[0]].shape[0]
     flat = [grads[k].reshape(n, -1) for k in names]
     if clip is None:

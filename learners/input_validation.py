@@ -14,6 +14,7 @@ numpy with a ``UFuncTypeError`` that names neither the estimator nor y.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 from privaudit.mechanisms.validation import InvalidInputError, check_array
@@ -23,7 +24,7 @@ class NonNumericTargetError(InvalidInputError):
     """A learner was given string or other non-numeric targets y."""
 
 
-def check_numeric_target(y, estimator=None, *, check_values: bool = True):
+def check_numeric_target(y: ArrayLike | None, estimator: object = None, *, check_values: bool = True) -> ArrayLike | None:
     """Refuse string or non-numeric targets with an error naming the estimator.
 
     String arrays (numpy kinds ``U``/``S``) are refused even when every entry parses as a
@@ -49,6 +50,8 @@ def check_numeric_target(y, estimator=None, *, check_values: bool = True):
     Raises
     ------
     NonNumericTargetError
+        For string, complex, datetime or timedelta targets, or object targets that do not
+        convert to finite floats.
     """
     if estimator is None:
         name = "the estimator"
@@ -91,13 +94,34 @@ def _as_array(y) -> np.ndarray:
         return np.asarray(y, dtype=object)
 
 
-def check_data(X, y, chunk_size, estimator=None) -> tuple:
+def check_data(X: ArrayLike, y: ArrayLike, chunk_size: int | None, estimator: object = None) -> tuple:
     """Validate X (K, d) and y (K,); sets ``estimator.n_features_in_`` when given.
 
     In memory (``chunk_size=None``) both are converted and checked in full with
     scikit-learn's ``validate_data`` (NaN/inf, complex, object and sparse input, empty
     arrays, y as a column), re-raised as :class:`InvalidInputError`. When streaming,
     only shapes are checked here and values are checked chunk by chunk as they are read.
+
+    Parameters
+    ----------
+    X : array-like of shape (K, d)
+        Features (when streaming: any 2-d object with ``shape`` and slicing, e.g. a memmap).
+    y : array-like of shape (K,)
+        Numeric targets.
+    chunk_size : int or None
+        None for an in-memory fit (full validation); else the fit streams and only shapes are checked.
+    estimator : estimator, optional
+        Gets ``n_features_in_``; named in error messages.
+
+    Returns
+    -------
+    (X, y)
+        float64 arrays in memory; the inputs themselves (y possibly converted) when streaming.
+
+    Raises
+    ------
+    InvalidInputError
+        On any invalid value or shape (:class:`NonNumericTargetError` for non-numeric targets).
     """
     y = check_numeric_target(y, estimator, check_values=chunk_size is None)
     if chunk_size is None:
@@ -124,8 +148,29 @@ def check_data(X, y, chunk_size, estimator=None) -> tuple:
     return X, y
 
 
-def check_predict_data(estimator, X, fitted_attribute: str = "coef_") -> np.ndarray:
-    """Validate X for ``predict`` (features must match ``n_features_in_``)."""
+def check_predict_data(estimator: object, X: ArrayLike, fitted_attribute: str = "coef_") -> np.ndarray:
+    """Validate X for ``predict`` (features must match ``n_features_in_``).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted learner.
+    X : array-like of shape (n, d)
+        Features.
+    fitted_attribute : str
+        Attribute whose presence marks the estimator as fitted.
+
+    Returns
+    -------
+    ndarray of shape (n, d), float64
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        Before ``fit``.
+    InvalidInputError
+        On invalid values or a feature count other than ``n_features_in_``.
+    """
     check_is_fitted(estimator, fitted_attribute)
     try:
         return validate_data(estimator, X, reset=False, dtype=np.float64)

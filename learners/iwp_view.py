@@ -11,7 +11,7 @@ its reconstruction (x from the released features) as data
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,6 +22,9 @@ from privaudit.mechanisms.accounting import privacy_loss_distribution
 from privaudit.mechanisms.randomness import RandomLike
 from privaudit.mechanisms.tradeoff import pld_tradeoff
 from privaudit.mechanisms.validation import InvalidParameterError, check_delta
+
+if TYPE_CHECKING:
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
 #: Recorded in a learner-tradeoff report.
 TRADEOFF_NOTE = ("the learner is fitted on synthetic data; the audit tests one record's local release (x~, y~) "
@@ -137,7 +140,7 @@ class RecordRelease:
         ly = lm.log_density(o[:, -1], y) if self._categorical_labels() else lm.log_density(o[:, -1:], np.atleast_1d(y))
         return self.feature_mechanism.log_density(o[:, :-1], x) + ly
 
-    def pld(self, feature_distance: float | None = None):
+    def pld(self, feature_distance: float | None = None) -> PrivacyLossDistribution:
         """PLD of the worst-case pair (features at distance Δ, label flipped) via dp_accounting.
 
         Parameters

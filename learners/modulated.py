@@ -131,6 +131,7 @@ import math
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as _st
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
@@ -597,8 +598,27 @@ class ModulatedRegressor(_ModulatedBase):
         return int(self.rounds)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> "ModulatedRegressor":
-        """Simulate T rounds of clients and server; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "ModulatedRegressor":
+        """Simulate T rounds of clients and server; returns self.
+
+        Round t draws a fresh orthonormal basis, lets every client release its modulated
+        gradient statistics, debiases them (:func:`debias_moments`) and takes the step
+        β ← Π_R(β − (c/λ_max(Σ_x)) G); with ``inference`` the sandwich covariance of the
+        final iterate is estimated from the last rounds' estimating functions.
+
+        Parameters
+        ----------
+        X : array-like of shape (K, d)
+            One row per client (any 2-d array with slicing when streaming with ``chunk_size``).
+        y : array-like of shape (K,)
+            Public responses.
+
+        Returns
+        -------
+        ModulatedRegressor
+            self, with ``coef_``, ``intercept_``, ``coef_path_``, the per-round mechanisms,
+            statistics and step sizes, and (with ``inference``) ``cov_params_``.
+        """
         T = self._n_rounds()
         c, radius = float(self.step), float(self.radius)
         X, y, D, template, root = self._setup_fit(X, y)
@@ -723,8 +743,24 @@ class OneShotModulatedRegressor(_ModulatedBase):
         self.simulation = simulation
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> "OneShotModulatedRegressor":
-        """Simulate one release per client and solve the ridge system; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "OneShotModulatedRegressor":
+        """Simulate one release per client and solve the ridge system; returns self.
+
+        β̂ = (Σ_x + γI)⁻¹ Z from the one round's debiased statistics (Σ_x first projected onto
+        the PSD cone when ``psd``).
+
+        Parameters
+        ----------
+        X : array-like of shape (K, d)
+            One row per client.
+        y : array-like of shape (K,)
+            Public responses.
+
+        Returns
+        -------
+        OneShotModulatedRegressor
+            self, with ``coef_``, ``intercept_`` and the round's mechanism and statistics.
+        """
         gamma = float(self.ridge)
         X, y, D, template, root = self._setup_fit(X, y)
         K = X.shape[0]

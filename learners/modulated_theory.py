@@ -24,6 +24,7 @@ tr(Σ_x) ≤ R² for ‖x_i‖ ≤ R, ‖β‖ ≤ B, |y_i| ≤ M.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -34,7 +35,7 @@ from privaudit.mechanisms.validation import (
 )
 
 
-def theorem81_variance(X, y, beta, *, alpha: float, lam: float, sigma: float, n_vectors: int = 1) -> float:
+def theorem81_variance(X: ArrayLike, y: ArrayLike, beta: ArrayLike, *, alpha: float, lam: float, sigma: float, n_vectors: int = 1) -> float:
     """E‖G − ∇L(β)‖² of one round (seed 000, Theorem 8.1), valid when the basis is orthogonal to β.
 
     Parameters
@@ -82,6 +83,28 @@ def uniform_variance_bound(*, R: float, B: float, M: float, dim: int, n_clients:
 
     σ̄_g² = [(RB + M)²(λ²/(2m) + dσ²) + 2σ²BR(RB + M) + σ²B²R²]/(K(1 − α)²)
            + B²(λ²σ²/(2m) + (d + 1)σ⁴)/(K(1 − α)⁴).
+
+    Parameters
+    ----------
+    R : float
+        Bound on the feature norms ‖x_i‖, ≥ 0.
+    B : float
+        Bound on ‖β‖ (the projection radius), ≥ 0.
+    M : float
+        Bound on |y_i|, ≥ 0.
+    dim : int
+        d.
+    n_clients : int
+        K.
+    alpha, lam, sigma : float
+        Contraction α ∈ (0, 1), amplitude λ ≥ 0, noise std σ > 0.
+    n_vectors : int
+        m.
+
+    Returns
+    -------
+    float
+        σ̄_g², in squared gradient units.
     """
     R = check_positive("R", R, allow_zero=True)
     B = check_positive("B", B, allow_zero=True)

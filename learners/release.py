@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms import GaussianMechanism, PrivacyClaim, RandomizedResponse
 from privaudit.mechanisms.gaussian import float_safe_gaussian
@@ -107,19 +108,51 @@ class LocalRelease:
     def __len__(self) -> int:
         return self.n_samples
 
-    def subset(self, index) -> LocalRelease:
-        """The release restricted to rows ``index`` (e.g. a batch for ``partial_fit``)."""
+    def subset(self, index: ArrayLike | slice) -> LocalRelease:
+        """The release restricted to rows ``index`` (e.g. a batch for ``partial_fit``).
+
+        Parameters
+        ----------
+        index : slice, int array or bool mask
+            Rows to keep (numpy indexing of ``X_tilde`` and ``y_tilde``).
+
+        Returns
+        -------
+        LocalRelease
+            A copy with the selected rows; every other field (mechanisms, claim, …) is shared.
+        """
         from dataclasses import replace
 
         return replace(self, X_tilde=self.X_tilde[index], y_tilde=self.y_tilde[index])
 
 
-def encode_binary_labels(y, classes=None) -> tuple[np.ndarray, tuple]:
+def encode_binary_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[np.ndarray, tuple]:
     """Map binary labels to {−1, +1}; returns (y_pm, classes) with classes[0] → −1, classes[1] → +1.
 
     Labels already in {−1, 1} are kept (classes = (−1, 1)); labels within {0, 1} map
     0 → −1; any other two distinct values map in sorted order. ``classes`` fixes the
     mapping explicitly (needed by ``partial_fit`` on batches that miss a class).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels.
+    classes : pair, optional
+        ``(negative, positive)`` label values.
+
+    Returns
+    -------
+    y_pm : ndarray of shape (n,)
+        Labels in {−1.0, +1.0}.
+    classes : tuple of two floats
+        The mapping used.
+
+    Raises
+    ------
+    InvalidInputError
+        When y has other than two distinct values (without ``classes``) or a value outside ``classes``.
+    InvalidParameterError
+        When ``classes`` is not two distinct values.
     """
     y = check_array("y", y, ndim=1)
     values = np.unique(y)
@@ -180,8 +213,10 @@ def _clip(data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray,
 
 
 def release_dataset(
-    X, y, *, epsilon: float, delta: float, split: float = 0.5, bounds=None, task: str = "classification",
-    label_bounds=None, classes=None, calibration: str = "analytic", random_state=None,
+    X: ArrayLike, y: ArrayLike, *, epsilon: float, delta: float, split: float = 0.5,
+    bounds: tuple[ArrayLike, ArrayLike] | None = None, task: str = "classification",
+    label_bounds: tuple[float, float] | None = None, classes: ArrayLike | None = None,
+    calibration: str = "analytic", random_state: np.random.Generator | int | None = None,
 ) -> LocalRelease:
     """Release (X, y) under (ε, δ)-LDP, once and for all (seed 001, eq. 1; App. E.2 for regression).
 
@@ -207,10 +242,19 @@ def release_dataset(
     calibration : {"analytic", "classical"}
         Gaussian calibration (DESIGN.md math notes).
     random_state : int, Generator or None
+        Source of the feature and label noise.
 
     Returns
     -------
     LocalRelease
+        The released (X̃, ỹ) with the mechanisms and the claim.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown task, out-of-range budgets or split, or malformed bounds.
+    InvalidInputError
+        When X and y do not have the same positive number of rows, or labels are not binary.
     """
     if task not in TASKS:
         raise InvalidParameterError(f"task must be one of {TASKS}, got task={task!r}")

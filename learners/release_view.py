@@ -106,7 +106,17 @@ class DeclaresTradeoffSetup(Protocol):
     """A release view that declares how it is tested (:class:`TradeoffSetup`)."""
 
     def tradeoff_setup(self, *, phase: str = "known") -> TradeoffSetup:
-        """The worst-case pair and what is known about it; ``phase`` is ``"known"`` or ``"hidden"``."""
+        """The worst-case pair and what is known about it.
+
+        Parameters
+        ----------
+        phase : {"known", "hidden"}
+            Whether the modulation phases are revealed to the attacker.
+
+        Returns
+        -------
+        TradeoffSetup
+        """
         ...
 
 
@@ -115,7 +125,19 @@ class DeclaresReconstructionSetup(Protocol):
     """A release view that declares how its input is reconstructed (:class:`ReconstructionSetup`)."""
 
     def reconstruction_setup(self, *, prior: Any = None, phase: str = "known") -> ReconstructionSetup:
-        """The mechanism(s) and prior of the reconstruction; ``prior`` is the caller's, which the view may replace."""
+        """The mechanism(s) and prior of the reconstruction.
+
+        Parameters
+        ----------
+        prior : object, optional
+            The caller's prior, which the view may replace.
+        phase : {"known", "hidden"}
+            Whether the modulation phases are revealed to the attacker.
+
+        Returns
+        -------
+        ReconstructionSetup
+        """
         ...
 
 
