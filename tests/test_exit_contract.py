@@ -86,6 +86,20 @@ CASES = [
      ["audits[0].learner.bounds = [1.0, -1.0]", "low <= high"]),
     ("a 300-byte name", 'name = "' + "a" * 300 + '"\n' + tradeoff(), ["name must be at most 200 bytes", "300 bytes"]),
     ("samples = 1e308", "samples = 1e308\n" + tradeoff(), ["samples = 1e+308"]),
+    ("learner epochs = 10**15", '[[audits]]\nkind = "learner-tradeoff"\n'
+                                'learner = { name = "CondDPRegressor", epochs = 1000000000000000 }\n',
+     ["audits[0].learner.epochs = 1000000000000000", "1e+06"]),
+    ("experiment n = 10**12", '[[audits]]\nkind = "utility"\nexperiment = "iwp-figure1"\n'
+                              'params = { n = 1000000000000 }\n', ["audits[0].params.n = 1000000000000", "1e+08"]),
+    ("one-run m = 10**6", '[[audits]]\nkind = "one-run-label"\nm = 1000000\n',
+     ["audits[0].m = 1000000", "TiB", "m × m canary features"]),
+    ("one-run lr = 1e308", '[[audits]]\nkind = "one-run-label"\nlr = 1e308\n',
+     ["audits[0].lr = 1e+308", "overflow"]),
+    ("small = true with tasks", '[[audits]]\nkind = "utility"\nexperiment = "modulated-figure1"\n'
+                                'params = { small = true, tasks = ["co2"] }\n',
+     ["audits[0].params.tasks = ['co2'] would be ignored", "small = true"]),
+    ("100,000 dotted keys", "a." + ".".join(f"k{i}" for i in range(100_000)) + " = 1\n",
+     ["line 1", "dotted key of more than 64 parts", "a.k0.k1"]),
 ]
 
 
@@ -222,3 +236,14 @@ def test_learner_reconstruction_infers_the_input_from_the_declared_box(tmp_path,
     assert main(["run", str(conf), "--out", str(tmp_path), "--no-cache"]) == 0, capsys.readouterr().err
     entry = json.loads((tmp_path / "rec" / "report.json").read_text())["audits"][0]
     assert entry["verdict"] == "pass", entry.get("error")
+
+
+def test_a_100000_level_dotted_key_is_refused_before_the_parser(tmp_path):
+    """The parser's work is quadratic in a dotted key's parts (5.7 GB at 100,000): the text is refused first."""
+    conf = tmp_path / "deep.toml"
+    conf.write_text("a." + ".".join(f"k{i}" for i in range(100_000)) + " = 1\n")
+    code = ("import resource, sys; from privaudit.audit.app.cli import main; code = main(['run', sys.argv[1], "
+            "'--check']); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code, str(conf)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "dotted key" in done.stderr, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) < 600 * 1024, done.stdout  # KiB: far from the gigabytes it took

@@ -491,6 +491,16 @@ def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def kind_estimates(tasks: list[Task]) -> dict[str, object]:
+    """The memory estimates the kinds of ``tasks`` declare (``AuditKind.memory``), by kind."""
+    out = {}
+    for t in tasks:
+        memory = getattr(get_task_kind(t.kind), "memory", None)
+        if memory is not None:
+            out[t.kind] = memory
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Preflight:
     """What :func:`preflight` checked, for :func:`run_config` (which then does not check it again).
@@ -561,7 +571,7 @@ def preflight(config: Config, *, out: str | Path = "reports", overwrite: bool = 
     tasks = plan_tasks(config)
     check_destination(out, config.name, config.source, overwrite=overwrite)
     try:
-        check_tasks(tasks, sample_keys(tasks), limit=max_memory)
+        check_tasks(tasks, sample_keys(tasks), limit=max_memory, kind_estimates=kind_estimates(tasks))
         check_buildable(tasks)
     except ConfigError as exc:
         where = f" (in {config.source})" if config.source else ""

@@ -19,6 +19,7 @@ Every message names the key path and the value, as the exit-code contract requir
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from privaudit.audit.schema.fields import ConfigTypeError, ConfigValueError
@@ -27,6 +28,18 @@ MAX_DEPTH = 12
 MAX_VALUES = 5_000_000
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 _ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+#: Parts of a dotted key (``a.b.c``) read before the parser runs. tomllib records every prefix of a
+#: dotted key, so its time and memory grow with the square of the parts (100,000 parts took 5.7 GB); a
+#: document with more parts than this is refused from its text. Any configuration has at most
+#: :data:`MAX_DEPTH`, so the bound only has to stay well below what makes the parser slow.
+MAX_KEY_PARTS = 64
+# MAX_KEY_PARTS parts in a row: a bare key (starting where no key character precedes it, so that a long
+# run of key characters is tried once) or a quoted key on one line, then a dot. Possessive quantifiers
+# (never backtrack): linear in the text.
+_DOTTED_RUN = re.compile(
+    r"""(?<![A-Za-z0-9_-])(?:(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')[ \t]*+\.[ \t]*+)"""
+    + "{" + str(MAX_KEY_PARTS) + "}"
+)
 
 
 class GuardValueError(ConfigValueError):
@@ -120,12 +133,19 @@ def parse_toml(text: str, source: str) -> dict:
     ------
     GuardValueError
         The document nests arrays or tables too deeply for the parser; the message names
-        the key and line where the nesting exceeds :data:`MAX_DEPTH`.
+        the key and line where the nesting exceeds :data:`MAX_DEPTH`. Or a dotted key has more
+        than :data:`MAX_KEY_PARTS` parts (refused from the text, before the parser's quadratic work).
     tomllib.TOMLDecodeError
         Any other syntax error (the caller names the file).
     """
     import tomllib
 
+    if (run := _DOTTED_RUN.search(text)) is not None:
+        line = text.count("\n", 0, run.start()) + 1
+        raise GuardValueError(
+            f"line {line} holds a dotted key of more than {MAX_KEY_PARTS} parts, nested deeper than the "
+            f"{MAX_DEPTH} levels any configuration needs, got {_short(run.group(0), 60)} (in {source})"
+        )
     try:
         return tomllib.loads(text)
     except RecursionError:

@@ -183,6 +183,10 @@ def one_run_label_audit(
     X, y, signs = label_canaries(check_int("m", m), rng=rng)
     theta = train_linear_dpsgd_runs(X, y[None], epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr,
                                     optimizer="sgd", adjacency=adjacency, rng=rng)
+    if not np.all(np.isfinite(theta)):
+        # An overflowed model ranks the canaries by ±inf/NaN: its "bound" would be noise, never a pass.
+        raise InvalidParameterError(f"the model overflowed float64 during training (lr={lr!r}, clip={clip!r}, "
+                                    f"epochs={epochs!r}): no bound can be read from it; lower lr")
     return one_run_bound(theta[0], signs, delta=delta, confidence=confidence, k=k)
 
 

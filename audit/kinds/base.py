@@ -46,6 +46,9 @@ class AuditKind:
         Default report label when the entry has no ``target``.
     check : callable(path, params), optional
         Validation spanning several fields, run when the configuration is loaded.
+    memory : callable(params) -> Estimate or None, optional
+        Peak memory of an entry where it is not linear in a sample size (see
+        :func:`privaudit.audit.schema.limits.check_tasks`); checked before any task runs.
     check_built : callable(path, params, components), optional
         Validation that needs the entry's registered components built (``components``
         maps ``"mechanism"``, ``"prior"``, ``"learner"`` to the constructed objects):
@@ -73,6 +76,7 @@ class AuditKind:
     target: Callable[[dict], str] | None = None
     check: Callable[[str, dict], None] | None = None
     check_built: Callable[[str, dict, Mapping[str, Any]], None] | None = None
+    memory: Callable[[dict], Any] | None = None
     headline: Callable[[AuditEntry], str] | None = None
     figures: Callable[[AuditEntry], list[Figure]] | None = None
     table_rows: Mapping[str, Callable[[AuditEntry], list[str] | None]] = dataclasses.field(default_factory=dict)

@@ -15,7 +15,8 @@ import numpy as np
 
 from privaudit.mechanisms import PrivacyClaim
 
-from privaudit.audit.schema.fields import Field
+from privaudit.audit.schema.fields import ConfigValueError, Field
+from privaudit.audit.schema.limits import Estimate
 from privaudit.audit.display.formatting import fnum
 from privaudit.audit.engines.learner_audits import one_run_label_audit
 from privaudit.audit.results import AuditEntry, AuditResult, to_jsonable
@@ -98,6 +99,53 @@ FIELDS = {
 }
 
 
+#: Copies of the m × m canary feature matrix alive while the run trains (numpy features, torch tensor,
+#: per-example gradients, work space).
+CANARY_COPIES = 4
+#: The largest lr × clip × epochs: the model moves by at most lr·clip (plus noise of that scale) per step, so
+#: beyond this it can overflow float64 and rank the canaries by ±inf.
+MAX_STEP_PRODUCT = 1e250
+
+
+def memory(params: dict) -> Estimate:
+    """Peak memory of the run: the m canaries' unit features form an m × m matrix.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's (scaled) fields.
+
+    Returns
+    -------
+    Estimate
+    """
+    m = params["m"]
+    return Estimate(float(m) ** 2 * 8 * CANARY_COPIES, "m", m,
+                    f"m × m canary features × 8 bytes × {CANARY_COPIES} copies")
+
+
+def check(path: str, params: dict) -> None:
+    """``lr × clip × epochs`` must keep the model within float64 (an overflowed run ranks canaries by ±inf).
+
+    Parameters
+    ----------
+    path : str
+    params : dict
+
+    Raises
+    ------
+    ConfigValueError
+        Naming lr, clip and epochs.
+    """
+    product = params["lr"] * params["clip"] * params["epochs"]
+    if not product <= MAX_STEP_PRODUCT:
+        raise ConfigValueError(
+            f"{path}.lr = {params['lr']!r} with clip = {params['clip']!r} and epochs = {params['epochs']!r} can move "
+            f"the model by lr × clip × epochs = {product:.3g}, beyond float64's safe range ({MAX_STEP_PRODUCT:g}): "
+            f"the run would overflow and its bound mean nothing; lower lr"
+        )
+
+
 def run(params: dict, rng: np.random.Generator) -> OneRunLabelAudit:
     """One DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023)."""
     kw = {k: params[k] for k in ("m", "epsilon", "delta", "clip", "epochs", "lr", "adjacency", "confidence")}
@@ -128,5 +176,5 @@ def epsilon_row(entry: AuditEntry) -> list[str]:
 KIND = AuditKind(
     "one-run-label", run, FIELDS, result=OneRunLabelAudit, doc=run.__doc__.split("\n")[0],
     target=lambda p: f"DP-SGD one run, {p['m']} label canaries, ε={p['epsilon']:g}",
-    headline=headline, table_rows={"epsilon": epsilon_row},
+    headline=headline, table_rows={"epsilon": epsilon_row}, check=check, memory=memory,
 )

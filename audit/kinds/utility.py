@@ -34,7 +34,8 @@ def _validate_experiment(path: str, name: str) -> str:
 
 def check_params(path: str, params: dict) -> None:
     """``params`` against the experiment's parameter specification (the experiment is not imported)."""
-    spec = EXPERIMENTS.get(params["experiment"]).constraints or {}
+    comp = EXPERIMENTS.get(params["experiment"])
+    spec = comp.constraints or {}
     table, loc = params["params"], f"{path}.params"
     for key in table:
         if key in SEED_PARAMS:
@@ -42,6 +43,8 @@ def check_params(path: str, params: dict) -> None:
                                  f"the experiment's parameters")
     check_keys(loc, table, spec)
     check_parameters(loc, table, spec)
+    if comp.check is not None:
+        comp.check(loc, table)
 
 
 FIELDS = {

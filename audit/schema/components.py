@@ -503,6 +503,33 @@ def _register_builtin_learners() -> None:
 _register_builtin_learners()
 
 _SMALL = {"small": ["boolean"]}
+
+
+def small_overrides(*keys: str) -> Callable[[str, dict], None]:
+    """``Component(check=...)`` of an experiment whose ``small = true`` replaces ``keys`` by its smoke-test values.
+
+    Giving one of them together with ``small = true`` would be silently ignored, so it is refused.
+
+    Parameters
+    ----------
+    *keys : str
+        The parameters ``small`` overrides.
+
+    Returns
+    -------
+    callable(path, table)
+        Raises :class:`ConfigKeyError` naming ``path.key`` and its value.
+    """
+    def check(path: str, table: dict) -> None:
+        if table.get("small") is True:
+            for key in keys:
+                if key in table:
+                    raise ConfigKeyError(
+                        f"{path}.{key} = {table[key]!r} would be ignored: small = true replaces "
+                        f"{', '.join(keys)} by the smoke-test values; drop {path}.{key} or small")
+    return check
+
+
 _EPSILONS = {"epsilons": ["array-like"], "n_runs": [_COUNT, None]}
 EXPERIMENTS.register("modulated-figure1", "privaudit.audit.studies.experiments.modulated_figure1:run_modulated_figure1",
                      constraints={**_SMALL, "epsilons": ["array-like"], "n_repeats": [_COUNT], "n_tune": [_COUNT],
@@ -510,20 +537,23 @@ EXPERIMENTS.register("modulated-figure1", "privaudit.audit.studies.experiments.m
                                   "omega": [_NONNEG], "rounds": [_COUNT],
                                   "conversion": [str], "tasks": [list],
                                   "statistic": [StrOptions({"median", "mean"})],
-                                  "simulation": [StrOptions({"sufficient", "clients"})]})
+                                  "simulation": [StrOptions({"sufficient", "clients"})]},
+                     check=small_overrides("tasks", "epsilons", "n_repeats", "n_tune"))
 EXPERIMENTS.register("iwp-figure1", "privaudit.audit.studies.experiments.iwp_figure1:run_iwp_figure1",
                      constraints={**_SMALL, "variant": [StrOptions({"synthetic", "logistic", "real"})],
                                   "p": [_COUNT, "array-like", None], "epsilon": ["array-like", None], "delta": [_DELTA],
                                   "n": [_COUNT], "loss": [str, None], "lam": [_POS, None], "batch_size": [_COUNT, None],
                                   "step": [_POS, None], "n_repeats": [_COUNT, None],
                                   "split": [Interval(Real, 0, 1, closed="neither")], "n_terms": [_COUNT],
-                                  "radius": [_POS, None], "n_test": [_COUNT], "n_points": [_COUNT]})
+                                  "radius": [_POS, None], "n_test": [_COUNT], "n_points": [_COUNT]},
+                     check=small_overrides("n", "n_test", "n_repeats", "n_points"))
 EXPERIMENTS.register("conddp-synthetic", "privaudit.audit.studies.experiments.conddp:run_conddp_synthetic",
-                     constraints={**_SMALL, **_EPSILONS, "powers": ["array-like"]})
+                     constraints={**_SMALL, **_EPSILONS, "powers": ["array-like"]},
+                     check=small_overrides("powers", "epsilons"))
 EXPERIMENTS.register("conddp-real", "privaudit.audit.studies.experiments.conddp:run_conddp_real",
-                     constraints={**_SMALL, **_EPSILONS})
+                     constraints={**_SMALL, **_EPSILONS}, check=small_overrides("epsilons"))
 EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:run_conddp_mlp",
-                     constraints={**_SMALL, **_EPSILONS})
+                     constraints={**_SMALL, **_EPSILONS}, check=small_overrides("epsilons"))
 
 
 __all__ = [

@@ -30,7 +30,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,6 +44,17 @@ WORKING_COPIES = 8
 MATRIX_COPIES = 4
 #: Entry keys holding a component table (built from its parameters, possibly with dim × dim matrices).
 COMPONENT_KEYS = ("mechanism", "prior", "learner")
+#: Tables of an entry handed to code as keyword arguments: component tables and an experiment's ``params``.
+PARAMETER_TABLES = (*COMPONENT_KEYS, "params")
+#: Loop counts and sizes of components and experiments, with the largest value any audit needs. A table's
+#: own constraints say only "a positive integer"; beyond these caps a run loops for days or allocates
+#: per iteration until memory runs out (``epochs = 10**15`` asked for petabytes).
+COUNT_LIMITS = {
+    **dict.fromkeys(("epochs", "rounds", "switch_epoch", "n_repeats", "n_tune", "n_runs", "n_terms", "n_points",
+                     "trace_every", "n_vectors", "embed_dim", "cat_embed_dim", "n_buckets", "n_support", "hidden",
+                     "p"), 10**6),
+    **dict.fromkeys(("n", "n_test", "n_train", "batch_size", "chunk_size", "bag_size", "n_public"), 10**8),
+}
 #: Keys whose (array) values set a task's input width.
 WIDTH_KEYS = ("x", "x_prime", "target_value", "beta", "mean")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -146,16 +157,34 @@ def _limit_text(limit: int, explicit: bool) -> str:
     return f"the memory limit {fmt_bytes(limit)} ({source})"
 
 
-def check_tasks(tasks, sample_keys: Mapping[str, tuple[str, ...]], *, limit: int | None = None) -> None:
+def check_tasks(tasks, sample_keys: Mapping[str, tuple[str, ...]], *, limit: int | None = None,
+                kind_estimates: Mapping[str, Callable[[Mapping[str, Any]], Estimate | None]] | None = None) -> None:
     """Refuse, naming ``audits[i].key = value``, any task whose estimate exceeds the limit.
 
-    ``sample_keys`` maps a task kind to its sample-size fields; ``limit`` defaults to
-    :func:`available_memory`.
+    Parameters
+    ----------
+    tasks : iterable of Task
+        The planned tasks (``index``, ``kind`` and scaled ``params``).
+    sample_keys : mapping of str to tuple of str
+        A task kind's sample-size fields (the generic estimate, :func:`estimate_task`).
+    limit : int, optional
+        Bytes; default :func:`available_memory`.
+    kind_estimates : mapping of str to callable(params) -> Estimate or None, optional
+        A kind's own estimate where its memory is not linear in a sample size (the
+        one-run audit's m × m canary features); the larger of the two is checked.
+
+    Raises
+    ------
+    ResourceLimitError
+        Naming the key, its value, the estimate and the limit.
     """
     explicit = limit is not None
     limit = available_memory() if limit is None else limit
     for task in tasks:
         est = estimate_task(task.params, sample_keys.get(task.kind, ()))
+        own = (kind_estimates or {}).get(task.kind)
+        if own is not None and (mine := own(task.params)) is not None and (est is None or mine.bytes > est.bytes):
+            est = mine
         if est is not None and est.bytes > limit:
             raise ResourceLimitError(
                 f"audits[{task.index}].{est.key} = {est.value!r} needs about {fmt_bytes(est.bytes)} "
@@ -163,8 +192,52 @@ def check_tasks(tasks, sample_keys: Mapping[str, tuple[str, ...]], *, limit: int
             )
 
 
+def _counts(value: Any) -> Iterator[int]:
+    """The integers of a count value: the value itself, or the elements of an array of them (``hidden``)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            yield v
+
+
+def check_counts(data: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse a loop count or size of a component table or experiment ``params`` above :data:`COUNT_LIMITS`.
+
+    Parameters
+    ----------
+    data : mapping
+        The configuration document.
+    where : str
+        Appended to the message (the file).
+
+    Raises
+    ------
+    ResourceLimitError
+        Naming ``audits[i].table.key``, its value and the cap.
+    """
+    audits = data.get("audits")
+    for i, entry in enumerate(audits if isinstance(audits, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        for key in PARAMETER_TABLES:
+            table = entry.get(key)
+            if not isinstance(table, dict):
+                continue
+            for name, value in table.items():
+                cap = COUNT_LIMITS.get(name)
+                if cap is not None and any(v > cap for v in _counts(value)):
+                    raise ResourceLimitError(
+                        f"audits[{i}].{key}.{name} = {value!r} is above {cap:.0e}, the largest {name} any audit "
+                        f"needs: a larger one runs for days or exhausts memory{where}")
+
+
 def check_components(data: Mapping[str, Any], *, limit: int | None = None, where: str = "") -> None:
-    """Refuse a component table whose ``dim`` would allocate more than the limit when it is built."""
+    """Refuse a component table whose ``dim`` would allocate more than the limit when it is built, and
+    (:func:`check_counts`) a loop count or size of a component or an experiment above its cap."""
+    check_counts(data, where=where)
     explicit = limit is not None
     limit = available_memory() if limit is None else limit
     audits = data.get("audits")
