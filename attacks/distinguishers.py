@@ -62,6 +62,9 @@ class Distinguisher(abc.ABC):
     #: Whether :meth:`score` returns exact log-likelihood ratios ln p(o | x′) − ln p(o | x): the
     #: audit then chooses the test from pooled rate estimates (see ``select_threshold``).
     llr_scores = False
+    #: The class of leak the attacker looks for (:data:`privaudit.attacks.protocol.LEAK_FAMILIES`):
+    #: reports give the best certified ε̲ of each family apart.
+    leak_family = "distribution"
 
     @abc.abstractmethod
     def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher":
@@ -294,6 +297,7 @@ class AtomAttack(Distinguisher):
     """
 
     handles_nonfinite = True
+    leak_family = "degenerate"
 
     def __init__(self, min_count: int = 1, ball: float = 2.0**-20) -> None:
         self.min_count = min_count

@@ -76,6 +76,7 @@ class BitPatternAttack(Distinguisher):
     """
 
     handles_nonfinite = True
+    leak_family = "floating-point"
 
     def __init__(self, max_train: int = 10000, max_dims: int = 2, random_state=None) -> None:
         self.max_train = max_train
@@ -237,6 +238,7 @@ class LatticeAttack(Distinguisher):
     """
 
     handles_nonfinite = True
+    leak_family = "floating-point"
 
     def __init__(self, max_train: int = 200_000, max_key_rows: int = 50_000) -> None:
         self.max_train = max_train

@@ -128,5 +128,41 @@ def distinguisher_traits(attacker) -> DistinguisherTraits:
     })
 
 
-__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "Prior", "Reconstructor", "declares_unbiased",
-           "distinguisher_traits"]
+#: The classes of leak a distinguisher looks for (its ``leak_family``), as reports name them:
+#: "floating-point" (the float representation: bit patterns, lattices, reachable outputs of a
+#: sampler), "distribution" (the law of the release: likelihood ratio, projection, classifiers)
+#: and "degenerate" (outputs one input never gives: NaN, inf, atoms).
+LEAK_FAMILIES = ("floating-point", "distribution", "degenerate")
+
+
+def leak_family(attacker) -> str:
+    """The leak family ``attacker`` (an instance or a class) declares; ``"distribution"`` by default.
+
+    A trade-off audit certifies the best attacker of each family it ran and reports each
+    family's ε̲ apart, so a floating-point leak does not hide a wrong calibration.
+
+    Parameters
+    ----------
+    attacker : object
+        A distinguisher instance or class; its ``leak_family`` attribute, when set, must be
+        one of :data:`LEAK_FAMILIES`.
+
+    Returns
+    -------
+    str
+        One of :data:`LEAK_FAMILIES`.
+
+    Raises
+    ------
+    ValueError
+        The attacker declares a family that is not one of :data:`LEAK_FAMILIES`.
+    """
+    family = getattr(attacker, "leak_family", "distribution")
+    if family not in LEAK_FAMILIES:
+        name = getattr(attacker, "__name__", type(attacker).__name__)
+        raise ValueError(f"{name}.leak_family must be one of {LEAK_FAMILIES}, got leak_family={family!r}")
+    return family
+
+
+__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "LEAK_FAMILIES", "Prior", "Reconstructor",
+           "declares_unbiased", "distinguisher_traits", "leak_family"]

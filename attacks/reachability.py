@@ -86,6 +86,7 @@ class _Reachability(Distinguisher):
 
     requires_training = False
     handles_nonfinite = True
+    leak_family = "floating-point"
     #: Candidates k − J … k + J around the inverted uniform index.
     window = 3
     #: Whether the sampler calls ``log`` (rows judged unreachable are then rechecked with libm's).

@@ -24,7 +24,9 @@ _LAZY = {
     "required_draws": "engines.bias", "run_bias_checks": "studies.bias_checks",
     "AuditKind": "kinds", "register_kind": "kinds", "audit_kinds": "kinds", "get_kind": "kinds",
     "AuditEntry": "results", "AuditResult": "results", "ExperimentResult": "results", "Verdict": "verdicts",
-    "allow_imports": "app.components", "load_config": "app.config", "parse_config": "app.config",
+    "allow_imports": "schema.components", "load_config": "app.config", "parse_config": "app.config",
+    "plot_result": "reporting.figures", "result_html": "reporting.render", "write_report": "app.results_report",
+    "results_report": "app.results_report",
 }
 
 

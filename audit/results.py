@@ -201,6 +201,24 @@ class AuditResult:
         """True unless the verdict is ``"violation"`` or ``"fail"``."""
         return getattr(self, "verdict", Verdict.INFO) not in (Verdict.VIOLATION, Verdict.FAIL)
 
+    def plot(self, which: int | str = 0):
+        """The result's figure, as its report draws it (:func:`privaudit.audit.plot_result`).
+
+        Parameters
+        ----------
+        which : int or str
+            The figure's position among its kind's figures, or its name (``"roc"``).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        return _api().plot_result(self, which)
+
+    def _repr_html_(self) -> str:
+        """The result as a notebook shows it: outcome, headline, figures, fields, notes."""
+        return _api().result_html(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentResult(AuditResult):
@@ -377,6 +395,24 @@ class AuditEntry:
         """The entry's verdict: a negative control's own, else the result's (``info`` when it has none)."""
         return self.verdict if self.verdict is not None else getattr(self.result, "verdict", Verdict.INFO)
 
+    def plot(self, which: int | str = 0):
+        """The entry's figure, as its report draws it (:func:`privaudit.audit.plot_result`).
+
+        Parameters
+        ----------
+        which : int or str
+            The figure's position among its kind's figures, or its name (``"roc"``).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        return _api().plot_result(self, which)
+
+    def _repr_html_(self) -> str:
+        """The entry as a notebook shows it: outcome, headline, figures, fields, notes."""
+        return _api().result_html(self)
+
     @property
     def expectation(self) -> str | None:
         """What the entry expected: a negative control's ``expect``, else the result's own (a bias audit's)."""
@@ -447,6 +483,18 @@ class AuditEntry:
         result = result_type.from_dict(raw)
         return cls(result, target=data.get("target"), verdict=data["verdict"] if control else None,
                    expect=data.get("expect") if control else None, notes=extra, task=task)
+
+
+def _api():
+    """The public API package, through which results reach their renderers.
+
+    Results sit below the audit kinds (which import them) and so cannot import the kinds'
+    figures; the package's public names (``plot_result``, ``result_html``) load them lazily
+    when a result is drawn.
+    """
+    import privaudit.audit as api
+
+    return api
 
 
 def as_entry(result: AuditResult | AuditEntry) -> AuditEntry:

@@ -203,6 +203,27 @@ def overall_status(counts: dict[str, int]) -> Verdict:
 COUNT_LABELS = {**OUTCOME_LABELS, Outcome.EXPECTED_VIOLATION_MISSED: "negative controls MISSED",
                 Outcome.EXPECTED_VIOLATION_CAUGHT: "negative controls caught",
                 Outcome.INCONCLUSIVE: "inconclusive (no bound or test applied)"}
+#: The singular of the count labels that have a plural noun ("1 negative control caught").
+_SINGULAR = {Outcome.EXPECTED_VIOLATION_MISSED: "negative control MISSED",
+             Outcome.EXPECTED_VIOLATION_CAUGHT: "negative control caught"}
+
+
+def count_label(outcome_key: str, n: int) -> str:
+    """``"3 negative controls caught"``, ``"1 negative control caught"``, ``"2 pass"``: a count with its label.
+
+    Parameters
+    ----------
+    outcome_key : str
+        An outcome (:class:`Outcome` value); an unknown one is shown as it is.
+    n : int
+        How many entries have it.
+
+    Returns
+    -------
+    str
+    """
+    label = _SINGULAR.get(outcome_key) if n == 1 else None
+    return f"{n} {label or COUNT_LABELS.get(outcome_key, outcome_key)}"
 
 
 def status_sentence(counts: dict[str, int], n_audits: int) -> str:
@@ -219,9 +240,9 @@ def status_sentence(counts: dict[str, int], n_audits: int) -> str:
     -------
     str
     """
-    parts = ", ".join(f"{n} {COUNT_LABELS.get(k, k)}" for k, n in counts.items())
+    parts = ", ".join(count_label(k, n) for k, n in counts.items())
     return f"{n_audits} audit{'s' if n_audits != 1 else ''}" + (f": {parts}" if parts else "")
 
 
-__all__ = ["COUNT_LABELS", "NEGATIVE_CONTROLS", "OUTCOME_LABELS", "SEVERITY", "Judged", "Outcome", "Verdict",
+__all__ = ["COUNT_LABELS", "NEGATIVE_CONTROLS", "count_label", "OUTCOME_LABELS", "SEVERITY", "Judged", "Outcome", "Verdict",
            "is_negative_control", "outcome", "outcome_counts", "outcome_label", "overall_status", "status_sentence"]

@@ -98,7 +98,8 @@ def test_roc_has_band_claim_region_and_explains_a_crossing_at_tiny_fpr():
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("confidence band" in s for s in labels) and "region the claim forbids" in labels
-    assert "crosses the claim at FPR" in caption and "sampling noise" in caption
+    assert "lie above the claim's bound at" in caption and "sampling noise" in caption
+    assert "does not exceed the claimed ε = 1" in caption  # the stamp and caption follow ε̲ ≤ the claim
     assert ax.get_xscale() == ax.get_yscale() == "log" and "gauss" in ax.get_title()
 
 

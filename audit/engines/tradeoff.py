@@ -44,7 +44,7 @@ from typing import ClassVar
 import numpy as np
 
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
-from privaudit.attacks.protocol import distinguisher_traits
+from privaudit.attacks.protocol import LEAK_FAMILIES, distinguisher_traits, leak_family
 from privaudit.mechanisms.adjacency import adjacent_claim
 from privaudit.mechanisms.claim import PrivacyClaim
 # The theory curves of compositions describe mechanisms (release views use them), so they are defined
@@ -138,6 +138,15 @@ class TradeoffAudit(AuditResult):
     leaks : dict
         Degenerate outputs seen: fraction of non-finite rows under each input,
         whether the output shapes differ.
+    epsilon_lb_by_family : dict
+        The best certified ε̲ of each leak family the audit ran
+        (:data:`~privaudit.attacks.protocol.LEAK_FAMILIES`: ``"floating-point"``,
+        ``"distribution"``, ``"degenerate"``): ``{family: {"epsilon_lb", "attacker",
+        "certified"}}``. Every certified attacker is tested on held-out releases at
+        1 − (1 − c)/k (Bonferroni over the k certified), so all families' ε̲ hold together
+        at confidence c and ``epsilon_lb`` is their maximum. A family whose attackers showed
+        no evidence on the selection split is not tested: ``certified`` False, ``epsilon_lb``
+        0 (the trivial bound), ``attacker`` None. Empty for results made before families.
     """
 
     kind: ClassVar[str] = "tradeoff"
@@ -169,6 +178,14 @@ class TradeoffAudit(AuditResult):
     assumptions: tuple = ()
     min_detectable_ratio: float = math.inf
     leaks: dict = dataclasses.field(default_factory=dict)
+    epsilon_lb_by_family: dict = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict; ``epsilon_lb_by_family`` is left out when empty (a result read from an older report)."""
+        d = super().to_dict()
+        if not self.epsilon_lb_by_family:
+            del d["epsilon_lb_by_family"]
+        return d
 
     @property
     def band_lower(self) -> np.ndarray:
@@ -456,19 +473,32 @@ def fit_attackers(attackers: list, releases: Releases, splits: Splits, mechanism
     return fitted
 
 
-def _certified(crits: list, forced: int | None) -> list[int]:
-    """Indices of the attackers certified on the evaluation split (:data:`CERTIFIED_ATTACKERS` of them).
+def _certified(crits: list, forced: int | None, families: list[str] | None = None) -> list[int]:
+    """Indices of the attackers certified on the evaluation split.
 
     ``forced`` (the exact likelihood ratio, :func:`_forced`), when there is one, always takes one
-    of the two places: for a mechanism that implements its density it is the most powerful test,
+    of the first two places: for a mechanism that implements its density it is the most powerful test,
     but at small ε the ranking (on at most :data:`RANK_ROWS` releases) cannot tell it from near-equivalent
     attackers (measured: Laplace ε = 0.1 ranked an MLP first and the ratio third, costing 2 % of
     ε̲ at n = 5e6). The other place goes to the best-ranked generic attacker, so a bug in
     ``sample`` that the density does not describe is still certified.
+
+    With ``families`` (each attacker's leak family), the best-ranked attacker of every family
+    not yet among those two is certified as well when its selection criterion is positive (some
+    evidence on the selection split), so each family's ε̲ is a tested bound: a floating-point
+    leak (ε̲ ≈ 10 for numpy's Laplace) must not hide whether the distribution is right. A family
+    without evidence costs no Bonferroni share; its ε̲ is the trivial 0.
     """
     ranked = [int(i) for i in np.argsort(crits)[::-1]]
     first = [] if forced is None else [forced]
-    return (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
+    chosen = (first + [i for i in ranked if i != forced])[:CERTIFIED_ATTACKERS]
+    if families is not None:
+        covered = {families[i] for i in chosen}
+        for i in ranked:
+            if families[i] not in covered and crits[i] > 0:
+                chosen.append(i)
+                covered.add(families[i])
+    return chosen
 
 
 def _forced(fitted: list) -> int | None:
@@ -502,7 +532,9 @@ def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta:
     Returns
     -------
     order : list of int
-        Indices into ``fitted`` of the attackers to certify (at most :data:`CERTIFIED_ATTACKERS`).
+        Indices into ``fitted`` of the attackers to certify (:func:`_certified`: the forced
+        ratio and the best-ranked other attacker, plus the best of each other leak family
+        that showed evidence).
     forced : int or None
         Index of the exact likelihood ratio certified whatever the ranking (:func:`_forced`).
     """
@@ -517,7 +549,7 @@ def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta:
                                          estimator=estimator, n_thresholds=n_thresholds,
                                          select_level=eb.RANK_LEVEL, cross_validate=False,
                                          log_likelihood_ratio=distinguisher_traits(a).llr_scores).criterion)
-    return _certified(crits, forced), forced
+    return _certified(crits, forced, [leak_family(a) for a in fitted]), forced
 
 
 @dataclasses.dataclass(frozen=True)
@@ -532,12 +564,16 @@ class Certificate:
         Its bound (:func:`privaudit.audit.stats.epsilon_bounds.epsilon_bound`).
     scores0, scores1 : ndarray
         Its sorted scores on the evaluation releases under x and x′.
+    epsilons : dict
+        ε̲ of every certified attacker (index into the fitted list → ε̲), each at the
+        Bonferroni level: they hold together at the audit's confidence.
     """
 
     index: int
     bound: object
     scores0: np.ndarray
     scores1: np.ndarray
+    epsilons: dict = dataclasses.field(default_factory=dict)
 
     @property
     def n_eval(self) -> int:
@@ -587,7 +623,7 @@ def certify(fitted: list, order: list[int], forced: int | None, releases: Releas
                              log_likelihood_ratio=distinguisher_traits(a).llr_scores)
         results.append((b.epsilon, idx, b, e0, e1))
     _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
-    return Certificate(best, bound, ev0, ev1)
+    return Certificate(best, bound, ev0, ev1, {idx: float(eps) for eps, idx, *_ in results})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -782,7 +818,7 @@ def audit_tradeoff(
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
     bound = cert.bound
 
-    notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), assume_gaussian, leaks)
+    notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), len(order), assume_gaussian, leaks)
     if pair_note:
         notes.append(pair_note)
     if forced is not None:
@@ -805,11 +841,42 @@ def audit_tradeoff(
         claim_curve=curves.claim_curve, exact_curve=curves.exact_curve, notes=tuple(notes),
         assumptions=tuple(assumptions),
         min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, cert.n_eval, confidence, mu=claim.mu),
-        leaks=leaks,
+        leaks=leaks, epsilon_lb_by_family=by_family(fitted, cert),
     )
 
 
-def _notes(estimator, selection, claim, delta, n_attackers, assume_gaussian, leaks):
+def by_family(fitted: list, certificate: Certificate) -> dict:
+    """The best certified ε̲ of each leak family among ``fitted`` (:attr:`TradeoffAudit.epsilon_lb_by_family`).
+
+    Parameters
+    ----------
+    fitted : list of Distinguisher
+        The attackers the audit ran.
+    certificate : Certificate
+        Their certification (:func:`certify`): ε̲ of each certified attacker.
+
+    Returns
+    -------
+    dict
+        ``{family: {"epsilon_lb": float, "attacker": str or None, "certified": bool}}`` for each
+        family among ``fitted``, in the order of :data:`~privaudit.attacks.protocol.LEAK_FAMILIES`;
+        a family none of whose attackers was certified has ε̲ 0 (the trivial bound) and no attacker.
+    """
+    out = {}
+    for family in LEAK_FAMILIES:
+        members = [i for i, a in enumerate(fitted) if leak_family(a) == family]
+        if not members:
+            continue
+        tested = [(certificate.epsilons[i], -i) for i in members if i in certificate.epsilons]
+        if tested:
+            eps, neg = max(tested)
+            out[family] = {"epsilon_lb": eps, "attacker": attacker_name(fitted[-neg]), "certified": True}
+        else:
+            out[family] = {"epsilon_lb": 0.0, "attacker": None, "certified": False}
+    return out
+
+
+def _notes(estimator, selection, claim, delta, n_attackers, n_certified, assume_gaussian, leaks):
     """Caveats (notes) and what ε̲ rests on (assumptions)."""
     notes, assumptions = [], []
     if estimator == "gdp":
@@ -819,10 +886,11 @@ def _notes(estimator, selection, claim, delta, n_attackers, assume_gaussian, lea
     else:
         assumptions.append("Clopper-Pearson bounds on both error rates (exact binomial, no distributional assumption)")
     if selection == "split":
-        k = min(n_attackers, CERTIFIED_ATTACKERS)
+        k = n_certified
         assumptions.append(f"attackers ranked (of {n_attackers}) and thresholds chosen on a separate selection "
-                           f"split; the top {k} evaluated on held-out releases, each at confidence 1 - (1 - c)/{k} "
-                           "(Bonferroni), so the reported maximum holds at confidence c")
+                           f"split; {k} evaluated on held-out releases (the top ones and the best of each other leak "
+                           f"family with evidence), each at confidence 1 - (1 - c)/{k} (Bonferroni), so the reported "
+                           "maximum and each family's epsilon_lb hold together at confidence c")
     else:
         assumptions.append("Bonferroni correction over the candidate thresholds of the attacker chosen on the "
                            "selection split")

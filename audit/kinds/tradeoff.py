@@ -39,7 +39,7 @@ from privaudit.audit.engines.pair_search import search_pairs
 from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
-from privaudit.audit.verdicts import Verdict
+from privaudit.audit.verdicts import Outcome, Verdict, outcome
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
@@ -260,7 +260,39 @@ def headline(entry: AuditEntry) -> str:
         parts.append(f"exact {fnum(res.epsilon_exact)}")
     if res.claim.delta is not None:
         parts.append(f"δ = {fnum(res.claim.delta)}")
-    return ", ".join(parts)
+    families = family_lines(res)
+    return ", ".join(parts) + (" — " + "; ".join(families) if len(families) > 1 else "")
+
+
+#: How a report names each leak family (:data:`privaudit.attacks.protocol.LEAK_FAMILIES`).
+FAMILY_LABELS = {"floating-point": "floating-point leak", "distribution": "distribution",
+                 "degenerate": "degenerate outputs"}
+
+
+def family_lines(result: TradeoffAudit) -> list[str]:
+    """One line per leak family: ``"floating-point leak: ε̲ 10.7 > 1 (reach-numpy-laplace)"``.
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+
+    Returns
+    -------
+    list of str
+        In the order of ``result.epsilon_lb_by_family``; empty for a result without families
+        (one read from an older report).
+    """
+    eps = num(result.claim.epsilon)
+    lines = []
+    for family, rec in (result.epsilon_lb_by_family or {}).items():
+        label = FAMILY_LABELS.get(family, family)
+        if not rec.get("certified"):
+            lines.append(f"{label}: no evidence on the selection split (not tested; ε̲ = 0)")
+            continue
+        value = num(rec.get("epsilon_lb"))
+        cmp = "" if value is None or eps is None or not math.isfinite(eps) else (" > " if value > eps else " ≤ ")
+        lines.append(f"{label}: ε̲ {fnum(value)}{cmp + fnum(eps) if cmp else ''} ({rec.get('attacker')})")
+    return lines
 
 
 def epsilon_row(entry: AuditEntry) -> list[str]:
@@ -276,13 +308,34 @@ def epsilon_row(entry: AuditEntry) -> list[str]:
     list of str
     """
     res: TradeoffAudit = entry.result
-    n_eval, conf = num(res.n_eval) or num(res.n), num(res.confidence)
-    delta = num(res.claim.delta) or 0.0
-    # The ceiling is that of Clopper–Pearson bounds; the GDP estimator has none of this form.
-    cp = res.estimator == "clopper-pearson"
-    eps_max = max_certifiable_epsilon(int(n_eval), conf, delta) if cp and n_eval and conf else None
     return epsilon_table_row(entry, exact=fnum(res.epsilon_exact), certified=fnum(res.epsilon_lb),
-                             estimator=estimator_label(res), n=fnum(res.n_eval or res.n), ceiling=fnum(eps_max))
+                             estimator=estimator_label(res), n=fnum(res.n_eval or res.n),
+                             ceiling=fnum(certifiable_ceiling(res)))
+
+
+def certifiable_ceiling(result: TradeoffAudit) -> float | None:
+    """The largest ε̲ any test of this audit could certify at its evaluation size (Clopper–Pearson only).
+
+    With ``selection = "split"`` the certified test may be the *pooled* one (forward and
+    reverse thresholds, their errors counted over n₀ + n₁ = 2·n_eval trials), whose zero-error
+    bound reaches further than a one-sided test's: the ceiling is
+    :func:`~privaudit.audit.stats.certifiable.max_certifiable_epsilon` at 2·n_eval. With
+    ``"bonferroni"`` each test counts n_eval trials (at a stricter level, so the ceiling at
+    n_eval is an upper bound). The GDP estimator has no ceiling of this form (None).
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+
+    Returns
+    -------
+    float or None
+    """
+    n_eval, conf = num(result.n_eval) or num(result.n), num(result.confidence)
+    if result.estimator != "clopper-pearson" or not n_eval or not conf:
+        return None
+    trials = 2 * int(n_eval) if result.selection == "split" else int(n_eval)
+    return max_certifiable_epsilon(trials, conf, num(result.claim.delta) or 0.0)
 
 
 def band_of(result: TradeoffAudit) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -347,24 +400,122 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
         order = np.argsort(fpr, kind="stable")
         ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
                 label="empirical (attack)")
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)",
-           title=f"Trade-off: {entry.label}"[:70])
-    ax.title.set_fontsize(10)
+    point = certifying_point(res)
+    if point is not None:
+        ax.plot([point[0]], [point[1]], marker="o", ms=7, mfc="none", mec="tab:orange", mew=1.8, ls="none",
+                clip_on=False, label=f"certifying test ({point[2]})")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)")
+    ax.set_title(_title("Trade-off", entry.label), fontsize=10)
     ax.set_aspect("equal")
     ax.legend(fontsize=LEGEND_PT, loc="upper right")
+    stamp, why = verdict_text(entry)
+    ax.text(0.02, 0.02, stamp, transform=ax.transAxes, fontsize=LEGEND_PT - 1, va="bottom",
+            color=_STAMP_COLOUR[_stamp_kind(entry)])
     out.append(("tradeoff", fig, "Empirical trade-off curve with its confidence band, over the claim's f_{ε,δ} "
-                                 "and the exact curve"))
+                                 f"and the exact curve; {why}"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
         out.append(roc_figure(entry, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
     return out
 
 
-def _crossing(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float) -> float | None:
-    """The largest FPR at which the empirical ROC lies above the claim's TPR bound (None if nowhere)."""
+def _title(what: str, label: str, width: int = 48) -> str:
+    """``"what: label"`` wrapped onto at most two lines, so a long label is never cut off by the axes."""
+    import textwrap
+
+    lines = textwrap.wrap(f"{what}: {label}", width)
+    return "\n".join(lines[:2]) + ("…" if len(lines) > 2 else "")
+
+
+def _crossings(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float) -> np.ndarray:
+    """The FPRs of the empirical ROC's vertices that lie above the claim's TPR bound 1 − f_{ε,δ}(FPR)."""
     if eps is None or not math.isfinite(eps):
-        return None
+        return np.empty(0)
     above = tpr > 1 - tradeoff_curve(eps, delta, fpr) + 1e-12
-    return float(fpr[above].max()) if np.any(above) else None
+    return fpr[above]
+
+
+def certifying_point(result: TradeoffAudit) -> tuple[float, float, str] | None:
+    """The test ε̲ was read from, as a point (α, β) of the trade-off plot, and how it was read.
+
+    A forward test (score > threshold rejects x) is its (FPR, FNR). A reverse test
+    (score < threshold rejects x′) is a test of x′ against x: as a test of x against x′
+    its errors swap, so it is drawn at (FNR, FPR); f_{ε,δ} is symmetric, so the claim
+    constrains both the same way. A pooled test adds both tests' errors (rates over
+    2·n_eval); it is drawn at its rates. FPR = 0 is drawn on the axis.
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+
+    Returns
+    -------
+    (alpha, beta, label) or None
+        None when the result records no operating point.
+    """
+    op = result.operating_point if isinstance(result.operating_point, dict) else {}
+    a, b = num(op.get("fpr")), num(op.get("fnr"))
+    if a is None or b is None:
+        return None
+    direction = str(op.get("direction") or "forward")
+    if direction == "reverse":
+        return b, a, f"reverse test, FPR {fnum(a)}, FNR {fnum(b)}, drawn mirrored"
+    return a, b, f"{direction} test, FPR {fnum(a)}, FNR {fnum(b)}"
+
+
+#: Colour of a figure's stamp by what it says.
+_STAMP_COLOUR = {"refuted": "tab:red", "caught": "tab:green", "missed": "tab:red", "holds": "black"}
+
+
+def _stamp_kind(entry: AuditEntry) -> str:
+    """``"caught"``/``"missed"`` for a negative control, else ``"refuted"`` or ``"holds"`` (ε̲ vs the claim)."""
+    res: TradeoffAudit = entry.result
+    exceeds = _exceeds(res)
+    if entry.expectation == "violation":
+        return "caught" if outcome(entry) == Outcome.EXPECTED_VIOLATION_CAUGHT else "missed"
+    return "refuted" if exceeds and entry.final_verdict == Verdict.VIOLATION else "holds"
+
+
+def _exceeds(res: TradeoffAudit) -> bool:
+    eps, lb = num(res.claim.epsilon), num(res.epsilon_lb)
+    return eps is not None and lb is not None and math.isfinite(eps) and lb > eps
+
+
+def verdict_text(entry: AuditEntry) -> tuple[str, str]:
+    """(stamp, caption clause) of a trade-off figure, computed from the entry's outcome and ε̲.
+
+    A caught negative control says caught, a missed one says missed; a refuted claim names
+    ε̲ and the claim; otherwise ε̲ does not exceed the claim. Never the other way round.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`TradeoffAudit`.
+
+    Returns
+    -------
+    (str, str)
+    """
+    res: TradeoffAudit = entry.result
+    lb, eps = fnum(res.epsilon_lb), fnum(res.claim.epsilon)
+    kind = _stamp_kind(entry)
+    if kind == "caught":
+        return (f"negative control caught:\nε̲ = {lb} > claimed ε = {eps}",
+                f"negative control: the certified ε̲ = {lb} exceeds the claimed ε = {eps}, so the known violation "
+                "was caught")
+    if kind == "missed":
+        return (f"negative control MISSED:\nε̲ = {lb} ≤ claimed ε = {eps}" if not _exceeds(res) else
+                f"negative control MISSED:\nε̲ = {lb} (verdict {res.verdict})",
+                f"negative control MISSED: the audit's verdict is {res.verdict} (certified ε̲ = {lb}, claimed ε = "
+                f"{eps})")
+    if kind == "refuted":
+        return (f"claim refuted:\nε̲ = {lb} > claimed ε = {eps}",
+                f"the certified ε̲ = {lb} exceeds the claimed ε = {eps}: the claim is refuted")
+    if _exceeds(res):  # above the claim but not a violation (ε̲ computed at a smaller δ)
+        return (f"ε̲ = {lb} > ε = {eps} at a smaller δ:\nnot a violation ({res.verdict})",
+                f"the certified ε̲ = {lb} exceeds the claimed ε = {eps} only at δ = {fnum(res.delta)} < the claim's "
+                f"δ, where a larger ε is allowed: verdict {res.verdict}")
+    return (f"ε̲ = {lb} ≤ claimed ε = {eps}",
+            f"the certified ε̲ = {lb} does not exceed the claimed ε = {eps}")
 
 
 def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact) -> tuple[str, Any, str]:
@@ -413,22 +564,30 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha,
     ax.plot(np.clip(f_sorted, floor, 1), np.clip(t_sorted, floor, 1), color="tab:blue", drawstyle="steps-post",
             label="empirical ROC")
     ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
+    point = certifying_point(res)
+    if point is not None:
+        at_zero = point[0] <= 0
+        ax.plot([max(point[0], floor)], [np.clip(1 - point[1], floor, 1)], marker="<" if at_zero else "o", ms=8,
+                mfc="none", mec="tab:orange", mew=1.8, ls="none", clip_on=False,
+                label=f"certifying test ({point[2]})" + (", FPR = 0 drawn at the axis" if at_zero else ""))
     ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
-           ylabel="true-positive rate (log)", title=f"ROC (log–log): {entry.label}"[:70])
-    ax.title.set_fontsize(10)
-    ax.legend(fontsize=LEGEND_PT, loc="lower right")
+           ylabel="true-positive rate (log)")
+    ax.set_title(_title("ROC (log–log)", entry.label), fontsize=10)
+    ax.legend(fontsize=LEGEND_PT - 1, loc="lower right")
     caption = ("ROC of the attack on log–log axes with its confidence band; the shaded red region is what the claim "
-               "forbids (the low-FPR corner certifies large ε)")
-    cross = _crossing(f_sorted, t_sorted, eps, delta)
-    # The entry's verdict (a caught negative control reads "pass"), as the report shows it.
-    if cross is not None and entry.final_verdict != Verdict.VIOLATION:
-        why = (f"the empirical curve crosses the claim at FPR ≤ {cross:.2g} (≈ {max(1, round(cross * n))} of "
-               f"{n} releases): sampling noise; the certified ε̲ = {fnum(res.epsilon_lb)} does not exceed "
-               f"the claim")
-        ax.text(0.02, 0.98, "crossing at tiny FPR =\nsampling noise, not a violation", transform=ax.transAxes,
-                fontsize=LEGEND_PT - 1, va="top", color="tab:red")
-        caption += "; " + why
-    return ("roc", fig, caption)
+               "forbids (the low-FPR corner certifies large ε); the circle is the test that certified ε̲")
+    stamp, why = verdict_text(entry)
+    kind = _stamp_kind(entry)
+    cross = _crossings(f_sorted, t_sorted, eps, delta)
+    if kind in ("holds", "missed") and not _exceeds(res) and cross.size:
+        # Point estimates above the bound while the certified ε̲ is not: the crossing is sampling noise.
+        why += (f"; the empirical curve's point estimates lie above the claim's bound at {cross.size} of its "
+                f"{f_sorted.size} vertices (FPR {cross.min():.2g} to {cross.max():.2g}): sampling noise, which "
+                "the certified ε̲ accounts for")
+        stamp += "\ncurve above the bound in places:\nsampling noise"
+    ax.text(0.02, 0.98, stamp, transform=ax.transAxes, fontsize=LEGEND_PT - 1, va="top",
+            color=_STAMP_COLOUR[kind])
+    return ("roc", fig, caption + "; " + why)
 
 
 KIND = AuditKind(

@@ -23,7 +23,7 @@ import warnings
 from privaudit.audit.display.formatting import fnum, num
 from privaudit.audit.kinds import AuditKind, renderer
 from privaudit.audit.display.plotting import new_figure, png
-from privaudit.audit.results import AuditEntry
+from privaudit.audit.results import AuditEntry, as_entry
 from privaudit.audit.verdicts import Verdict, outcome_label
 
 #: Summary tables: name -> (title, header after "#", note, figure file name). Kinds contribute rows
@@ -37,8 +37,9 @@ SUMMARY_TABLES = {
         "Clopper–Pearson bounds on the attack's error rates hold for every mechanism; the GDP fit assumes the "
         "trade-off curve is Gaussian and is an estimate under that assumption. A claim is refuted when ε̲ exceeds "
         "it. Max certifiable ε: the largest ε̲ a Clopper–Pearson audit with this many evaluation samples per "
-        "hypothesis can reach (zero errors on both sides): ln((1−δ−u)/u), u = 1−((1−c)/2)^{1/n}, "
-        "≈ ln(n/ln(2/(1−c))); a claim above it cannot be refuted at this sample size.",
+        "hypothesis can reach (zero errors on both sides of its widest test: the pooled test of a split audit counts "
+        "both thresholds' errors over m = 2n trials, a Bonferroni audit's tests m = n): ln((1−δ−u)/u), "
+        "u = 1−((1−c)/2)^{1/m}, ≈ ln(m/ln(2/(1−c))); a claim above it cannot be refuted at this sample size.",
         "epsilon-table.png",
     ),
     "bias": (
@@ -60,12 +61,15 @@ def _renderer(entry: AuditEntry) -> AuditKind | None:
 
 
 # --------------------------------------------------------------------------- headlines
-def headline(entry: AuditEntry) -> str:
+def headline(entry: AuditEntry, *, with_outcome: bool = True) -> str:
     """One-line summary of an audit entry for the overview table.
 
     Parameters
     ----------
     entry : AuditEntry
+    with_outcome : bool
+        Start a negative control's headline with its outcome ("violation expected — caught: ...");
+        False where the outcome is shown beside it already.
 
     Returns
     -------
@@ -74,7 +78,7 @@ def headline(entry: AuditEntry) -> str:
     """
     if entry.final_verdict == Verdict.ERROR:
         return str(getattr(entry.result, "error", "error"))[:160]
-    prefix = f"{outcome_label(entry)}: " if entry.expectation == "violation" else ""
+    prefix = f"{outcome_label(entry)}: " if with_outcome and entry.expectation == "violation" else ""
     kind = _renderer(entry)
     if kind is not None and kind.headline is not None:
         return prefix + kind.headline(entry)
@@ -122,6 +126,64 @@ def render_figures(entries: list[AuditEntry]) -> dict[int, list[tuple[str, bytes
         if items:
             out[i] = items
     return out
+
+
+def entry_figures(entry: AuditEntry) -> list:
+    """The kind's figures of one entry, ``[(name, matplotlib figure, caption), ...]`` (none when no kind draws it).
+
+    Parameters
+    ----------
+    entry : AuditEntry
+
+    Returns
+    -------
+    list of (str, Figure, str)
+    """
+    kind = _renderer(entry)
+    return [] if kind is None or kind.figures is None else list(kind.figures(entry))
+
+
+def plot_result(result, which: int | str = 0):
+    """A result's figure as a matplotlib Figure (``result.plot()``), drawn by its kind.
+
+    Parameters
+    ----------
+    result : AuditResult or AuditEntry
+        A typed result (e.g. from :func:`~privaudit.audit.audit_tradeoff`) or a report entry.
+    which : int or str
+        The figure: its position among the kind's figures, or its name (``"tradeoff"``, ``"roc"``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Not closed: shown inline in a notebook, or saved with ``savefig``.
+
+    Raises
+    ------
+    ValueError
+        No registered kind draws this result, or it has no figure ``which``.
+    TypeError
+        ``result`` is not an audit result.
+    """
+    import matplotlib.pyplot as plt
+
+    entry = as_entry(result)
+    kind = _renderer(entry)
+    if kind is None or kind.figures is None:
+        raise ValueError(f"no registered audit kind draws a result of kind {entry.kind!r} (verdict "
+                         f"{entry.final_verdict!r})")
+    figs = kind.figures(entry)
+    names = [suffix for suffix, _, _ in figs]
+    pick = which if isinstance(which, int) and not isinstance(which, bool) else (
+        names.index(which) if which in names else None)
+    if pick is None or not -len(figs) <= pick < len(figs):
+        for _, fig, _ in figs:
+            plt.close(fig)
+        raise ValueError(f"which={which!r}: this {entry.kind} result has the figures {names}")
+    for k, (_, fig, _) in enumerate(figs):
+        if k != pick % len(figs):
+            plt.close(fig)
+    return figs[pick][1]
 
 
 def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = ""):
@@ -202,4 +264,4 @@ def _outcome_first(row: list[str]) -> list[str]:
     return [row[0], row[-1], *row[1:-1]]
 
 
-__all__ = ["SUMMARY_TABLES", "headline", "render_figures", "render_table_figures", "summary_tables", "table_figure"]
+__all__ = ["SUMMARY_TABLES", "headline", "plot_result", "render_figures", "render_table_figures", "summary_tables", "table_figure"]

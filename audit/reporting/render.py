@@ -49,7 +49,7 @@ from typing import Any
 from privaudit.audit.reporting.figures import headline, render_figures, render_table_figures, summary_tables
 from privaudit.audit.display.formatting import fmt, num
 from privaudit.audit.kinds import entry_from_dict
-from privaudit.audit.results import AuditEntry
+from privaudit.audit.results import AuditEntry, as_entry
 from privaudit.audit.verdicts import (OUTCOME_LABELS, Outcome, outcome, outcome_counts, outcome_label, overall_status,
                                       status_sentence)
 
@@ -324,11 +324,11 @@ def render_markdown(report: dict, entries: list[AuditEntry], figures: dict[int, 
         out += top_md
     out += ["## All audits", "",
             _md_table(["#", "kind", "target", "outcome", "result"],
-                      [[str(i), a.kind, a.label, outcome_label(a), headline(a)]
+                      [[str(i), a.kind, a.label, outcome_label(a), headline(a, with_outcome=False)]
                        for i, a in enumerate(entries)]), ""]
     for i, a in enumerate(entries):
         out += [f"### {i}. {_md(a.kind)}: {_md(a.label)}", "", f"Outcome: **{_md(outcome_label(a))}** — "
-                f"{_md(headline(a))}", ""]
+                f"{_md(headline(a, with_outcome=False))}", ""]
         error = _error_of(a)
         if error:
             out += ["```", error, "```", ""]
@@ -501,7 +501,7 @@ def render_html(report: dict, entries: list[AuditEntry], figures: dict[int, list
     all_audits = [
         f"<details open><summary><b>All audits ({len(entries)})</b></summary>",
         _html_table(["#", "kind", "target", "outcome", "result"],
-                    [[f"<a href='#audit-{i}'>{i}</a>", e(a.kind), e(a.label), _outcome(a), e(headline(a))]
+                    [[f"<a href='#audit-{i}'>{i}</a>", e(a.kind), e(a.label), _outcome(a), e(headline(a, with_outcome=False))]
                      for i, a in enumerate(entries)], raw_cols=(0, 1, 2, 3, 4)),
         "</details>",
     ]
@@ -517,7 +517,7 @@ def render_html(report: dict, entries: list[AuditEntry], figures: dict[int, list
         bad = outcome(a) in (Outcome.VIOLATION, Outcome.FAIL, Outcome.ERROR, Outcome.EXPECTED_VIOLATION_MISSED)
         parts.append(f"<details class='audit' id='audit-{i}'{' open' if bad else ''}><summary>{i}. "
                      f"{_outcome(a)} — {e(a.kind)}: {e(a.label)}</summary>")
-        parts.append(f"<p>{e(headline(a))}</p>")
+        parts.append(f"<p>{e(headline(a, with_outcome=False))}</p>")
         error = _error_of(a)
         if error:
             parts.append(f"<pre>{e(error)}</pre>")
@@ -539,6 +539,56 @@ def render_html(report: dict, entries: list[AuditEntry], figures: dict[int, list
     versions = ", ".join(f"{k} {val}" for k, val in report["versions"].items() if val)
     parts += [f"<p class='meta'>{e(_run_line(report))} Versions: {e(versions)}</p>", "</body></html>"]
     return "\n".join(parts)
+
+
+#: The report's styles a notebook cell needs, scoped to the result's block (a notebook's own styles stay as they are).
+_NOTEBOOK_CSS = (
+    ".privaudit-result .o-pass,.privaudit-result .o-expected-violation-caught{color:#176117;font-weight:600}"
+    ".privaudit-result .o-violation,.privaudit-result .o-fail,.privaudit-result .o-error,"
+    ".privaudit-result .o-expected-violation-missed{color:#a40000;font-weight:700}"
+    ".privaudit-result .o-inconclusive{color:#8a5a00;font-weight:600}"
+    ".privaudit-result .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:.5em}"
+    ".privaudit-result figure{margin:0}.privaudit-result img{max-width:100%;height:auto}"
+    ".privaudit-result figcaption,.privaudit-result .note{font-size:.85em;color:#444}"
+    ".privaudit-result label.zoom input{display:none}"
+    ".privaudit-result td.num{text-align:right}"
+)
+
+
+def result_html(result) -> str:
+    """An HTML fragment of one result for notebooks (``_repr_html_``): outcome, headline, figures, fields, notes.
+
+    Parameters
+    ----------
+    result : AuditResult or AuditEntry
+
+    Returns
+    -------
+    str
+        Self-contained HTML (figures embedded as PNG); strings from the result are escaped.
+    """
+    from privaudit.audit.display.plotting import png
+    from privaudit.audit.reporting.figures import entry_figures
+
+    e = html.escape
+    entry = as_entry(result)
+    parts = [f"<div class='privaudit-result'><style>{_NOTEBOOK_CSS}</style>",
+             f"<p><b>{e(entry.kind)}: {e(entry.label)}</b> — {_outcome(entry)}</p>",
+             f"<p>{e(headline(entry, with_outcome=False))}</p>"]
+    error = _error_of(entry)
+    if error:
+        parts.append(f"<pre>{e(error)}</pre>")
+    figs = entry_figures(entry)
+    if figs:
+        parts.append("<div class='figs'>" + "".join(_figure(f"{suffix}.png", png(fig), caption)
+                                                     for suffix, fig, caption in figs) + "</div>")
+    rows = scalar_rows(entry)
+    if rows:
+        parts.append(_html_table(["field", "value"], [list(r) for r in rows], cls="fields"))
+    notes = entry_notes(entry)
+    if notes:
+        parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    return "\n".join(parts + ["</div>"])
 
 
 def report_json(report: dict) -> bytes:
