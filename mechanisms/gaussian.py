@@ -30,7 +30,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian, get_sigma_gaussian
+from numpy.typing import ArrayLike
+from dp_accounting import DpEvent, GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian, get_sigma_gaussian
 
 from .claim import PrivacyClaim
 from .lattice import (
@@ -55,17 +56,69 @@ CALIBRATIONS = ("analytic", "classical")
 
 
 def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = Δ·sqrt(2 ln(1.25/δ))/ε, the textbook calibration (valid for ε < 1)."""
+    """σ = Δ·sqrt(2 ln(1.25/δ))/ε, the textbook calibration (valid for ε < 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        Target δ in (0, 1).
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        σ.
+    """
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """The exact smallest σ for (ε, δ)-DP (Balle & Wang 2018), via dp_accounting."""
+    """The exact smallest σ for (ε, δ)-DP (Balle & Wang 2018), via dp_accounting.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        Target δ in (0, 1).
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        σ.
+    """
     return sensitivity * get_sigma_gaussian(epsilon, delta)
 
 
 def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, calibration: str = "analytic") -> float:
-    """Noise std σ for one Gaussian release with ℓ₂ sensitivity Δ at (ε, δ)."""
+    """Noise std σ for one Gaussian release with ℓ₂ sensitivity Δ at (ε, δ).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        Target δ in (0, 1).
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+    calibration : {"analytic", "classical"}
+        Exact (Balle & Wang) or textbook calibration.
+
+    Returns
+    -------
+    float
+        σ.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an out-of-range ε, δ or Δ, or an unknown calibration.
+    """
     check_epsilon(epsilon)
     check_delta(delta)
     check_positive("sensitivity", sensitivity)
@@ -85,6 +138,25 @@ def gaussian_claim(
     With ``exact`` the claim carries μ = Δ/σ and ρ = Δ²/(2σ²), and any missing
     member of (ε, δ) is completed from the exact profile (δ defaults to 1e−5).
     Otherwise (a user-stated or classical claim) only (ε, δ) are claimed.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std σ > 0.
+    sensitivity : float
+        ℓ₂ sensitivity Δ.
+    epsilon : float or None
+        Stated ε (completed from the profile when None and ``exact``).
+    delta : float or None
+        Stated δ (completed likewise).
+    adjacency : str
+        The claim's neighbouring relation.
+    exact : bool
+        Whether σ is exactly calibrated (then μ and ρ are claimed too).
+
+    Returns
+    -------
+    PrivacyClaim
     """
     mu = sensitivity / sigma
     if not exact:
@@ -121,6 +193,34 @@ def resolve_gaussian(
     Without ``sigma``, σ is calibrated to (ε, δ), both required. With ``sigma``
     alone the claim is its exact profile; with ``sigma`` and both ε and δ the
     (ε, δ) claim is kept as stated (how mis-calibrated mechanisms are built).
+
+    Parameters
+    ----------
+    epsilon : float or None
+        Target or stated ε.
+    delta : float or None
+        Target or stated δ.
+    sigma : float or None
+        Given noise std, or None to calibrate.
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+    calibration : {"analytic", "classical"}
+        Exact (Balle & Wang) or textbook calibration.
+    adjacency : str
+        The claim's neighbouring relation.
+    owner : str
+        Class name used in error messages.
+
+    Returns
+    -------
+    (float, PrivacyClaim)
+        σ and the claim.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown calibration, out-of-range values, a missing ε or δ without σ, or
+        parameters dp_accounting cannot compute.
     """
     if calibration not in CALIBRATIONS:
         raise InvalidParameterError(f"calibration must be one of {CALIBRATIONS}, got calibration={calibration!r}")
@@ -145,12 +245,31 @@ def resolve_gaussian(
     return sigma, claim
 
 
-def float_safe_gaussian(values: np.ndarray, sigma: float, rng=None) -> np.ndarray:
+def float_safe_gaussian(values: np.ndarray, sigma: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """``values + N(0, σ²)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ σ⌋ − 10).
 
     The float-safe replacement for ``values + sigma * rng.standard_normal(values.shape)``
     (:mod:`privaudit.mechanisms.lattice`): same privacy as the continuous Gaussian,
     law values + σN + γ·U[−½, ½) with γ ≤ σ·2⁻¹⁰. Returns a new array.
+
+    Parameters
+    ----------
+    values : array-like
+        Values to noise (any shape).
+    sigma : float
+        Noise std σ > 0.
+    rng : Generator, int or None
+        Source of the noise and of the lattice offset.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``values``.
+
+    Raises
+    ------
+    InvalidParameterError
+        When σ ≤ 0.
     """
     sigma = check_positive("sigma", sigma)
     values = np.asarray(values, dtype=float)
@@ -159,11 +278,22 @@ def float_safe_gaussian(values: np.ndarray, sigma: float, rng=None) -> np.ndarra
     return lattice_release(values, noise, sigma, grid_step(sigma), rng)
 
 
-def float_safe_gaussian_logpdf(residuals, sigma: float) -> np.ndarray:
+def float_safe_gaussian_logpdf(residuals: ArrayLike, sigma: float) -> np.ndarray:
     """Row-wise log-density of ``float_safe_gaussian`` releases, given residuals y − mean of shape (n, ...).
 
     The law is mean + σN + γW, W ~ U[−½, ½): Σ log((Φ(v + h) − Φ(v − h))/γ) with v = residual/σ,
     h = γ/(2σ), γ = 2^(⌊log₂ σ⌋ − 10); the Gaussian log-density up to a relative O((γ/σ)²).
+
+    Parameters
+    ----------
+    residuals : array-like of shape (n, ...)
+        y − mean of each release, one release per row.
+    sigma : float
+        Noise std σ > 0.
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     sigma = check_positive("sigma", sigma)
     r = np.asarray(residuals, dtype=float)
@@ -218,15 +348,48 @@ class GaussianMechanism:
         return f"GaussianMechanism(sigma={self.sigma:.6g}, sensitivity={self.sensitivity:g}, claim={self.claim})"
 
     def exact_delta(self, epsilon: float) -> float:
-        """δ(ε) of the continuous Gaussian of the σ in use: exact for it, an upper bound for the lattice release."""
+        """δ(ε) of the continuous Gaussian of the σ in use: exact for it, an upper bound for the lattice release.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         return float(gaussian_delta(self.mu, check_positive("epsilon", epsilon, allow_zero=True)))
 
     def exact_epsilon(self, delta: float) -> float:
-        """ε(δ) of the continuous Gaussian (dp_accounting's analytic Gaussian); an upper bound for the lattice release."""
+        """ε(δ) of the continuous Gaussian (dp_accounting's analytic Gaussian); an upper bound for the lattice release.
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return float(get_epsilon_gaussian(self.sigma / self.sensitivity, check_delta(delta)))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """G_μ(α) between inputs at distance Δ: exact for the continuous Gaussian, a lower bound for the lattice release."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """G_μ(α) between inputs at distance Δ: exact for the continuous Gaussian, a lower bound for the lattice release.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         return gaussian_tradeoff(self.mu, alpha)
 
     def float_error(self, d: int = 1) -> tuple[float, float]:
@@ -236,42 +399,101 @@ class GaussianMechanism:
         total-variation error ≤ d·τ (η = 2⁻³⁰, τ = 1e−14 per coordinate; derivation in
         :mod:`privaudit.mechanisms.lattice`), so the release is
         (ε + 2dη, e^{dη}δ + (1 + e^ε)dτ)-DP whenever the ideal one is (ε, δ)-DP.
+
+        Parameters
+        ----------
+        d : int
+            Number of released coordinates.
+
+        Returns
+        -------
+        (float, float)
+            (2dη, e^{dη}δ + (1 + e^ε)dτ).
         """
         d = check_int("d", d)
         eps = self.claim.epsilon if math.isfinite(self.claim.epsilon) else 0.0
         return 2 * d * GAUSSIAN_ETA, math.expm1(d * GAUSSIAN_ETA) * self.claim.delta + (1 + math.exp(eps)) * d * GAUSSIAN_TAIL
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of the noise and of the lattice offset.
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+            Independent releases stacked along axis 0.
+        """
         x = check_array("x", x)
         n = check_int("n", n)
         rng = np.random.default_rng(rng)
         noise = rng.standard_normal((n, *x.shape))
         return lattice_release(x, noise, self.sigma, self.lattice_step, rng)
 
-    def log_density(self, outputs, x) -> np.ndarray:
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
         """Exact log-density of each release given ``x``; shape ``(n,)``.
 
         The release is x + σN + γW with W ~ U[−½, ½)^d: its density is
         Π (Φ(v + h) − Φ(v − h))/γ with v = (y − x)/σ, h = γ/(2σ), the Gaussian density up
         to a relative O((γ/σ)²).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Log-density (or log-pmf) of each release given ``x``.
         """
         x = check_array("x", x)
         y = np.asarray(outputs, dtype=float)
         return float_safe_gaussian_logpdf(y - x, self.sigma)
 
-    def fisher_information(self, x) -> np.ndarray:
-        """Exact Fisher information about x of the dithered release: I·c/σ² with c = 1 − O((γ/σ)²) ≤ 1."""
+    def fisher_information(self, x: ArrayLike) -> np.ndarray:
+        """Exact Fisher information about x of the dithered release: I·c/σ² with c = 1 − O((γ/σ)²) ≤ 1.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input (only its size matters).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+            c·I/σ².
+        """
         x = check_array("x", x)
         return np.eye(x.size) * gaussian_dither_fisher(self.sigma / self.lattice_step) / self.sigma**2
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release between inputs at ℓ₂ distance Δ (default: the sensitivity).
 
         ``GaussianDpEvent(σ/Δ)``: a unit shift against noise multiplier σ/Δ. Exact for the
         continuous Gaussian and, the dithered lattice release being its post-processing,
         a valid (pessimistic by O((γ/σ)²)) description of what is sampled. Use it through
         :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Distance between the two inputs in the mechanism's sensitivity norm
+            (default: the sensitivity, the worst case).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``GaussianDpEvent(σ/Δ)``, or ``NoOpDpEvent`` at distance 0.
         """
         d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
         return NoOpDpEvent() if d == 0 else GaussianDpEvent(self.sigma / d)

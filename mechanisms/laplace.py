@@ -31,7 +31,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import LaplaceDpEvent, NoOpDpEvent
+from dp_accounting import DpEvent, LaplaceDpEvent, NoOpDpEvent
+from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
 from .lattice import LAPLACE_ETA, grid_step, laplace_dither_logprob, lattice_release, noise_offsets
@@ -39,11 +40,30 @@ from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
 
-def float_safe_laplace(values, scale: float, rng=None) -> np.ndarray:
+def float_safe_laplace(values: ArrayLike, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """``values + Lap(0, scale)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ scale⌋ − 10).
 
     The float-safe replacement for ``values + rng.laplace(0, scale, values.shape)``: same
     pure ε-DP as the continuous Laplace (post-processing), law values + Lap(0, b) + γ·U[−½, ½).
+
+    Parameters
+    ----------
+    values : array-like
+        Values to noise (any shape).
+    scale : float
+        Laplace scale b, in :data:`SCALE_RANGE`.
+    rng : Generator, int or None
+        Source of the noise and of the lattice offset.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``values``.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the scale is not positive or lies outside :data:`SCALE_RANGE`.
     """
     scale = check_positive("scale", scale)
     if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
@@ -97,17 +117,50 @@ class LaplaceMechanism:
         return self.sensitivity / self.scale
 
     def exact_delta(self, epsilon: float) -> float:
-        """δ(ε) of the continuous Laplace of the scale in use: exact for it, an upper bound for the dithered release."""
+        """δ(ε) of the continuous Laplace of the scale in use: exact for it, an upper bound for the dithered release.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            max(0, 1 − e^{(ε − ε_true)/2}).
+        """
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         return max(0.0, -math.expm1((eps - self.true_epsilon) / 2))
 
     def exact_epsilon(self, delta: float) -> float:
-        """ε(δ) of the continuous Laplace, ε_true + 2 ln(1 − δ) floored at 0; an upper bound for the dithered release."""
+        """ε(δ) of the continuous Laplace, ε_true + 2 ln(1 − δ) floored at 0; an upper bound for the dithered release.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         d = check_delta(delta, allow_zero=True)
         return max(0.0, self.true_epsilon + 2 * math.log1p(-d))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Trade-off curve of the continuous worst-case pair: exact for it, a lower bound for the dithered release."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Trade-off curve of the continuous worst-case pair: exact for it, a lower bound for the dithered release.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         return laplace_tradeoff(self.true_epsilon, alpha)
 
     def float_error(self, d: int = 1) -> tuple[float, float]:
@@ -116,11 +169,36 @@ class LaplaceMechanism:
         Every output's implemented probability is within exp(±d·η) of the ideal one
         (η = 2⁻²⁷, :data:`~privaudit.mechanisms.lattice.LAPLACE_ETA`), except beyond 737
         scales (ideal mass < 2⁻¹⁰⁰⁰ ≈ 1e−301).
+
+        Parameters
+        ----------
+        d : int
+            Number of released coordinates.
+
+        Returns
+        -------
+        (float, float)
+            (2dη, 0).
         """
         return 2 * check_int("d", d) * LAPLACE_ETA, 0.0
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` dithered lattice releases of ``x``: shape ``(n, *x.shape)``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of the noise and of the lattice offset.
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+            Independent releases stacked along axis 0.
+        """
         x = check_array("x", x)
         n = check_int("n", n)
         rng = np.random.default_rng(rng)
@@ -128,25 +206,48 @@ class LaplaceMechanism:
         e *= sign
         return lattice_release(x, e.reshape((n, *x.shape)), self.scale, self.lattice_step, rng)
 
-    def log_density(self, outputs, x) -> np.ndarray:
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
         """Exact log-density of each release given ``x``; shape ``(n,)``.
 
         The release is x + b·L + γW with W ~ U[−½, ½)^d: its density is
         Π P(L ∈ [v − h, v + h])/γ with v = (y − x)/b, h = γ/(2b), the Laplace density up
         to a relative O((γ/b)²) away from x.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Log-density (or log-pmf) of each release given ``x``.
         """
         x = check_array("x", x)
         v = noise_offsets(outputs, x, self.scale)
         h = 0.5 * self.lattice_step / self.scale
         return laplace_dither_logprob(v, h).sum(axis=1) - v.shape[1] * math.log(self.lattice_step)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release between inputs at ℓ₁ distance Δ (default: the sensitivity).
 
         ``LaplaceDpEvent(b/Δ)``: exact for the continuous Laplace and, the dithered lattice
         release being its post-processing, a valid description of what is sampled (the
         floating-point slack is :meth:`float_error`). Use it through
         :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Distance between the two inputs in the mechanism's sensitivity norm
+            (default: the sensitivity, the worst case).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``LaplaceDpEvent(b/Δ)``, or ``NoOpDpEvent`` at distance 0.
         """
         d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
         return NoOpDpEvent() if d == 0 else LaplaceDpEvent(self.scale / d)

@@ -70,6 +70,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, ndtr
 
 from .validation import InvalidInputError, InvalidParameterError
@@ -87,7 +88,25 @@ GAUSSIAN_TAIL = 1e-14
 
 
 def grid_step(scale: float, bits: int = GRID_BITS) -> float:
-    """γ = 2^(⌊log₂ scale⌋ − bits), the power-of-two lattice step for a noise scale."""
+    """γ = 2^(⌊log₂ scale⌋ − bits), the power-of-two lattice step for a noise scale.
+
+    Parameters
+    ----------
+    scale : float
+        Noise scale (σ or b) > 0.
+    bits : int
+        How many binary orders of magnitude γ lies below the scale.
+
+    Returns
+    -------
+    float
+        γ.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the step would underflow (below 2⁻¹⁰⁰⁰) or is not finite.
+    """
     mant, exp = math.frexp(scale)  # scale = mant·2^exp, mant in [0.5, 1)
     step = math.ldexp(1.0, exp - 1 - bits)
     if step == 0.0 or not math.isfinite(step) or step < 2.0**-1000:
@@ -98,7 +117,25 @@ def grid_step(scale: float, bits: int = GRID_BITS) -> float:
 
 
 def split_input(x: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """Split x/γ into its nearest integer k₀ and the exact remainder f ∈ [−½, ½]."""
+    """Split x/γ into its nearest integer k₀ and the exact remainder f ∈ [−½, ½].
+
+    Parameters
+    ----------
+    x : ndarray
+        The input (any shape).
+    step : float
+        Lattice step γ, a power of two.
+
+    Returns
+    -------
+    k0, f : ndarray
+        Shaped like x, with x/γ = k₀ + f exactly.
+
+    Raises
+    ------
+    InvalidInputError
+        When |x/γ| exceeds :data:`MAX_INDEX`.
+    """
     u = x / step  # exact: step is a power of two and |u| is checked below
     if u.size and float(np.max(np.abs(u))) > MAX_INDEX:
         raise InvalidInputError(
@@ -109,10 +146,28 @@ def split_input(x: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
     return k0, u - k0
 
 
-def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float, rng) -> np.ndarray:
+def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float, rng: np.random.Generator) -> np.ndarray:
     """γ·fl(K + u), K = k₀ + rint(f + (scale/γ)·noise − u), for standard noise of shape (n, *x.shape); in place.
 
     ``rng`` (a Generator) draws the offsets u ~ U[0, 1), independent of x.
+
+    Parameters
+    ----------
+    x : ndarray
+        The input (any shape).
+    noise : ndarray of shape (n, *x.shape)
+        Standard noise draws; overwritten with the release.
+    scale : float
+        Noise scale (σ or b) > 0.
+    step : float
+        Lattice step γ, a power of two.
+    rng : Generator
+        Source of the offsets u.
+
+    Returns
+    -------
+    ndarray of shape (n, *x.shape)
+        The releases (the ``noise`` array itself).
     """
     k0, f = split_input(x, step)
     u = rng.random(noise.shape)
@@ -126,8 +181,22 @@ def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float,
     return noise
 
 
-def noise_offsets(outputs, x: np.ndarray, scale: float) -> np.ndarray:
-    """(y − x)/scale per coordinate, shape (n, d)."""
+def noise_offsets(outputs: ArrayLike, x: np.ndarray, scale: float) -> np.ndarray:
+    """(y − x)/scale per coordinate, shape (n, d).
+
+    Parameters
+    ----------
+    outputs : array-like of shape (n, ...)
+        Releases.
+    x : ndarray
+        The input, broadcast against each release.
+    scale : float
+        Noise scale (σ or b) > 0.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+    """
     y = np.asarray(outputs, dtype=float)
     return ((y - x) / scale).reshape(len(y), -1)
 
@@ -139,7 +208,20 @@ def _log_diff_exp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def laplace_cell_logprob(v: np.ndarray, half: float) -> np.ndarray:
-    """log P(L ∈ [v − half, v + half]) for L ~ Laplace(0, 1), elementwise and stable in the tails."""
+    """log P(L ∈ [v − half, v + half]) for L ~ Laplace(0, 1), elementwise and stable in the tails.
+
+    Parameters
+    ----------
+    v : ndarray
+        Cell centres, in noise units.
+    half : float
+        Half-width h of the cell, in noise units.
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``v``.
+    """
     a, c = v - half, v + half
     right = _log_diff_exp(-a, -c) - math.log(2)  # a >= 0: ½(e^{−a} − e^{−c})
     left = _log_diff_exp(c, a) - math.log(2)  # c <= 0: ½(e^{c} − e^{a})
@@ -148,7 +230,20 @@ def laplace_cell_logprob(v: np.ndarray, half: float) -> np.ndarray:
 
 
 def gaussian_cell_logprob(v: np.ndarray, half: float) -> np.ndarray:
-    """log P(N ∈ [v − half, v + half]) for N ~ N(0, 1), elementwise and stable in the tails."""
+    """log P(N ∈ [v − half, v + half]) for N ~ N(0, 1), elementwise and stable in the tails.
+
+    Parameters
+    ----------
+    v : ndarray
+        Cell centres, in noise units.
+    half : float
+        Half-width h of the cell, in noise units.
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``v``.
+    """
     a, c = v - half, v + half
     upper = _log_diff_exp(log_ndtr(-a), log_ndtr(-c))  # a >= 0: Q(a) − Q(c)
     lower = _log_diff_exp(log_ndtr(c), log_ndtr(a))  # c <= 0: Φ(c) − Φ(a)
@@ -157,7 +252,20 @@ def gaussian_cell_logprob(v: np.ndarray, half: float) -> np.ndarray:
 
 
 def laplace_dither_logprob(v: np.ndarray, half: float) -> np.ndarray:
-    """Fast :func:`laplace_cell_logprob`: for |v| ≥ half the cell mass is e^{−|v|}·sinh(half) exactly."""
+    """Fast :func:`laplace_cell_logprob`: for |v| ≥ half the cell mass is e^{−|v|}·sinh(half) exactly.
+
+    Parameters
+    ----------
+    v : ndarray
+        Cell centres, in noise units.
+    half : float
+        Half-width h of the cell, in noise units.
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``v``.
+    """
     out = -np.abs(v)
     out += math.log(math.sinh(half))
     centre = np.abs(v) < half
@@ -174,6 +282,18 @@ def gaussian_dither_logprob(v: np.ndarray, half: float) -> np.ndarray:
     P = 2h·φ(v)·(S(a) − (h²/2)(1/3 + a²/10 + O(a⁴)) + h⁴/40 + O(h⁶)); the neglected terms
     are below 1e−16 relative for |a| ≤ 0.05. Larger |a| (|v| ≥ 0.05/h, beyond 12 standard
     deviations when h ≤ 2⁻⁸) use the exact log-CDF difference.
+
+    Parameters
+    ----------
+    v : ndarray
+        Cell centres, in noise units.
+    half : float
+        Half-width h of the cell, in noise units.
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``v``.
     """
     if half > 2.0**-8:
         return gaussian_cell_logprob(v, half)
@@ -201,6 +321,20 @@ def gaussian_dither_fisher(s: float, width: float = 14.0, offsets: int = 16) -> 
     function over a period of shifts, which this trapezoid rule resolves to machine
     precision. The range covers ``width`` standard deviations (the rest < 1e−40).
     Always ≤ 1 (data processing), with 1 − I = O(1/s²).
+
+    Parameters
+    ----------
+    s : float
+        σ/γ, noise std in lattice steps.
+    width : float
+        Standard deviations covered by the sum.
+    offsets : int
+        Number of equally spaced lattice shifts averaged.
+
+    Returns
+    -------
+    float
+        I in (0, 1].
     """
     j = np.arange(-math.ceil(width * s), math.ceil(width * s) + 1, dtype=float)
     z = (j[None, :] + (np.arange(offsets)[:, None] + 0.5) / offsets) / s

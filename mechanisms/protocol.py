@@ -30,11 +30,14 @@ law): an object that has all of them asserts that law, as a built-in does.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from .claim import PrivacyClaim
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 
 @runtime_checkable
@@ -47,7 +50,23 @@ class Mechanism(Protocol):
 
     claim: PrivacyClaim
 
-    def sample(self, x: np.ndarray, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray: ...
+    def sample(self, x: np.ndarray, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` independent releases of the single input ``x``, stacked along axis 0.
+
+        Parameters
+        ----------
+        x : array-like
+            The single input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, *out_shape)
+        """
+        ...
 
 
 @runtime_checkable
@@ -55,7 +74,19 @@ class HasDensity(Protocol):
     """The output log-density (or log-pmf) is known in closed form."""
 
     def log_density(self, outputs: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Log-density of each output row given input ``x``; shape ``(n,)``."""
+        """Log-density of each output row given input ``x``; shape ``(n,)``.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, *out_shape)
+            Releases.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         ...
 
 
@@ -73,7 +104,18 @@ class HasExactTradeoff(Protocol):
     """
 
     def tradeoff(self, alpha: np.ndarray) -> np.ndarray:
-        """β = f(α): the smallest type-II error of a test of type-I error α."""
+        """β = f(α): the smallest type-II error of a test of type-I error α.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         ...
 
 
@@ -82,7 +124,17 @@ class HasExactEpsilon(Protocol):
     """The exact ε(δ) of the noise actually drawn is known (not only the claim)."""
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε at ``delta`` of the worst-case pair."""
+        """Exact ε at ``delta`` of the worst-case pair.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
         ...
 
 
@@ -91,7 +143,17 @@ class HasExactDelta(Protocol):
     """The exact δ(ε) of the noise actually drawn is known."""
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ at ``epsilon`` of the worst-case pair."""
+        """Exact δ at ``epsilon`` of the worst-case pair.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+        """
         ...
 
 
@@ -103,8 +165,19 @@ class HasDPEvent(Protocol):
     (its docstring says why), never an event that would over-state its privacy.
     """
 
-    def dp_event(self, distance: float | None = None):
-        """The ``dp_accounting.DpEvent`` of one release between inputs at ``distance`` (default: worst case)."""
+    def dp_event(self, distance: float | None = None) -> DpEvent:
+        """The ``dp_accounting.DpEvent`` of one release between inputs at ``distance`` (default: worst case).
+
+        Parameters
+        ----------
+        distance : float, optional
+            Distance between the two inputs in the mechanism's sensitivity norm (default: the
+            sensitivity, the worst case).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
         ...
 
 
@@ -118,7 +191,17 @@ class HasFisherInformation(Protocol):
     """The Fisher information about the input of one release is known."""
 
     def fisher_information(self, x: np.ndarray) -> np.ndarray:
-        """Fisher information about ``x``, shape ``(d, d)``."""
+        """Fisher information about ``x``, shape ``(d, d)``.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
         ...
 
 
@@ -135,7 +218,17 @@ class HasMarginalFisherInformation(Protocol):
     """The release has hidden randomness (e.g. a phase) whose marginalised Fisher information is known."""
 
     def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray:
-        """Fisher information about ``x`` of the release alone, the hidden randomness marginalised; ``(d, d)``."""
+        """Fisher information about ``x`` of the release alone, the hidden randomness marginalised; ``(d, d)``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,), optional
+            The input (None where the information does not depend on it).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
         ...
 
 
@@ -144,7 +237,19 @@ class HasBatchRelease(Protocol):
     """Releases a batch of different inputs at once (one client per row)."""
 
     def release(self, X: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """One release per row of ``X``; shape ``(n, k)``."""
+        """One release per row of ``X``; shape ``(n, k)``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            One input per row (one client each).
+        rng : Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+        """
         ...
 
 
@@ -155,7 +260,17 @@ class HasNoiseFreeMap(Protocol):
     sigma: float
 
     def mean(self, X: np.ndarray) -> np.ndarray:
-        """Noise-free outputs per row of ``X``; shape ``(n, k)``."""
+        """Noise-free outputs per row of ``X``; shape ``(n, k)``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Inputs, one per row.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+        """
         ...
 
 
@@ -171,13 +286,67 @@ class IsotropicGaussianRelease(Protocol):
     sigma: float
     sensitivity: float
 
-    def sample(self, x: np.ndarray, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray: ...
+    def sample(self, x: np.ndarray, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases x + N(0, σ² I).
 
-    def fisher_information(self, x: np.ndarray) -> np.ndarray: ...
+        Parameters
+        ----------
+        x : array-like
+            The single input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
 
-    def tradeoff(self, alpha: np.ndarray) -> np.ndarray: ...
+        Returns
+        -------
+        ndarray of shape (n, *out_shape)
+        """
+        ...
 
-    def dp_event(self, distance: float | None = None): ...
+    def fisher_information(self, x: np.ndarray) -> np.ndarray:
+        """Fisher information about x; it does not depend on x (I/σ² for the continuous Gaussian).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
+        ...
+
+    def tradeoff(self, alpha: np.ndarray) -> np.ndarray:
+        """G_μ(α) with μ = sensitivity/σ.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
+        ...
+
+    def dp_event(self, distance: float | None = None) -> DpEvent:
+        """``GaussianDpEvent`` with noise multiplier σ/distance.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Distance between the two inputs in the mechanism's sensitivity norm (default: the
+            sensitivity, the worst case).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        ...
 
 
 @runtime_checkable
@@ -200,13 +369,67 @@ class ModulatedRelease(Protocol):
     lipschitz: float
 
     def release(self, X: np.ndarray, rng: np.random.Generator | int | None = None, *,
-                phase: np.ndarray | None = None) -> np.ndarray: ...
+                phase: np.ndarray | None = None) -> np.ndarray:
+        """One release g(x_i) per row of ``X``.
 
-    def fisher_information(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray: ...
+        Parameters
+        ----------
+        X : ndarray of shape (n, dim)
+            One input per row.
+        rng : Generator, int or None
+            Source of the noise (and of the phases when not given).
+        phase : ndarray of shape (n, m) or (m,), optional
+            Phases φ_j (fresh uniform ones by default).
 
-    def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray: ...
+        Returns
+        -------
+        ndarray of shape (n, dim)
+        """
+        ...
 
-    def with_basis(self, basis: np.ndarray) -> "ModulatedRelease": ...
+    def fisher_information(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
+        """Fisher information about x, at given phases or averaged over uniform ones.
+
+        Parameters
+        ----------
+        x : ndarray of shape (dim,)
+            The input.
+        phase : ndarray of shape (m,), optional
+            Known phases (default: the phase average, which does not depend on x).
+
+        Returns
+        -------
+        ndarray of shape (dim, dim)
+        """
+        ...
+
+    def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Fisher information of the release alone, the phases marginalised.
+
+        Parameters
+        ----------
+        x : ndarray of shape (dim,), optional
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (dim, dim)
+        """
+        ...
+
+    def with_basis(self, basis: np.ndarray) -> "ModulatedRelease":
+        """The same release (same σ and claim) with other modulation vectors.
+
+        Parameters
+        ----------
+        basis : ndarray of shape (dim, m)
+            Orthonormal columns v_j.
+
+        Returns
+        -------
+        ModulatedRelease
+        """
+        ...
 
 
 __all__ = [

@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dp_accounting import DpEvent
+from numpy.typing import ArrayLike
 
 from .accounting import pure_dp_event
 from .claim import PrivacyClaim
@@ -45,7 +47,25 @@ _MAX_BINADE = 1021
 
 
 def spacing_uniform(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """U* uniform over the doubles of (0, 1) with probability ∝ spacing, and fair signs ±1."""
+    """U* uniform over the doubles of (0, 1) with probability ∝ spacing, and fair signs ±1.
+
+    The 52 low bits of a raw word are the mantissa, bit 52 the sign, and the leading zeros of
+    the remaining 11 bits (continued in fresh words) pick the binade 2^−(z+1), so every double
+    of (0, 1) is drawn with probability proportional to its spacing, as Mironov's analysis
+    requires (the deepest binade is capped at 2^−1021).
+
+    Parameters
+    ----------
+    rng : Generator
+        Its bit generator supplies raw 64-bit words.
+    size : int
+        Number of draws.
+
+    Returns
+    -------
+    u, sign : ndarray of shape (size,)
+        U* in (0, 1), and ±1.0.
+    """
     words = rng.bit_generator.random_raw(size)
     mant = (words & _MANTISSA).astype(np.float64)
     sign = ((words >> np.uint64(52)) & np.uint64(1)).astype(np.float64) * 2.0 - 1.0
@@ -103,7 +123,7 @@ class SnappingLaplaceMechanism:
         """Spacing Λ·Δ′ of the output grid (outputs are its multiples, or ±B)."""
         return self.snap * self.unit
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release between inputs at ℓ₁ distance ``distance`` (default Δ).
 
         dp_accounting has no snapping event. Mironov's theorem makes the release pure ε-DP
@@ -125,8 +145,23 @@ class SnappingLaplaceMechanism:
         r = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
         return pure_dp_event(self.epsilon * math.ceil(r / self.sensitivity))
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of ``x`` (per coordinate): shape ``(n, *x.shape)``."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases of ``x`` (per coordinate): shape ``(n, *x.shape)``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+            Multiples of the output step Λ·Δ′, clamped to [−B, B].
+        """
         x = check_array("x", x)
         n = check_int("n", n)
         rng = np.random.default_rng(rng)
@@ -146,11 +181,23 @@ class SnappingLaplaceMechanism:
         out *= self.unit
         return out
 
-    def log_density(self, outputs, x) -> np.ndarray:
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
         """log-pmf of each release under the ideal (real-arithmetic) snapping of x; shape ``(n,)``.
 
         Interior outputs kΛ get the Laplace(clamp(x), λ) mass of [kΛ − Λ/2, kΛ + Λ/2); the
         endpoints ±B get the mass rounding to or beyond them. Outputs off that support: −inf.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            log-pmf (−inf off the support).
         """
         x = check_array("x", x)
         b = self.bound / self.unit
