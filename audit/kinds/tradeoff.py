@@ -255,7 +255,8 @@ def headline(entry: AuditEntry) -> str:
     """
     res: TradeoffAudit = entry.result
     est = "GDP, assumes Gaussian" if res.estimator == "gdp" else "Clopper–Pearson"
-    parts = [f"ε̲ = {fnum(res.epsilon_lb)} ({est}) vs claimed ε = {fnum(res.claim.epsilon)}"]
+    lb, claimed = _distinct(res.epsilon_lb, res.claim.epsilon)
+    parts = [f"ε̲ = {lb} ({est}) vs claimed ε = {claimed}"]
     if res.epsilon_exact is not None:
         parts.append(f"exact {fnum(res.epsilon_exact)}")
     if res.claim.delta is not None:
@@ -291,7 +292,8 @@ def family_lines(result: TradeoffAudit) -> list[str]:
             continue
         value = num(rec.get("epsilon_lb"))
         cmp = "" if value is None or eps is None or not math.isfinite(eps) else (" > " if value > eps else " ≤ ")
-        lines.append(f"{label}: ε̲ {fnum(value)}{cmp + fnum(eps) if cmp else ''} ({rec.get('attacker')})")
+        shown, claimed = _distinct(value, eps)
+        lines.append(f"{label}: ε̲ {shown}{cmp + claimed if cmp else ''} ({rec.get('attacker')})")
     return lines
 
 
@@ -480,6 +482,16 @@ def _exceeds(res: TradeoffAudit) -> bool:
     return eps is not None and lb is not None and math.isfinite(eps) and lb > eps
 
 
+def _distinct(a, b) -> tuple[str, str]:
+    """``a`` and ``b`` formatted with as many digits as it takes to show they differ (10.0004 vs 10, not 10 vs 10)."""
+    x, y = num(a), num(b)
+    for digits in (4, 6, 8, 12):
+        sa, sb = (fnum(v) if v is None or not math.isfinite(v) else f"{v:.{digits}g}" for v in (x, y))
+        if sa != sb or x == y:
+            return sa, sb
+    return sa, sb
+
+
 def verdict_text(entry: AuditEntry) -> tuple[str, str]:
     """(stamp, caption clause) of a trade-off figure, computed from the entry's outcome and ε̲.
 
@@ -496,7 +508,7 @@ def verdict_text(entry: AuditEntry) -> tuple[str, str]:
     (str, str)
     """
     res: TradeoffAudit = entry.result
-    lb, eps = fnum(res.epsilon_lb), fnum(res.claim.epsilon)
+    lb, eps = _distinct(res.epsilon_lb, res.claim.epsilon)
     kind = _stamp_kind(entry)
     if kind == "caught":
         return (f"negative control caught:\nε̲ = {lb} > claimed ε = {eps}",
@@ -584,8 +596,9 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha,
         why += (f"; the empirical curve's point estimates lie above the claim's bound at {cross.size} of its "
                 f"{f_sorted.size} vertices (FPR {cross.min():.2g} to {cross.max():.2g}): sampling noise, which "
                 "the certified ε̲ accounts for")
-        stamp += "\ncurve above the bound in places:\nsampling noise"
-    ax.text(0.02, 0.98, stamp, transform=ax.transAxes, fontsize=LEGEND_PT - 1, va="top",
+        stamp += "\ncurve above the bound in places: sampling noise"
+    # Below the axes: inside, a strong attack's curve runs along the top-left corner.
+    ax.text(0.0, -0.13, stamp.replace(":\n", ": "), transform=ax.transAxes, fontsize=LEGEND_PT, va="top",
             color=_STAMP_COLOUR[kind])
     return ("roc", fig, caption + "; " + why)
 
