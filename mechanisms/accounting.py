@@ -29,10 +29,12 @@ import functools
 import math
 
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import dp_accounting as dpa
 import numpy as np
+from numpy.typing import ArrayLike
 from dp_accounting import dp_event as dp_event_lib
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
@@ -52,22 +54,79 @@ _Z_FLOOR = 0.25
 
 
 def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
-    """zCDP of one Gaussian release: ρ = Δ²/(2σ²)."""
+    """zCDP of one Gaussian release: ρ = Δ²/(2σ²).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std σ > 0.
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        ρ.
+    """
     return check_positive("sensitivity", sensitivity) ** 2 / (2 * check_positive("sigma", sigma) ** 2)
 
 
 def sigma_for_rho(rho: float, sensitivity: float = 1.0) -> float:
-    """Noise std giving ρ-zCDP for sensitivity Δ: σ = Δ/sqrt(2ρ) (seed 000, §4)."""
+    """Noise std giving ρ-zCDP for sensitivity Δ: σ = Δ/sqrt(2ρ) (seed 000, §4).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP ρ ≥ 0.
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        σ.
+    """
     return check_positive("sensitivity", sensitivity) / math.sqrt(2 * check_positive("rho", rho))
 
 
-def zcdp_compose(rhos) -> float:
-    """ρ of a sequential composition: ρ adds over rounds (Bun & Steinke 2016, Lemma 2.3)."""
+def zcdp_compose(rhos: Iterable[float]) -> float:
+    """ρ of a sequential composition: ρ adds over rounds (Bun & Steinke 2016, Lemma 2.3).
+
+    Parameters
+    ----------
+    rhos : iterable of float
+        ρ of each round, ≥ 0.
+
+    Returns
+    -------
+    float
+        Σ ρ_t.
+    """
     return float(sum(check_positive("rho", r, allow_zero=True) for r in rhos))
 
 
 def zcdp_epsilon(rho: float, delta: float, conversion: str = "rdp") -> float:
-    """ε such that ρ-zCDP implies (ε, δ)-DP, by the named conversion."""
+    """ε such that ρ-zCDP implies (ε, δ)-DP, by the named conversion.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP ρ ≥ 0 (∞ gives ∞).
+    delta : float
+        δ in (0, 1).
+    conversion : {"seed", "rdp", "gaussian"}
+        zCDP → (ε, δ) conversion (module docstring).
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown conversion or out-of-range ρ or δ.
+    """
     rho = check_positive("rho", rho, allow_zero=True, allow_inf=True)
     delta = check_delta(delta)
     if rho == 0:
@@ -86,7 +145,27 @@ def zcdp_epsilon(rho: float, delta: float, conversion: str = "rdp") -> float:
 
 
 def zcdp_rho(epsilon: float, delta: float, conversion: str = "rdp") -> float:
-    """Largest ρ whose conversion gives at most (ε, δ); the inverse of :func:`zcdp_epsilon`."""
+    """Largest ρ whose conversion gives at most (ε, δ); the inverse of :func:`zcdp_epsilon`.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1).
+    conversion : {"seed", "rdp", "gaussian"}
+        zCDP → (ε, δ) conversion (module docstring).
+
+    Returns
+    -------
+    float
+        ρ ≥ 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown conversion or out-of-range ε or δ.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if conversion == "seed":
@@ -105,6 +184,20 @@ def gaussian_steps_event(noise_multiplier: float, steps: int, sampling_rate: flo
     """The DpEvent of ``steps`` (optionally Poisson-subsampled) Gaussian steps.
 
     ``noise_multiplier`` is σ divided by the per-example ℓ₂ bound (clip norm).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ / (per-example ℓ₂ bound), > 0.
+    steps : int
+        Number T of composed steps.
+    sampling_rate : float
+        Poisson sampling probability q in (0, 1] (1: no subsampling).
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        ``SelfComposedDpEvent`` of the (Poisson-sampled) Gaussian step.
     """
     z = check_positive("noise_multiplier", noise_multiplier)
     steps = check_int("steps", steps)
@@ -170,6 +263,31 @@ def dpsgd_epsilon(
 
     Under ``"replace-one"`` / ``"label"`` dp_accounting treats one replacement as
     moving the clipped sum by twice the clip norm.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ / (per-example ℓ₂ bound), > 0.
+    steps : int
+        Number T of composed steps.
+    delta : float
+        δ in (0, 1).
+    sampling_rate : float
+        Poisson sampling probability q in (0, 1] (1: no subsampling).
+    adjacency : str
+        Neighbouring relation of the claim (e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``).
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the accountant does not support the event under ``adjacency``.
     """
     event = gaussian_steps_event(noise_multiplier, steps, sampling_rate)
     return float(_composed(event, accountant, adjacency).get_epsilon(check_delta(delta)))
@@ -179,7 +297,33 @@ def dpsgd_delta(
     noise_multiplier: float, steps: int, epsilon: float, *, sampling_rate: float = 1.0,
     adjacency: str = "add-remove", accountant: str = "pld",
 ) -> float:
-    """δ of ``steps`` Gaussian steps at ε, under the claim's adjacency."""
+    """δ of ``steps`` Gaussian steps at ε, under the claim's adjacency.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ / (per-example ℓ₂ bound), > 0.
+    steps : int
+        Number T of composed steps.
+    epsilon : float
+        ε ≥ 0.
+    sampling_rate : float
+        Poisson sampling probability q in (0, 1] (1: no subsampling).
+    adjacency : str
+        Neighbouring relation of the claim (e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``).
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+
+    Raises
+    ------
+    InvalidParameterError
+        When the accountant does not support the event under ``adjacency``.
+    """
     event = gaussian_steps_event(noise_multiplier, steps, sampling_rate)
     return float(_composed(event, accountant, adjacency).get_delta(check_positive("epsilon", epsilon, allow_zero=True)))
 
@@ -196,6 +340,33 @@ def calibrate_noise_multiplier(
     analytic Gaussian calibration of dp_accounting directly; otherwise it is
     found by dp_accounting's bisection on the accountant. Results are cached
     (the calibration is a pure function of its arguments and can take seconds).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1).
+    steps : int
+        Number T of composed steps.
+    sampling_rate : float
+        Poisson sampling probability q in (0, 1] (1: no subsampling).
+    adjacency : str
+        Neighbouring relation of the claim (e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``).
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+    tol : float
+        Tolerance of dp_accounting's bisection on z.
+
+    Returns
+    -------
+    float
+        z > 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unsupported accountant/adjacency, or when no z in the bracket reaches ε.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -229,11 +400,27 @@ def calibrate_noise_multiplier(
 
 
 # --- self-describing mechanisms ----------------------------------------------------------------
-def dp_event_of(mechanism, distance: float | None = None) -> dpa.DpEvent:
+def dp_event_of(mechanism: object, distance: float | None = None) -> dpa.DpEvent:
     """The dp_accounting event of one release of ``mechanism`` (its ``dp_event(distance)``).
 
     ``distance`` is the distance between the two inputs (default: the mechanism's
     worst case under its claim). Raises if the mechanism does not describe itself.
+
+    Parameters
+    ----------
+    mechanism : mechanism or dp_accounting.DpEvent
+        Anything with ``dp_event(distance)``, or an event (returned as is).
+    distance : float, optional
+        Distance between the two inputs (default: the mechanism's worst case).
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+
+    Raises
+    ------
+    InvalidParameterError
+        When the mechanism has no ``dp_event`` method.
     """
     if isinstance(mechanism, dpa.DpEvent):
         return mechanism
@@ -271,8 +458,8 @@ def _event_pld(event: dpa.DpEvent, vdi: float):
     raise InvalidParameterError(f"no privacy loss distribution for the dp_accounting event {event!r}")
 
 
-def privacy_loss_distribution(mechanism, distance: float | None = None, *,
-                              value_discretization_interval: float = PLD_DISCRETIZATION):
+def privacy_loss_distribution(mechanism: object, distance: float | None = None, *,
+                              value_discretization_interval: float = PLD_DISCRETIZATION) -> pld_lib.PrivacyLossDistribution:
     """dp_accounting's PLD of one release of ``mechanism`` (or of a DpEvent) between its worst-case pair.
 
     Parameters
@@ -297,7 +484,7 @@ def privacy_loss_distribution(mechanism, distance: float | None = None, *,
 def composed_pld(
     *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
     value_discretization_interval: float = 1e-3,
-):
+) -> pld_lib.PrivacyLossDistribution:
     """PLD of ``steps`` Gaussian steps of noise multiplier z (σ over the ℓ₂ bound), via dp_accounting.
 
     Under ``"replace-one"``/``"label"`` dp_accounting treats one replacement as a
@@ -331,8 +518,8 @@ def composed_pld(
 
 
 def composed_tradeoff(
-    alpha, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
-    value_discretization_interval: float = 1e-3, epsilon_grid=None,
+    alpha: ArrayLike, *, noise_multiplier: float, steps: int, sampling_rate: float = 1.0, adjacency: str = "add-remove",
+    value_discretization_interval: float = 1e-3, epsilon_grid: ArrayLike | None = None,
 ) -> np.ndarray:
     """Trade-off curve of T composed (subsampled) Gaussian steps from dp_accounting's PLD.
 
@@ -358,12 +545,32 @@ def composed_tradeoff(
     return pld_tradeoff(pld, alpha, epsilon_grid)
 
 
-def gaussian_mixture_pld(mus, weights, *, value_discretization_interval: float = PLD_DISCRETIZATION):
+def gaussian_mixture_pld(mus: Sequence[float], weights: Sequence[float], *,
+                         value_discretization_interval: float = PLD_DISCRETIZATION) -> pld_lib.PrivacyLossDistribution:
     """PLD of a Gaussian shift whose size μ_j (in noise units) is drawn with probability w_j and *observed*.
 
     When the attacker sees which component ran, the privacy loss is the mixture of the
     components' losses (dp_accounting's ``compute_mixture``); μ = 0 components are the
     identity. Weights must sum to 1.
+
+    Parameters
+    ----------
+    mus : sequence of float
+        Shift sizes μ_j ≥ 0, in noise units.
+    weights : sequence of float
+        Their probabilities w_j ≥ 0, summing to 1.
+    value_discretization_interval : float
+        Grid of the privacy-loss values.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The mixture, pessimistically discretised.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the lists are empty or of different lengths, or the weights do not sum to 1.
     """
     mus = [check_positive("mu", m, allow_zero=True) for m in mus]
     weights = [check_positive("weight", w, allow_zero=True) for w in weights]
@@ -385,18 +592,75 @@ def gaussian_mixture_pld(mus, weights, *, value_discretization_interval: float =
 
 def event_epsilon(event: dpa.DpEvent, delta: float, *, adjacency: str = "add-remove",
                   accountant: str = "pld") -> float:
-    """ε at δ ≥ 0 of a dp_accounting event under the claim's adjacency (δ = 0: pure ε)."""
+    """ε at δ ≥ 0 of a dp_accounting event under the claim's adjacency (δ = 0: pure ε).
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The event to account.
+    delta : float
+        δ in [0, 1) (0: the pure ε).
+    adjacency : str
+        Neighbouring relation of the claim (e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``).
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the accountant does not support the event under ``adjacency``.
+    """
     return float(_composed(event, accountant, adjacency).get_epsilon(check_delta(delta, allow_zero=True)))
 
 
 def event_delta(event: dpa.DpEvent, epsilon: float, *, adjacency: str = "add-remove",
                 accountant: str = "pld") -> float:
-    """δ at ε ≥ 0 of a dp_accounting event under the claim's adjacency."""
+    """δ at ε ≥ 0 of a dp_accounting event under the claim's adjacency.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The event to account.
+    epsilon : float
+        ε ≥ 0.
+    adjacency : str
+        Neighbouring relation of the claim (e.g. ``"add-remove"``, ``"replace-one"``, ``"label"``).
+    accountant : {"pld", "rdp"}
+        dp_accounting accountant.
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+
+    Raises
+    ------
+    InvalidParameterError
+        When the accountant does not support the event under ``adjacency``.
+    """
     return float(_composed(event, accountant, adjacency).get_delta(check_positive("epsilon", epsilon, allow_zero=True)))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """ε at δ of μ-GDP (exact; Balle & Wang 2018 via dp_accounting); 0 for μ = 0, ∞ for μ = ∞."""
+    """ε at δ of μ-GDP (exact; Balle & Wang 2018 via dp_accounting); 0 for μ = 0, ∞ for μ = ∞.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter μ ≥ 0 (∞ allowed).
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+    """
     mu = check_positive("mu", mu, allow_zero=True, allow_inf=True)
     delta = check_delta(delta)
     if mu == 0:
@@ -407,7 +671,20 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
 
 def gdp_sigma(epsilon: float, delta: float) -> float:
-    """Smallest noise multiplier σ/Δ of a Gaussian with (ε, δ)-DP (exact, via dp_accounting)."""
+    """Smallest noise multiplier σ/Δ of a Gaussian with (ε, δ)-DP (exact, via dp_accounting).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        σ/Δ > 0.
+    """
     return float(dpa.get_sigma_gaussian(check_epsilon(epsilon), check_delta(delta)))
 
 
@@ -487,7 +764,7 @@ def check_calibration(claimed_epsilon: float, delta: float, exact_epsilon: float
     return CalibrationCheck(claimed, exact, delta, status, method)
 
 
-def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True, stacklevel: int = 2) -> CalibrationCheck:
+def check_claim(mechanism: object, *, rtol: float = 0.05, warn: bool = True, stacklevel: int = 2) -> CalibrationCheck:
     """Check a mechanism's own (ε, δ) claim against its exact ε at the claimed δ.
 
     The exact ε is the mechanism's closed form ``exact_epsilon(δ)`` when it has one,
@@ -496,6 +773,22 @@ def check_claim(mechanism, *, rtol: float = 0.05, warn: bool = True, stacklevel:
     reports (``audit_calibration``: :meth:`CalibrationCheck.to_dict`). ``stacklevel`` as
     in :func:`check_calibration` (default: the warning names the caller's caller, e.g. the
     line that built the mechanism when called from its constructor).
+
+    Parameters
+    ----------
+    mechanism : mechanism
+        Anything with a ``claim`` and either ``exact_epsilon(δ)`` or ``dp_event``.
+    rtol : float
+        Relative slack under which a valid claim still counts as exact.
+    warn : bool
+        Emit a :class:`CalibrationWarning` for a false or loose claim.
+    stacklevel : int
+        As for :func:`check_calibration`.
+
+    Returns
+    -------
+    CalibrationCheck
+        Status ``"exact"`` for a non-private claim.
     """
     claim = mechanism.claim
     if not claim.is_private:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from .validation import check_int, check_positive
@@ -74,8 +75,19 @@ class ArcsineGaussian:
         return math.log(self.n_nodes * self.sigma * math.sqrt(2 * math.pi))
 
     # --- density and score ---------------------------------------------------------------------
-    def logpdf(self, u) -> np.ndarray:
-        """log p(u) at every entry of ``u`` (any shape), by the midpoint rule over φ."""
+    def logpdf(self, u: ArrayLike) -> np.ndarray:
+        """log p(u) at every entry of ``u`` (any shape), by the midpoint rule over φ.
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``u``.
+        """
         u = np.asarray(u, dtype=float)
         c = self.centres()
         out = np.empty(u.shape)
@@ -85,11 +97,21 @@ class ArcsineGaussian:
             res[s : s + step] = logsumexp(-0.5 * ((flat[s : s + step, None] - c) / self.sigma) ** 2, axis=-1)
         return out - self._log_norm()
 
-    def logpdf_interpolated(self, u) -> np.ndarray:
+    def logpdf_interpolated(self, u: ArrayLike) -> np.ndarray:
         """log p(u), interpolated linearly from a cached table (for many evaluations).
 
         The table spans |u| ≤ A + 40σ with spacing σ/50 (error ≲ 1e−4 in log p);
         values beyond it are computed by :meth:`logpdf`.
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``u``.
         """
         u = np.asarray(u, dtype=float)
         grid, logp = _table(self.amplitude, self.sigma)
@@ -99,8 +121,19 @@ class ArcsineGaussian:
             out[far] = self.logpdf(u[far])
         return out
 
-    def pdf(self, u) -> np.ndarray:
-        """p(u)."""
+    def pdf(self, u: ArrayLike) -> np.ndarray:
+        """p(u).
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``u``.
+        """
         return np.exp(self.logpdf(u))
 
     def _posterior_moments(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -120,22 +153,54 @@ class ArcsineGaussian:
             m2[s : s + step] = (w * dev**2).sum(axis=1)
         return logp - self._log_norm(), m1, m2
 
-    def score(self, u) -> np.ndarray:
-        """d/du log p(u) = −E_post[(u − c_k)/σ]/σ (exact for the quadrature mixture)."""
+    def score(self, u: ArrayLike) -> np.ndarray:
+        """d/du log p(u) = −E_post[(u − c_k)/σ]/σ (exact for the quadrature mixture).
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``u``.
+        """
         u = np.asarray(u, dtype=float)
         _, m1, _ = self._posterior_moments(u.ravel())
         return (-m1 / self.sigma).reshape(u.shape)
 
-    def score_derivative(self, u) -> np.ndarray:
-        """d²/du² log p(u) = (E_post[dev²] − 1)/σ² − score²."""
+    def score_derivative(self, u: ArrayLike) -> np.ndarray:
+        """d²/du² log p(u) = (E_post[dev²] − 1)/σ² − score².
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``u``.
+        """
         u = np.asarray(u, dtype=float)
         _, m1, m2 = self._posterior_moments(u.ravel())
         return ((m2 - 1) / self.sigma**2 - (m1 / self.sigma) ** 2).reshape(u.shape)
 
-    def logpdf_and_curvature(self, u) -> tuple[np.ndarray, np.ndarray]:
+    def logpdf_and_curvature(self, u: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(log p(u), p″(u)/p(u)) in one pass of the quadrature; p″/p = (E_post[dev²] − 1)/σ².
 
         p″/p is what a small uniform dither of width γ adds to the density: p + (γ²/24)p″ + O(γ⁴).
+
+        Parameters
+        ----------
+        u : array-like
+            Points u (any shape).
+
+        Returns
+        -------
+        (ndarray, ndarray)
+            log p(u) and p″(u)/p(u), each shaped like ``u``.
         """
         u = np.asarray(u, dtype=float)
         logp, _, m2 = self._posterior_moments(u.ravel())
@@ -160,8 +225,20 @@ class ArcsineGaussian:
         return _mode(self.amplitude, self.sigma)
 
     # --- sampling ------------------------------------------------------------------------------
-    def sample(self, n: int, rng=None) -> np.ndarray:
-        """``n`` independent draws A cos φ + σ Z, shape (n,)."""
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` independent draws A cos φ + σ Z, shape (n,).
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : Generator, int or None
+            Source of φ and Z.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         n = check_int("n", n)
         rng = np.random.default_rng(rng)
         return self.amplitude * np.cos(rng.random(n) * (2 * np.pi)) + self.sigma * rng.standard_normal(n)

@@ -29,6 +29,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from dp_accounting import DpEvent
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from .accounting import pure_dp_event
@@ -83,16 +85,47 @@ class ExponentialMechanism:
         """ε/(2Δu), or ε/Δu for a monotonic utility."""
         return self.epsilon / (self.sensitivity if self.monotonic else 2 * self.sensitivity)
 
-    def scores(self, x) -> np.ndarray:
-        """The k ≥ 2 finite utility scores of input ``x``."""
+    def scores(self, x: ArrayLike) -> np.ndarray:
+        """The k ≥ 2 finite utility scores of input ``x``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input (the scores themselves without a custom utility).
+
+        Returns
+        -------
+        ndarray of shape (k,)
+
+        Raises
+        ------
+        InvalidInputError
+            When there are fewer than 2 scores or a score is not finite.
+        """
         u = np.asarray(self.utility(check_array("x", x)) if self.utility is not None else x, dtype=float)
         u = check_array("utility scores", u, ndim=1)
         if u.size < 2:
             raise InvalidInputError(f"the exponential mechanism needs >= 2 outputs, got {u.size} score(s)")
         return u
 
-    def log_pmf(self, x) -> np.ndarray:
-        """log P(r | x) for every output r; shape (k,)."""
+    def log_pmf(self, x: ArrayLike) -> np.ndarray:
+        """log P(r | x) for every output r; shape (k,).
+
+        Parameters
+        ----------
+        x : array-like
+            The input (the scores themselves without a custom utility).
+
+        Returns
+        -------
+        ndarray of shape (k,)
+            log of e^{w u_r}/Σ_s e^{w u_s}, w = :attr:`weight_scale`.
+
+        Raises
+        ------
+        InvalidInputError
+            When the log-weights span more than :data:`MAX_LOG_WEIGHT_SPREAD`.
+        """
         logw = self.weight_scale * self.scores(x)
         if np.ptp(logw) > MAX_LOG_WEIGHT_SPREAD:
             raise InvalidInputError(
@@ -101,12 +134,37 @@ class ExponentialMechanism:
             )
         return logw - logsumexp(logw)
 
-    def pmf(self, x) -> np.ndarray:
-        """P(r | x) for every output r; shape (k,)."""
+    def pmf(self, x: ArrayLike) -> np.ndarray:
+        """P(r | x) for every output r; shape (k,).
+
+        Parameters
+        ----------
+        x : array-like
+            The input (the scores themselves without a custom utility).
+
+        Returns
+        -------
+        ndarray of shape (k,)
+        """
         return np.exp(self.log_pmf(x))
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` selected output indices (as floats): shape ``(n,)``."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` selected output indices (as floats): shape ``(n,)``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input (the scores themselves without a custom utility).
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of the Exp(1) race.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Selected output indices, as floats.
+        """
         logp = self.log_pmf(x)
         n = check_int("n", n)
         e, _ = exponential(rng, n * logp.size)
@@ -114,21 +172,74 @@ class ExponentialMechanism:
         race -= logp
         return race.argmin(axis=1).astype(float)
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """log P(output | x); shape ``(n,)`` (−inf for outputs that are not valid indices)."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """log P(output | x); shape ``(n,)`` (−inf for outputs that are not valid indices).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like
+            The input (the scores themselves without a custom utility).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Log-density (or log-pmf) of each release given ``x``.
+        """
         logp = self.log_pmf(x)
         r = np.asarray(outputs, dtype=float).reshape(len(outputs))
         ok = (r == np.rint(r)) & (r >= 0) & (r < logp.size)
         return np.where(ok, logp[np.where(ok, r, 0).astype(int)], -np.inf)
 
-    def exact_delta(self, epsilon: float, x=None, x_prime=None) -> float:
-        """Exact δ(ε) = max over both orders of Σ_r (p(r) − e^ε p′(r))₊ for the pair; needs x and x_prime."""
+    def exact_delta(self, epsilon: float, x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> float:
+        """Exact δ(ε) = max over both orders of Σ_r (p(r) − e^ε p′(r))₊ for the pair; needs x and x_prime.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+        x : array-like
+            One input of the pair (required).
+        x_prime : array-like
+            The neighbouring input (required).
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+
+        Raises
+        ------
+        InvalidParameterError
+            When x or x_prime is missing.
+        """
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         p, q = self._pair(x, x_prime)
         return float(max(np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum()))
 
-    def exact_epsilon(self, delta: float, x=None, x_prime=None) -> float:
-        """Exact ε(δ) of the pair (x, x_prime); at δ = 0, max_r |log p_x(r) − log p_x′(r)|."""
+    def exact_epsilon(self, delta: float, x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> float:
+        """Exact ε(δ) of the pair (x, x_prime); at δ = 0, max_r |log p_x(r) − log p_x′(r)|.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+        x : array-like
+            One input of the pair (required).
+        x_prime : array-like
+            The neighbouring input (required).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0 (bisection to machine precision).
+
+        Raises
+        ------
+        InvalidParameterError
+            When x or x_prime is missing.
+        """
         d = check_delta(delta, allow_zero=True)
         p, q = self._pair(x, x_prime)
         pure = float(np.max(np.abs(np.log(p) - np.log(q))))
@@ -140,12 +251,32 @@ class ExponentialMechanism:
             lo, hi = (mid, hi) if self.exact_delta(mid, x, x_prime) > d else (lo, mid)
         return hi
 
-    def tradeoff(self, alpha, x=None, x_prime=None) -> np.ndarray:
-        """Exact trade-off curve between x and x_prime."""
+    def tradeoff(self, alpha: ArrayLike, x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> np.ndarray:
+        """Exact trade-off curve between x and x_prime.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+        x : array-like
+            The null input (required).
+        x_prime : array-like
+            The neighbouring input (required).
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+
+        Raises
+        ------
+        InvalidParameterError
+            When x or x_prime is missing.
+        """
         p, q = self._pair(x, x_prime)
         return discrete_tradeoff(p, q, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one selection between inputs whose scores move by at most ``distance``.
 
         dp_accounting has no exponential-mechanism event. The selection is pure ε_r-DP with

@@ -48,7 +48,18 @@ from .validation import InvalidParameterError, ParameterTypeError, check_int
 
 
 def sign_patterns(d: int) -> list[tuple[str, np.ndarray]]:
-    """The StatDP/DP-Sniper sign patterns of d answers, as (name, vector in {−1, 0, 1}^d)."""
+    """The StatDP/DP-Sniper sign patterns of d answers, as (name, vector in {−1, 0, 1}^d).
+
+    Parameters
+    ----------
+    d : int
+        Number of answers (≥ 1).
+
+    Returns
+    -------
+    list of (str, ndarray of shape (d,))
+        Named patterns; the mixed ones only where d allows them.
+    """
     d = check_int("d", d)
     idx = np.arange(d)
     one = (idx == 0).astype(float)

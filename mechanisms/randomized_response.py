@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import RandomizedResponseDpEvent
+from dp_accounting import DpEvent, RandomizedResponseDpEvent
+from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
 from .samplers import exponential
@@ -80,8 +81,24 @@ class RandomizedResponse:
     def __repr__(self) -> str:
         return f"RandomizedResponse(k={self.k}, keep_probability={self.keep_probability:.6g}, claim={self.claim})"
 
-    def index(self, values) -> np.ndarray:
-        """Category index of each value; raises on values outside the categories."""
+    def index(self, values: ArrayLike) -> np.ndarray:
+        """Category index of each value; raises on values outside the categories.
+
+        Parameters
+        ----------
+        values : array-like
+            Category values (any shape).
+
+        Returns
+        -------
+        ndarray of int
+            Shaped like ``values``.
+
+        Raises
+        ------
+        InvalidInputError
+            When a value is not one of the categories.
+        """
         v = np.asarray(values, dtype=float)
         match = v[..., None] == self.categories
         found = match.any(axis=-1)
@@ -90,8 +107,26 @@ class RandomizedResponse:
             raise InvalidInputError(f"value {bad!r} is not one of the categories {self.categories.tolist()}")
         return match.argmax(axis=-1)
 
-    def release(self, values, rng=None) -> np.ndarray:
-        """One randomised release per value (vectorised over values)."""
+    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """One randomised release per value (vectorised over values).
+
+        Parameters
+        ----------
+        values : array-like
+            Category values (any shape).
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray
+            Released categories, shaped like ``values``.
+
+        Raises
+        ------
+        InvalidInputError
+            When a value is not one of the categories.
+        """
         idx = self.index(values)
         rng = np.random.default_rng(rng)
         # Flip with probability 1 − p = e^{−L} as [E > L] for a full-precision exponential E:
@@ -102,43 +137,142 @@ class RandomizedResponse:
         other = (idx + rng.integers(1, self.k, size=idx.shape)) % self.k
         return self.categories[np.where(flip, other, idx)]
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of the single category ``x``: shape ``(n,)``."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases of the single category ``x``: shape ``(n,)``.
+
+        Parameters
+        ----------
+        x : float
+            The input category.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.release(np.full(check_int("n", n), float(np.asarray(x))), rng)
 
-    def pmf(self, x) -> np.ndarray:
-        """Output distribution over ``categories`` given input ``x``."""
+    def pmf(self, x: ArrayLike) -> np.ndarray:
+        """Output distribution over ``categories`` given input ``x``.
+
+        Parameters
+        ----------
+        x : float
+            The input category.
+
+        Returns
+        -------
+        ndarray of shape (k,)
+            p at the input category, q elsewhere.
+
+        Raises
+        ------
+        InvalidInputError
+            When a value is not one of the categories.
+        """
         p = np.full(self.k, self.flip_probability)
         p[self.index(x)] = self.keep_probability
         return p
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """Log-pmf of each output given input ``x``; shape ``(n,)``."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Log-pmf of each output given input ``x``; shape ``(n,)``.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n,)
+            Released categories.
+        x : float
+            The input category.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+
+        Raises
+        ------
+        InvalidInputError
+            When a value is not one of the categories.
+        """
         return np.log(self.pmf(x))[self.index(outputs)]
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) between two categories: max(0, p − e^ε q)."""
+        """Exact δ(ε) between two categories: max(0, p − e^ε q).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         return max(0.0, self.keep_probability - math.exp(eps) * self.flip_probability)
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ): ln((p − δ)/q), floored at 0."""
+        """Exact ε(δ): ln((p − δ)/q), floored at 0.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         d = check_delta(delta, allow_zero=True)
         return max(0.0, math.log(max(self.keep_probability - d, 1e-300) / self.flip_probability))
 
-    def tradeoff(self, alpha, x=None, x_prime=None) -> np.ndarray:
-        """Exact trade-off curve between two categories (default: the first two)."""
+    def tradeoff(self, alpha: ArrayLike, x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> np.ndarray:
+        """Exact trade-off curve between two categories (default: the first two).
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+        x : float, optional
+            The null category (default the first).
+        x_prime : float, optional
+            The alternative category (default the second).
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         x = self.categories[0] if x is None else x
         x_prime = self.categories[1] if x_prime is None else x_prime
         return discrete_tradeoff(self.pmf(x), self.pmf(x_prime), alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release between two different inputs (replace-one).
 
         dp_accounting's randomized response outputs the input with probability 1 − p and
         a uniform category with probability p, so keep = 1 − p + p/k, i.e.
         p = (1 − keep)·k/(k − 1). ``distance`` is ignored (any two categories are
         neighbours). Use it through :func:`privaudit.mechanisms.accounting.privacy_loss_distribution`.
+
+        Parameters
+        ----------
+        distance : float, optional
+            Ignored: any two categories are neighbours.
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``RandomizedResponseDpEvent(p, k)``.
+
+        Raises
+        ------
+        InvalidParameterError
+            When keep_probability < 1/k (no randomized-response event).
         """
         p = (1 - self.keep_probability) * self.k / (self.k - 1)
         if not 0 <= p <= 1:

@@ -62,6 +62,25 @@ def draw_seed(rng: RandomLike = None, name: str = "rng") -> int:
     An ``int`` is returned unchanged (after validation): drawing from an integer
     seed would hide it. Use this to pass an integer ``random_state`` on to a
     library that takes only integers (scikit-learn, torch).
+
+    Parameters
+    ----------
+    rng : int, Generator, SeedSequence or None
+        Where the seed comes from (None: OS entropy).
+    name : str
+        Parameter name used in error messages.
+
+    Returns
+    -------
+    int
+        A seed in [0, 2⁶³).
+
+    Raises
+    ------
+    ParameterTypeError
+        For a bool or an unsupported type.
+    InvalidParameterError
+        For an integer outside [0, 2⁶³).
     """
     if isinstance(rng, bool):
         raise ParameterTypeError(f"{name} must be an int, a numpy Generator, a SeedSequence or None, got {name}={rng!r}")
@@ -109,6 +128,17 @@ def spawn_generators(root: np.random.SeedSequence, k: int) -> list[np.random.Gen
     """``k`` independent generators, children ``0..k-1`` of ``root`` (by :meth:`SeedSequence.spawn`).
 
     Note that ``spawn`` advances ``root``'s child counter: a second call gives new children.
+
+    Parameters
+    ----------
+    root : SeedSequence
+        The parent sequence (its child counter advances).
+    k : int
+        Number of generators.
+
+    Returns
+    -------
+    list of Generator
     """
     return [np.random.default_rng(child) for child in root.spawn(k)]
 

@@ -98,17 +98,42 @@ def _exponential(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.nd
     return e, sign
 
 
-def exponential(rng, size) -> tuple[np.ndarray, np.ndarray]:
+def exponential(rng: np.random.Generator | int | None, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Full-precision Exp(1) draws and independent signs (±1.0), flat arrays of ``size``.
 
     Returns ``(E, S)`` with |E − E_real| ≤ 2⁻⁵⁰·E for a coupled exact exponential
     E_real, and E ≤ 737 (see module docstring).
+
+    Parameters
+    ----------
+    rng : Generator, int or None
+        Source of random words (a Generator is used as is).
+    size : int
+        Number of draws.
+
+    Returns
+    -------
+    E, S : ndarray of shape (size,)
+        Exp(1) draws and ±1.0 signs.
     """
     return _exponential(_as_generator(rng), int(size))
 
 
 def geometric_floor(e: np.ndarray, t: float) -> np.ndarray:
-    """⌊t·E⌋ as float64 integers: Geometric(1 − e^{−1/t}) for E ~ Exp(1)."""
+    """⌊t·E⌋ as float64 integers: Geometric(1 − e^{−1/t}) for E ~ Exp(1).
+
+    Parameters
+    ----------
+    e : ndarray
+        Exp(1) draws (overwritten).
+    t : float
+        Scale t > 0.
+
+    Returns
+    -------
+    ndarray
+        ⌊t·E⌋, the ``e`` array itself.
+    """
     g = e * t
     return np.floor(g, out=g)
 
@@ -126,8 +151,28 @@ def _signed_geometric(rng: np.random.Generator, m: int, t: float) -> tuple[np.nd
     return g, bad
 
 
-def discrete_laplace(rng, size, t: float) -> np.ndarray:
-    """Discrete Laplace draws on ℤ (float64 integers): P(k) ∝ exp(−|k|/t), t > 0."""
+def discrete_laplace(rng: np.random.Generator | int | None, size: int | tuple[int, ...], t: float) -> np.ndarray:
+    """Discrete Laplace draws on ℤ (float64 integers): P(k) ∝ exp(−|k|/t), t > 0.
+
+    Parameters
+    ----------
+    rng : Generator, int or None
+        Source of random words (a Generator is used as is).
+    size : int or tuple of int
+        Output shape.
+    t : float
+        Scale t > 0.
+
+    Returns
+    -------
+    ndarray of float64 integers
+        Shape ``size``.
+
+    Raises
+    ------
+    InvalidParameterError
+        When t ≤ 0.
+    """
     t = check_positive("t", t)
     rng = _as_generator(rng)
     shape = _size(size)
@@ -150,12 +195,31 @@ def _dg_round(rng: np.random.Generator, m: int, t: float, centre: float, two_var
     return y, ~(e > a)  # accept with probability exp(−a) = P(Exp(1) > a)
 
 
-def discrete_gaussian(rng, size, s: float) -> np.ndarray:
+def discrete_gaussian(rng: np.random.Generator | int | None, size: int | tuple[int, ...], s: float) -> np.ndarray:
     """Discrete Gaussian draws on ℤ (float64 integers): P(k) ∝ exp(−k²/(2s²)), s > 0.
 
     Canonne, Kamath & Steinke (2020), Algorithm 3, vectorised with batch refill; the
     expected number of proposals per draw is below 2 for every s (their Thm. 6 analysis
     gives acceptance ≥ ~0.5).
+
+    Parameters
+    ----------
+    rng : Generator, int or None
+        Source of random words (a Generator is used as is).
+    size : int or tuple of int
+        Output shape.
+    s : float
+        Scale s > 0.
+
+    Returns
+    -------
+    ndarray of float64 integers
+        Shape ``size``.
+
+    Raises
+    ------
+    InvalidParameterError
+        When s ≤ 0.
     """
     s = check_positive("s", s)
     rng = _as_generator(rng)

@@ -40,7 +40,26 @@ class NonContractiveWarning(UserWarning):
 
 
 def check_real(name: str, value: Any) -> float:
-    """Return ``value`` as a float, refusing booleans, non-numbers and NaN."""
+    """Return ``value`` as a float, refusing booleans, non-numbers and NaN.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not a real number.
+    InvalidParameterError
+        When it is NaN or too large to be a float.
+    """
     if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
         raise ParameterTypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
     try:
@@ -54,7 +73,28 @@ def check_real(name: str, value: Any) -> float:
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
-    """Validate a privacy parameter ε: finite and > 0 (``inf`` only if allowed)."""
+    """Validate a privacy parameter ε: finite and > 0 (``inf`` only if allowed).
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in error messages.
+    allow_inf : bool
+        Accept ``inf``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not a real number.
+    InvalidParameterError
+        When it is NaN, ≤ 0, or infinite without ``allow_inf``.
+    """
     eps = check_real(name, value)
     if eps <= 0 or (math.isinf(eps) and not allow_inf):
         limit = "in (0, inf]" if allow_inf else "finite and > 0"
@@ -63,7 +103,28 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False)
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
-    """Validate δ in (0, 1), or [0, 1) when pure DP is allowed."""
+    """Validate δ in (0, 1), or [0, 1) when pure DP is allowed.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in error messages.
+    allow_zero : bool
+        Accept δ = 0 (pure DP).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not a real number.
+    InvalidParameterError
+        When it lies outside (0, 1) ([0, 1) with ``allow_zero``).
+    """
     delta = check_real(name, value)
     low_ok = delta >= 0 if allow_zero else delta > 0
     if not (low_ok and delta < 1):
@@ -73,7 +134,30 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) ->
 
 
 def check_positive(name: str, value: Any, *, allow_zero: bool = False, allow_inf: bool = False) -> float:
-    """Validate a strictly positive (or non-negative) real parameter."""
+    """Validate a strictly positive (or non-negative) real parameter.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+    allow_zero : bool
+        Accept 0.
+    allow_inf : bool
+        Accept ``inf``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not a real number.
+    InvalidParameterError
+        When it is negative, zero without ``allow_zero``, or infinite without ``allow_inf``.
+    """
     v = check_real(name, value)
     if (v < 0 or (v == 0 and not allow_zero)) or (math.isinf(v) and not allow_inf):
         bound = ">= 0" if allow_zero else "> 0"
@@ -82,7 +166,32 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False, allow_inf
 
 
 def check_interval(name: str, value: Any, low: float, high: float, *, closed: str = "neither") -> float:
-    """Validate ``low < value < high`` (``closed`` in {"neither", "left", "right", "both"})."""
+    """Validate ``low < value < high`` (``closed`` in {"neither", "left", "right", "both"}).
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+    low : float
+        Lower end.
+    high : float
+        Upper end.
+    closed : {"neither", "left", "right", "both"}
+        Which ends are included.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not a real number.
+    InvalidParameterError
+        When it lies outside the interval.
+    """
     v = check_real(name, value)
     left_ok = v >= low if closed in ("left", "both") else v > low
     right_ok = v <= high if closed in ("right", "both") else v < high
@@ -94,7 +203,28 @@ def check_interval(name: str, value: Any, low: float, high: float, *, closed: st
 
 
 def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Validate an integer parameter ``>= minimum``."""
+    """Validate an integer parameter ``>= minimum``.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+    minimum : int
+        Smallest allowed value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not an integer.
+    InvalidParameterError
+        When it is below ``minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ParameterTypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     if value < minimum:
@@ -103,7 +233,29 @@ def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
 
 
 def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None, dim: int | None = None) -> np.ndarray:
-    """Convert to a float array and reject NaN/inf, wrong ndim or wrong last dimension."""
+    """Convert to a float array and reject NaN/inf, wrong ndim or wrong last dimension.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+    ndim : int, tuple of int or None
+        Allowed numbers of dimensions.
+    dim : int or None
+        Required size of the last axis.
+
+    Returns
+    -------
+    ndarray of float
+        A finite float array (the input itself when it already is one).
+
+    Raises
+    ------
+    InvalidInputError
+        When it is not numeric, has a wrong ndim or last dimension, or holds NaN/inf.
+    """
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
