@@ -28,7 +28,8 @@ import functools
 import math
 
 import numpy as np
-from dp_accounting.dp_event import DiscreteLaplaceDpEvent, NoOpDpEvent, ZCDpEvent
+from dp_accounting.dp_event import DiscreteLaplaceDpEvent, DpEvent, NoOpDpEvent, ZCDpEvent
+from numpy.typing import ArrayLike
 from dp_accounting.pld.privacy_loss_mechanism import DiscreteGaussianPrivacyLoss, DiscreteLaplacePrivacyLoss
 from scipy.optimize import brentq
 
@@ -51,8 +52,25 @@ from .validation import (
 _SUPPORT_SCALES = 140
 
 
-def check_integer_array(name: str, value) -> np.ndarray:
-    """A finite float array whose entries are integers below 2⁵⁰ in magnitude."""
+def check_integer_array(name: str, value: ArrayLike) -> np.ndarray:
+    """A finite float array whose entries are integers below 2⁵⁰ in magnitude.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : array-like
+        The values to check.
+
+    Returns
+    -------
+    ndarray of float
+
+    Raises
+    ------
+    InvalidInputError
+        When an entry is not finite, not an integer, or of magnitude above 2⁵⁰.
+    """
     arr = check_array(name, value)
     if not np.all(arr == np.rint(arr)) or np.any(np.abs(arr) > 2.0**50):
         raise InvalidInputError(f"{name} must hold integers of magnitude below 2**50, got {value!r}")
@@ -115,18 +133,57 @@ class DiscreteLaplaceMechanism:
         """Exact pure ε of the scale in use: Δ/t."""
         return self.sensitivity / self.scale
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of the integer input ``x``: shape ``(n, *x.shape)``, integer-valued floats."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases of the integer input ``x``: shape ``(n, *x.shape)``, integer-valued floats.
+
+        Parameters
+        ----------
+        x : array-like of integers
+            The integer input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+            Integer-valued floats.
+        """
         x = check_integer_array("x", x)
         n = check_int("n", n)
         return x + discrete_laplace(rng, (n, *x.shape), self.scale)
 
-    def log_pmf_noise(self, k) -> np.ndarray:
-        """log P(L = k) = −|k|/t + log tanh(1/(2t))."""
+    def log_pmf_noise(self, k: ArrayLike) -> np.ndarray:
+        """log P(L = k) = −|k|/t + log tanh(1/(2t)).
+
+        Parameters
+        ----------
+        k : array-like
+            Noise values (integers).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``k``.
+        """
         return -np.abs(k) / self.scale + math.log(math.tanh(0.5 / self.scale))
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """Log-pmf of each release given ``x``; shape ``(n,)`` (−inf off the integers)."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Log-pmf of each release given ``x``; shape ``(n,)`` (−inf off the integers).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like of integers
+            The integer input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Log-density (or log-pmf) of each release given ``x``.
+        """
         x = check_integer_array("x", x)
         y = np.asarray(outputs, dtype=float)
         k = (y - x).reshape(len(y), -1)
@@ -137,33 +194,106 @@ class DiscreteLaplaceMechanism:
         return DiscreteLaplacePrivacyLoss(parameter=1.0 / self.scale, sensitivity=self.sensitivity)
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the worst pair (shift Δ on one coordinate), by dp_accounting."""
+        """Exact δ(ε) of the worst pair (shift Δ on one coordinate), by dp_accounting.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         return float(self._loss().get_delta_for_epsilon(eps))
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the worst pair (the pure ε at δ = 0)."""
+        """Exact ε(δ) of the worst pair (the pure ε at δ = 0).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         d = check_delta(delta, allow_zero=True)
         if d == 0.0:
             return self.true_epsilon
         return _epsilon_from_profile(self.exact_delta, d, self.true_epsilon + 1.0)
 
     def pmf(self, x: int, support: np.ndarray) -> np.ndarray:
-        """P(x + L = y) for each y in ``support`` (scalar x)."""
+        """P(x + L = y) for each y in ``support`` (scalar x).
+
+        Parameters
+        ----------
+        x : int
+            Scalar integer input.
+        support : ndarray
+            Output values y.
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``support``.
+        """
         return np.exp(self.log_pmf_noise(np.asarray(support, dtype=float) - float(x)))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve between x = 0 and x′ = Δ (the worst pair)."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve between x = 0 and x′ = Δ (the worst pair).
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         k = math.ceil(_SUPPORT_SCALES * self.scale)
         support = np.arange(-k, k + self.sensitivity + 1)
         return discrete_tradeoff(self.pmf(0, support), self.pmf(self.sensitivity, support), alpha)
 
     def float_error(self, d: int = 1) -> tuple[float, float]:
-        """(ε slack, δ slack) of the float sampler over the exact one, for d coordinates (module docstring)."""
+        """(ε slack, δ slack) of the float sampler over the exact one, for d coordinates (module docstring).
+
+        Parameters
+        ----------
+        d : int
+            Number of released coordinates.
+
+        Returns
+        -------
+        (float, float)
+            (ε slack, δ slack) of the float implementation.
+        """
         return 2 * check_int("d", d) * 2.0**-39 * (self.scale + 1), 0.0
 
-    def dp_event(self, distance: int | None = None):
-        """``DiscreteLaplaceDpEvent(1/t, distance)`` of one release between integer inputs at ℓ₁ distance (default Δ)."""
+    def dp_event(self, distance: int | None = None) -> DpEvent:
+        """``DiscreteLaplaceDpEvent(1/t, distance)`` of one release between integer inputs at ℓ₁ distance (default Δ).
+
+        Parameters
+        ----------
+        distance : int, optional
+            Integer ℓ₁ distance of the two inputs (default Δ).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``NoOpDpEvent`` at distance 0.
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``distance`` is not a non-negative integer.
+        """
         d = self.sensitivity if distance is None else _check_integer_distance(distance)
         return NoOpDpEvent() if d == 0 else DiscreteLaplaceDpEvent(noise_parameter=1.0 / self.scale, sensitivity=d)
 
@@ -197,8 +327,28 @@ class DiscreteGaussianMechanism:
     def __repr__(self) -> str:
         return f"DiscreteGaussianMechanism(sigma={self.sigma:.6g}, sensitivity={self.sensitivity}, claim={self.claim})"
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of the scalar integer input ``x``: shape ``(n,)`` (or ``(n, 1)`` for a length-1 x)."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases of the scalar integer input ``x``: shape ``(n,)`` (or ``(n, 1)`` for a length-1 x).
+
+        Parameters
+        ----------
+        x : int or array-like of one integer
+            The scalar integer input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, 1)
+            Integer-valued floats.
+
+        Raises
+        ------
+        InvalidInputError
+            When x has more than one coordinate.
+        """
         x = check_integer_array("x", x)
         if x.size != 1:
             raise InvalidInputError(
@@ -208,8 +358,19 @@ class DiscreteGaussianMechanism:
         n = check_int("n", n)
         return x + discrete_gaussian(rng, (n, *x.shape), self.sigma)
 
-    def log_pmf_noise(self, k) -> np.ndarray:
-        """log P(Z = k), with the normaliser summed exactly over the truncated support."""
+    def log_pmf_noise(self, k: ArrayLike) -> np.ndarray:
+        """log P(Z = k), with the normaliser summed exactly over the truncated support.
+
+        Parameters
+        ----------
+        k : array-like
+            Noise values (integers).
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``k``.
+        """
         return -np.square(k) / (2 * self.sigma**2) - self._log_normaliser
 
     @functools.cached_property
@@ -217,27 +378,73 @@ class DiscreteGaussianMechanism:
         k = np.arange(-math.ceil(40 * self.sigma), math.ceil(40 * self.sigma) + 1)
         return float(np.log(np.exp(-np.square(k) / (2 * self.sigma**2)).sum()))
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """Log-pmf of each release given ``x``; shape ``(n,)`` (−inf off the integers)."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Log-pmf of each release given ``x``; shape ``(n,)`` (−inf off the integers).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, one per row of the leading axis.
+        x : array-like of integers
+            The integer input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Log-density (or log-pmf) of each release given ``x``.
+        """
         x = check_integer_array("x", x)
         k = (np.asarray(outputs, dtype=float) - x).reshape(len(outputs), -1)
         logp = self.log_pmf_noise(k).sum(axis=1)
         return np.where(np.all(k == np.rint(k), axis=1), logp, -np.inf)
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) between x and x + Δ (Canonne, Kamath & Steinke 2020, Thm. 7), by dp_accounting."""
+        """Exact δ(ε) between x and x + Δ (Canonne, Kamath & Steinke 2020, Thm. 7), by dp_accounting.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         eps = check_positive("epsilon", epsilon, allow_zero=True)
         loss = DiscreteGaussianPrivacyLoss(sigma=self.sigma, sensitivity=self.sensitivity)
         return float(loss.get_delta_for_epsilon(eps))
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the discrete profile."""
+        """Exact ε(δ) of the discrete profile.
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         d = check_delta(delta)
         mu = self.sensitivity / self.sigma
         return _epsilon_from_profile(self.exact_delta, d, mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / d)) + 1.0)
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact trade-off curve between x = 0 and x′ = Δ."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve between x = 0 and x′ = Δ.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         k = math.ceil(_SUPPORT_SCALES * self.sigma / 10)
         support = np.arange(-k, k + self.sensitivity + 1, dtype=float)
         p0 = np.exp(self.log_pmf_noise(support))
@@ -245,11 +452,38 @@ class DiscreteGaussianMechanism:
         return discrete_tradeoff(p0, p1, alpha)
 
     def float_error(self, d: int = 1) -> tuple[float, float]:
-        """(ε slack, δ slack) of the float sampler: proposal 2⁻³⁹(t + 1) plus acceptance 2⁻³², per coordinate."""
+        """(ε slack, δ slack) of the float sampler: proposal 2⁻³⁹(t + 1) plus acceptance 2⁻³², per coordinate.
+
+        Parameters
+        ----------
+        d : int
+            Number of released coordinates.
+
+        Returns
+        -------
+        (float, float)
+            (ε slack, δ slack) of the float implementation.
+        """
         t = math.floor(self.sigma) + 1.0
         return 2 * check_int("d", d) * (2.0**-39 * (t + 1) + 2.0**-32), 0.0
 
-    def dp_event(self, distance: int | None = None):
-        """``ZCDpEvent(ρ)`` with ρ = distance²/(2σ²): exact zCDP (dp_accounting has no discrete-Gaussian event)."""
+    def dp_event(self, distance: int | None = None) -> DpEvent:
+        """``ZCDpEvent(ρ)`` with ρ = distance²/(2σ²): exact zCDP (dp_accounting has no discrete-Gaussian event).
+
+        Parameters
+        ----------
+        distance : int, optional
+            Integer ℓ₁ distance of the two inputs (default Δ).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``NoOpDpEvent`` at distance 0.
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``distance`` is not a non-negative integer.
+        """
         d = self.sensitivity if distance is None else _check_integer_distance(distance)
         return NoOpDpEvent() if d == 0 else ZCDpEvent(d * d / (2 * self.sigma**2))

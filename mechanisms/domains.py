@@ -70,7 +70,24 @@ def short_repr(x: Any, width: int = 80) -> str:
 
 
 def as_float_array(name: str, x: Any) -> np.ndarray:
-    """``x`` as a float array, or an :class:`InvalidInputError` naming ``name`` and the value."""
+    """``x`` as a float array, or an :class:`InvalidInputError` naming ``name`` and the value.
+
+    Parameters
+    ----------
+    name : str
+        Name used in error messages.
+    x : object
+        The value to convert.
+
+    Returns
+    -------
+    ndarray of float
+
+    Raises
+    ------
+    InvalidInputError
+        For strings, bytes and values numpy cannot convert.
+    """
     if isinstance(x, str | bytes):
         raise InvalidInputError(f"{name} must be a numeric array, got {name}={x!r}")
     try:
@@ -93,18 +110,54 @@ class Domain(abc.ABC):
 
     @abc.abstractmethod
     def contains(self, x: Any) -> bool:
-        """True when ``x`` is a point of the domain (never raises on malformed input)."""
+        """True when ``x`` is a point of the domain (never raises on malformed input).
+
+        Parameters
+        ----------
+        x : object
+            The candidate point.
+
+        Returns
+        -------
+        bool
+        """
 
     @abc.abstractmethod
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
-        """``n`` points drawn uniformly at random (for datasets: a random size, then uniform records)."""
+        """``n`` points drawn uniformly at random (for datasets: a random size, then uniform records).
+
+        Parameters
+        ----------
+        n : int
+            Number of points (bounded so that the sample stays small in memory).
+        rng : Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        list
+            ``n`` points.
+        """
 
     @abc.abstractmethod
     def boundary_points(self) -> list:
         """Extreme points of the domain (corners, extreme datasets), where worst cases often lie."""
 
     def check(self, name: str, x: Any) -> None:
-        """Raise :class:`InvalidInputError` naming ``name`` and ``x`` when ``x`` is outside the domain."""
+        """Raise :class:`InvalidInputError` naming ``name`` and ``x`` when ``x`` is outside the domain.
+
+        Parameters
+        ----------
+        name : str
+            Name used in error messages.
+        x : object
+            The candidate point.
+
+        Raises
+        ------
+        InvalidInputError
+            When ``x`` is outside the domain.
+        """
         if not self.contains(x):
             raise InvalidInputError(f"{name} is not in the domain {self}: {name}={short_repr(x)}")
 
@@ -179,6 +232,17 @@ class Box(Domain):
         return np.floor(c) if self.integer else c
 
     def contains(self, x: Any) -> bool:
+        """True for a finite point of the box (integer-valued for an integer box), in any layout of ``dim`` coordinates.
+
+        Parameters
+        ----------
+        x : object
+            The candidate point.
+
+        Returns
+        -------
+        bool
+        """
         try:
             a = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
@@ -198,6 +262,21 @@ class Box(Domain):
         Coordinate-wise clipping is the Euclidean projection on a box; for an
         integer box rounding each coordinate to the nearest integer and clipping
         is the nearest lattice point of the box (the distance is a sum over coordinates).
+
+        Parameters
+        ----------
+        x : array-like
+            A point with the box's number of coordinates.
+
+        Returns
+        -------
+        ndarray
+            Of the box's shape.
+
+        Raises
+        ------
+        InvalidInputError
+            For a wrong number of coordinates or NaN.
         """
         a = as_float_array("x", x)
         if a.size != self.dim:
@@ -215,6 +294,16 @@ class Box(Domain):
         The sign-pattern corners (first coordinate high and the rest low, and the
         reverse; first half high; alternating) are the corners the input patterns
         of :mod:`privaudit.mechanisms.input_patterns` move towards.
+
+        Parameters
+        ----------
+        max_count : int
+            Largest number of corners enumerated in full.
+
+        Returns
+        -------
+        list of ndarray
+            Distinct corners, each of the box's shape.
         """
         lo, hi = np.asarray(self.low), np.asarray(self.high)
         d = self.dim
@@ -251,6 +340,20 @@ class Box(Domain):
         return pts
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+        """``n`` points drawn uniformly from the box (uniform integers for an integer box).
+
+        Parameters
+        ----------
+        n : int
+            Number of points (bounded so that the sample stays small in memory).
+        rng : Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        list of ndarray
+            ``n`` points of the box's shape.
+        """
         n = _sample_size(n, self.dim)
         gen = np.random.default_rng(rng)
         lo, hi = np.asarray(self.low), np.asarray(self.high)
@@ -308,6 +411,17 @@ class Categorical(Domain):
         return x.item() if isinstance(x, np.generic) else x
 
     def contains(self, x: Any) -> bool:
+        """True when ``x`` (a scalar or a one-element array) is one of the categories.
+
+        Parameters
+        ----------
+        x : object
+            The candidate point.
+
+        Returns
+        -------
+        bool
+        """
         v = self._value(x)
         try:
             return v in self.categories
@@ -315,7 +429,22 @@ class Categorical(Domain):
             return False
 
     def index(self, x: Any) -> int:
-        """Position of ``x`` among :attr:`categories` (an :class:`InvalidInputError` when absent)."""
+        """Position of ``x`` among :attr:`categories` (an :class:`InvalidInputError` when absent).
+
+        Parameters
+        ----------
+        x : object
+            The candidate point.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        InvalidInputError
+            When ``x`` is not a category.
+        """
         self.check("x", x)
         return self.categories.index(self._value(x))
 
@@ -324,6 +453,20 @@ class Categorical(Domain):
         return list(self.categories)
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
+        """``n`` categories drawn uniformly.
+
+        Parameters
+        ----------
+        n : int
+            Number of points (bounded so that the sample stays small in memory).
+        rng : Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        list
+            ``n`` categories.
+        """
         n = _sample_size(n, 1)
         idx = np.random.default_rng(rng).integers(len(self.categories), size=n)
         return [self.categories[i] for i in idx]
@@ -383,6 +526,22 @@ class DatasetDomain(Domain):
 
         Raises :class:`InvalidInputError` naming ``name`` for a non-numeric array,
         a record of the wrong shape, infinite values, or NaN outside whole absent rows.
+
+        Parameters
+        ----------
+        x : array-like
+            A dataset.
+        name : str
+            Name used in error messages.
+
+        Returns
+        -------
+        ndarray of shape (n, p)
+
+        Raises
+        ------
+        InvalidInputError
+            For a malformed dataset (see above).
         """
         rows = dataset_rows(name, x, record_size=self.records.dim)
         if self.padded:
@@ -394,6 +553,17 @@ class DatasetDomain(Domain):
         return rows[~np.isnan(rows).any(axis=1)]
 
     def contains(self, x: Any) -> bool:
+        """True for a well-formed dataset of an allowed size whose records lie in the record box.
+
+        Parameters
+        ----------
+        x : object
+            The candidate point.
+
+        Returns
+        -------
+        bool
+        """
         try:
             recs = self.present(x)
         except (InvalidInputError, ValueError, TypeError):
@@ -403,7 +573,23 @@ class DatasetDomain(Domain):
         return all(self.records.contains(r) for r in recs)
 
     def pack(self, records: Any) -> np.ndarray:
-        """The dataset holding ``records`` (an (n, p) array) in this domain's representation."""
+        """The dataset holding ``records`` (an (n, p) array) in this domain's representation.
+
+        Parameters
+        ----------
+        records : array-like of shape (n, p)
+            The records.
+
+        Returns
+        -------
+        ndarray
+            ``(n, *records.shape)``, or 1-d for one-coordinate records; padded with NaN rows to ``max_size`` when padded.
+
+        Raises
+        ------
+        InvalidInputError
+            When a padded domain cannot hold that many records.
+        """
         recs = np.asarray(records, dtype=float).reshape(-1, self.records.dim)
         if self.padded:
             if recs.shape[0] > self.max_size:
@@ -412,7 +598,18 @@ class DatasetDomain(Domain):
         return recs.reshape((recs.shape[0], *self.records.shape)) if self.records.shape != (1,) else recs.reshape(-1)
 
     def clip(self, x: Any) -> np.ndarray:
-        """Every present record projected onto the record box (the size is kept)."""
+        """Every present record projected onto the record box (the size is kept).
+
+        Parameters
+        ----------
+        x : array-like
+            A dataset of this domain.
+
+        Returns
+        -------
+        ndarray
+            The clipped dataset, packed.
+        """
         recs = self.present(x)
         return self.pack(np.array([self.records.clip(r).ravel() for r in recs]).reshape(-1, self.records.dim))
 
@@ -425,6 +622,20 @@ class DatasetDomain(Domain):
         return out
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+        """``n`` datasets: a size uniform in [min_size, max_size], then uniform records.
+
+        Parameters
+        ----------
+        n : int
+            Number of points (bounded so that the sample stays small in memory).
+        rng : Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        list of ndarray
+            ``n`` datasets.
+        """
         n = _sample_size(n, self.max_size * self.records.dim)
         gen = np.random.default_rng(rng)
         sizes = gen.integers(self.min_size, self.max_size, size=n, endpoint=True)

@@ -41,7 +41,8 @@ import math
 import warnings
 
 import numpy as np
-from dp_accounting import GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian
+from dp_accounting import DpEvent, GaussianDpEvent, NoOpDpEvent, get_epsilon_gaussian
+from numpy.typing import ArrayLike
 
 from .accounting import check_claim
 from .arcsine_gaussian import ArcsineGaussian
@@ -59,15 +60,48 @@ from .validation import (
     check_positive,
 )
 
-def random_orthonormal_basis(dim: int, m: int, rng=None) -> np.ndarray:
-    """A Haar-random d × m matrix with orthonormal columns (QR with sign fix)."""
+def random_orthonormal_basis(dim: int, m: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    """A Haar-random d × m matrix with orthonormal columns (QR with sign fix).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension d.
+    m : int
+        Number of columns m ≤ d.
+    rng : Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray of shape (dim, m)
+    """
     g = np.random.default_rng(rng).standard_normal((dim, m))
     q, r = np.linalg.qr(g)
     return q * np.sign(np.diag(r))
 
 
-def check_basis(basis, dim: int, m: int) -> np.ndarray:
-    """Validate a d × m basis with orthonormal columns."""
+def check_basis(basis: ArrayLike, dim: int, m: int) -> np.ndarray:
+    """Validate a d × m basis with orthonormal columns.
+
+    Parameters
+    ----------
+    basis : array-like of shape (d, m)
+        Orthonormal columns v_j.
+    dim : int
+        Dimension d.
+    m : int
+        Number of columns m ≤ d.
+
+    Returns
+    -------
+    ndarray of shape (dim, m)
+
+    Raises
+    ------
+    InvalidInputError
+        When the shape is not (dim, m) or the columns are not orthonormal.
+    """
     v = check_array("basis", basis, ndim=2)
     if v.shape != (dim, m):
         raise InvalidInputError(f"basis must have shape (dim, n_vectors) = {(dim, m)}, got {v.shape}")
@@ -136,8 +170,24 @@ class ModulatedMechanism:
             f"n_vectors={self.n_vectors}, dim={self.dim}, sigma={self.sigma:.6g}, claim={self.claim})"
         )
 
-    def with_basis(self, basis) -> "ModulatedMechanism":
-        """The same mechanism (same σ and claim) with other modulation vectors."""
+    def with_basis(self, basis: ArrayLike) -> "ModulatedMechanism":
+        """The same mechanism (same σ and claim) with other modulation vectors.
+
+        Parameters
+        ----------
+        basis : array-like of shape (d, m)
+            Orthonormal columns v_j.
+
+        Returns
+        -------
+        ModulatedMechanism
+            A shallow copy with the new basis.
+
+        Raises
+        ------
+        InvalidInputError
+            As :func:`check_basis`.
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.basis = check_basis(basis, self.dim, self.n_vectors)
@@ -155,22 +205,65 @@ class ModulatedMechanism:
         return self.lipschitz / self.sigma
 
     def exact_delta(self, epsilon: float) -> float:
-        """Exact δ(ε) of the Gaussian with sensitivity L (phase known to the attacker)."""
+        """Exact δ(ε) of the Gaussian with sensitivity L (phase known to the attacker).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         return float(gaussian_delta(self.mu, check_positive("epsilon", epsilon, allow_zero=True)))
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the Gaussian with sensitivity L (phase known to the attacker)."""
+        """Exact ε(δ) of the Gaussian with sensitivity L (phase known to the attacker).
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return float(get_epsilon_gaussian(1 / self.mu, check_delta(delta)))
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """G_μ with μ = L/σ: the exact curve of the worst-case pair with the phase known."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """G_μ with μ = L/σ: the exact curve of the worst-case pair with the phase known.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         return gaussian_tradeoff(self.mu, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release for inputs at ℓ₂ distance r (default 1).
 
         The phase-known worst case: a Gaussian shift of at most L·r against noise σ,
         ``GaussianDpEvent(σ/(L·r))``.
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₂ distance r ≥ 0 of the two inputs (default 1).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            ``NoOpDpEvent`` when r = 0 or L = 0.
         """
         r = 1.0 if distance is None else check_positive("distance", distance, allow_zero=True)
         return NoOpDpEvent() if r == 0 or self.lipschitz == 0 else GaussianDpEvent(self.sigma / (self.lipschitz * r))
@@ -185,24 +278,66 @@ class ModulatedMechanism:
         p = check_array("phase", phase, ndim=(1, 2), dim=self.n_vectors)
         return np.broadcast_to(p, (n, self.n_vectors))
 
-    def angles(self, X, phase) -> np.ndarray:
-        """θ_j = ω⟨x, v_j⟩ + φ_j, shape (n, m)."""
+    def angles(self, X: ArrayLike, phase: ArrayLike) -> np.ndarray:
+        """θ_j = ω⟨x, v_j⟩ + φ_j, shape (n, m).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Inputs, one per row.
+        phase : array-like of shape (m,) or (n, m)
+            Phases φ_j (required).
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+        """
         return self.omega * (np.atleast_2d(X) @ self.basis) + phase
 
-    def map(self, X, phase) -> np.ndarray:
-        """Noise-free g_V(x; φ), broadcasting rows of X against rows of ``phase``; shape (n, d)."""
+    def map(self, X: ArrayLike, phase: ArrayLike) -> np.ndarray:
+        """Noise-free g_V(x; φ), broadcasting rows of X against rows of ``phase``; shape (n, d).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Inputs, one per row.
+        phase : array-like of shape (m,) or (n, m)
+            Phases φ_j (required).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``phase`` is None.
+        """
         X = np.atleast_2d(self._check_x(X))
         if phase is None:
             raise InvalidParameterError("map needs the phases: phase=None is only valid for release/sample")
         phase = np.atleast_2d(check_array("phase", phase, ndim=(1, 2), dim=self.n_vectors))
         return (1 - self.alpha) * X + (self.lam / self.n_vectors) * np.cos(self.angles(X, phase)) @ self.basis.T
 
-    def release(self, X, rng=None, *, phase=None) -> np.ndarray:
+    def release(self, X: ArrayLike, rng: np.random.Generator | int | None = None, *, phase: ArrayLike | None = None) -> np.ndarray:
         """One noisy release per row of X (one client each), shape (K, d), on the dithered lattice.
 
         Draw order from ``rng``: the standard normals (K, d), the phases (K, m) unless given,
         then the lattice offsets (K, d); the first two are those of the textbook release, so
         at a given seed the output is within γ of ``g_V(x; φ) + σN`` computed in floats.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Inputs, one per row.
+        rng : Generator, int or None
+            Source of the noise, the phases and the lattice offsets.
+        phase : array-like of shape (m,) or (n, m), optional
+            Phases φ_j (fresh uniform ones when None).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
         """
         X = np.atleast_2d(self._check_x(X))
         rng = np.random.default_rng(rng)
@@ -212,8 +347,25 @@ class ModulatedMechanism:
         mean += (self.lam / self.n_vectors) * np.cos(self.angles(X, phi)) @ self.basis.T
         return lattice_release(mean, noise, self.sigma, self.lattice_step, rng)
 
-    def sample(self, x, n: int, rng=None, *, phase=None) -> np.ndarray:
-        """``n`` releases of one input x, fresh uniform phases unless ``phase`` is given (draw order as :meth:`release`)."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None, *,
+               phase: ArrayLike | None = None) -> np.ndarray:
+        """``n`` releases of one input x, fresh uniform phases unless ``phase`` is given (draw order as :meth:`release`).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        n : int
+            Number of independent releases.
+        rng : Generator, int or None
+            Source of the noise, the phases and the lattice offsets.
+        phase : array-like of shape (m,) or (n, m), optional
+            Phases φ_j (fresh uniform ones when None).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         x = check_array("x", x, ndim=1, dim=self.dim)
         n = check_int("n", n)
         rng = np.random.default_rng(rng)
@@ -228,6 +380,16 @@ class ModulatedMechanism:
 
         Given the phase, a release is :class:`~privaudit.mechanisms.GaussianMechanism`'s lattice
         release of mean g_V(x; φ): the same bound (η = 2⁻³⁰, τ = 1e−14 per coordinate).
+
+        Parameters
+        ----------
+        d : int, optional
+            Number of released coordinates (default: dim).
+
+        Returns
+        -------
+        (float, float)
+            (ε slack, δ slack) of the float implementation.
         """
         d = self.dim if d is None else check_int("d", d)
         eps = self.claim.epsilon if math.isfinite(self.claim.epsilon) else 0.0
@@ -252,7 +414,7 @@ class ModulatedMechanism:
         """Law of ⟨g̃ − (1 − α)x, v_j⟩ when the phase is hidden: (λ/m) cos φ + N(0, σ²)."""
         return ArcsineGaussian(self.lam / self.n_vectors, self.sigma)
 
-    def log_density(self, outputs, x, phase=None) -> np.ndarray:
+    def log_density(self, outputs: ArrayLike, x: ArrayLike, phase: ArrayLike | None = None) -> np.ndarray:
         """Log-density of the (dithered lattice) releases given x; shape (n,).
 
         With ``phase`` given, the release is g_V(x; φ) + σN + γW: the exact dithered
@@ -268,6 +430,19 @@ class ModulatedMechanism:
         with Δp/p = Σ_j p_A″/p_A(⟨r, v_j⟩) + ‖r_⊥‖²/σ⁴ − (d − m)/σ² (the Laplacian is
         invariant under rotation). With h = γ/(2σ) ≤ 2⁻¹¹ the neglected term is about
         h⁴v⁴/120 per coordinate at v standard deviations: < 1e−12 within 6σ, < 2e−9 within 40σ.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, d)
+            Releases.
+        x : array-like of shape (d,)
+            The input.
+        phase : array-like of shape (m,) or (n, m), optional
+            Known phases (default: marginalised).
+
+        Returns
+        -------
+        ndarray of shape (n,)
         """
         x = check_array("x", x, ndim=1, dim=self.dim)
         out = np.atleast_2d(np.asarray(outputs, dtype=float))
@@ -284,14 +459,26 @@ class ModulatedMechanism:
         return (log_along.sum(axis=1) - 0.5 * perp2 + (self.dim - self.n_vectors) * const
                 + np.log1p(self.lattice_step**2 / 24 * laplacian))
 
-    def jacobian(self, x, phase) -> np.ndarray:
-        """J_g(x; φ) = (1 − α) I − (λω/m) Σ_j sin θ_j v_j v_jᵀ, shape (d, d)."""
+    def jacobian(self, x: ArrayLike, phase: ArrayLike) -> np.ndarray:
+        """J_g(x; φ) = (1 − α) I − (λω/m) Σ_j sin θ_j v_j v_jᵀ, shape (d, d).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        phase : array-like of shape (m,)
+            Phases φ_j.
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
         x = check_array("x", x, ndim=1, dim=self.dim)
         theta = self.angles(x, check_array("phase", phase, ndim=1, dim=self.n_vectors))[0]
         scale = (self.lam * self.omega / self.n_vectors) * np.sin(theta)
         return (1 - self.alpha) * np.eye(self.dim) - (self.basis * scale) @ self.basis.T
 
-    def fisher_information(self, x, phase=None) -> np.ndarray:
+    def fisher_information(self, x: ArrayLike, phase: ArrayLike | None = None) -> np.ndarray:
         """Fisher information about x, shape (d, d).
 
         With ``phase`` given: I(x | φ) = JᵀJ/σ² (seed 000, §6). With
@@ -303,6 +490,17 @@ class ModulatedMechanism:
         dithered lattice release (which adds independent noise γW); with the phase given the
         latter is exactly :attr:`dither_fisher_factor` times JᵀJ/σ² (factor ≥ 1 − 8e−8), so
         Cramér–Rao bounds built from these values stay valid lower bounds.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        phase : array-like of shape (m,), optional
+            Known phases (default: the phase average).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
         """
         if phase is not None:
             j = self.jacobian(x, phase)
@@ -316,7 +514,7 @@ class ModulatedMechanism:
         """c = I_dithered/I_continuous of the Gaussian noise per coordinate: 1 − O((γ/σ)²) ≤ 1."""
         return gaussian_dither_fisher(self.sigma / self.lattice_step)
 
-    def marginal_fisher_information(self, x=None) -> np.ndarray:
+    def marginal_fisher_information(self, x: ArrayLike | None = None) -> np.ndarray:
         """Fisher information about x of the release alone (phase hidden), shape (d, d).
 
         The uniform phase makes cos(ω⟨x, v_j⟩ + φ_j) distributed as cos φ_j whatever x,
@@ -328,6 +526,15 @@ class ModulatedMechanism:
 
         As :meth:`fisher_information`, the continuous release's value: an upper bound on
         the dithered release's, within a relative γ²/(12σ²).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,), optional
+            The input (validated only: the information does not depend on it).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
         """
         if x is not None:
             check_array("x", x, ndim=1, dim=self.dim)

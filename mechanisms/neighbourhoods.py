@@ -207,7 +207,22 @@ class Neighbourhood(abc.ABC):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Neighbourhood:
-        """The neighbourhood whose :meth:`to_dict` is ``data``."""
+        """The neighbourhood whose :meth:`to_dict` is ``data``.
+
+        Parameters
+        ----------
+        data : mapping
+            A ``{"kind": ..., <fields>}`` mapping.
+
+        Returns
+        -------
+        Neighbourhood
+
+        Raises
+        ------
+        InvalidParameterError
+            Without a ``kind``, for an unknown kind, or for unknown fields.
+        """
         if not isinstance(data, Mapping) or "kind" not in data:
             raise InvalidParameterError(f"a neighbourhood mapping needs a 'kind', got {data!r}")
         kinds = {k.kind: k for k in _KINDS}
@@ -402,14 +417,54 @@ class NormBall(_VectorNeighbourhood):
         return f"{self.norm}<={_text(self.radius)}"
 
     def distance(self, x: Any, x_prime: Any) -> float:
-        """‖x − x′‖ in the ball's norm (inputs of one shape, finite)."""
+        """‖x − x′‖ in the ball's norm (inputs of one shape, finite).
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        float
+        """
         a, b = self._vectors(x, x_prime)
         return norm_of(a - b, self.norm)
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """⌈‖x − x′‖/radius⌉ (0 for equal inputs), with a relative tolerance at the boundary.
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         return steps_of(self.distance(x, x_prime), self.radius)
 
     def move_along(self, direction: Any, *, integer: bool = False) -> np.ndarray | None:
+        """The direction scaled to the ball's radius in its norm (the largest integer move inside the ball with ``integer``).
+
+        Parameters
+        ----------
+        direction : array-like
+            A non-zero direction (its scale is irrelevant).
+        integer : bool
+            The move must be an integer vector.
+
+        Returns
+        -------
+        ndarray or None
+            The flat move v, or None for a zero direction (or when no move fits).
+        """
         u = _direction(direction)
         if u is None:
             return None
@@ -484,6 +539,20 @@ class IntegerLattice(_VectorNeighbourhood):
         return f"int-{self.norm}<={_text(self.radius)}"
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """Fewest integer steps of norm ≤ radius from x to x′: ⌈‖v‖₁/m⌉, ⌈‖v‖∞/m⌉ (m = ⌊radius⌋), or the exact ℓ₂ lattice count.
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         a, b = self._vectors(x, x_prime)
         _integer_valued("x", a, self)
         _integer_valued("x_prime", b, self)
@@ -498,6 +567,20 @@ class IntegerLattice(_VectorNeighbourhood):
         return _l2_lattice_steps(v, self.radius)
 
     def move_along(self, direction: Any, *, integer: bool = True) -> np.ndarray | None:
+        """The largest integer move inside the ball along the direction.
+
+        Parameters
+        ----------
+        direction : array-like
+            A non-zero direction (its scale is irrelevant).
+        integer : bool
+            The move must be an integer vector.
+
+        Returns
+        -------
+        ndarray or None
+            The flat move v, or None for a zero direction (or when no move fits).
+        """
         u = _direction(direction)
         return None if u is None else _integer_move(u, self.norm, self.radius)
 
@@ -589,6 +672,20 @@ class Histogram(_VectorNeighbourhood):
         return "histogram-replace" if self.replace else "histogram"
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """Σ|x′ − x| count changes (add/remove), or half of it with ``replace`` (∞ when the totals differ).
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         a, b = self._vectors(x, x_prime)
         _integer_valued("x", a, self)
         _integer_valued("x_prime", b, self)
@@ -600,7 +697,20 @@ class Histogram(_VectorNeighbourhood):
         return int(moved) // 2
 
     def move_along(self, direction: Any, *, integer: bool = True) -> np.ndarray | None:
-        """One count ±1 on the direction's largest coordinate; ``replace``: +1 on its largest, −1 on its smallest."""
+        """One count ±1 on the direction's largest coordinate; ``replace``: +1 on its largest, −1 on its smallest.
+
+        Parameters
+        ----------
+        direction : array-like
+            A non-zero direction (its scale is irrelevant).
+        integer : bool
+            The move must be an integer vector.
+
+        Returns
+        -------
+        ndarray or None
+            The flat move v, or None for a zero direction (or when no move fits).
+        """
         u = _direction(direction)
         if u is None:
             return None
@@ -619,6 +729,22 @@ class Histogram(_VectorNeighbourhood):
         return v
 
     def propose(self, x: Any, moves: list[tuple[str, np.ndarray]], domain: Box | None) -> list[CandidatePair]:
+        """x + v for each labelled direction; moves that leave the box are dropped, not clamped.
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        moves : list of (str, array-like)
+            Labelled directions, each of x's size.
+        domain : Box or None
+            Where x′ must lie (None: unbounded).
+
+        Returns
+        -------
+        list of CandidatePair
+            Neighbours x′ ≠ x inside the domain, labelled by origin.
+        """
         # Replace moves are not coordinate-monotone (clamping one end would change the total): drop those
         # that leave the box instead of clamping them.
         a, box = self._start(x, domain)
@@ -674,6 +800,20 @@ class KeyContributions(_VectorNeighbourhood):
         return float(math.floor(self.max_per_key * (1 + TOL))) if self.integer else self.max_per_key
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """K = max(maxᵢ mᵢ, ⌈Σᵢ mᵢ/k⌉) with mᵢ = ⌈|vᵢ|/c⌉ (see the class docstring).
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         a, b = self._vectors(x, x_prime)
         if self.integer:
             _integer_valued("x", a, self)
@@ -691,7 +831,20 @@ class KeyContributions(_VectorNeighbourhood):
         return int(max(m.max(), math.ceil(m.sum() / self.max_keys)))
 
     def move_along(self, direction: Any, *, integer: bool = False) -> np.ndarray | None:
-        """±c on the ``max_keys`` largest coordinates of the direction (ties: the first), scaled by their size."""
+        """±c on the ``max_keys`` largest coordinates of the direction (ties: the first), scaled by their size.
+
+        Parameters
+        ----------
+        direction : array-like
+            A non-zero direction (its scale is irrelevant).
+        integer : bool
+            The move must be an integer vector.
+
+        Returns
+        -------
+        ndarray or None
+            The flat move v, or None for a zero direction (or when no move fits).
+        """
         u = _direction(direction)
         if u is None:
             return None
@@ -718,6 +871,20 @@ class AnyPair(Neighbourhood):
         return "any"
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """0 for equal points (or equal category strings), 1 otherwise.
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         if isinstance(x, str) or isinstance(x_prime, str):
             return 0 if x == x_prime else 1
         a, b = as_float_array("x", x), as_float_array("x_prime", x_prime)
@@ -727,7 +894,29 @@ class AnyPair(Neighbourhood):
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
-        """Every boundary point of the domain (corners, categories) and ``n_random`` random points, except x."""
+        """Every boundary point of the domain (corners, categories) and ``n_random`` random points, except x.
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        domain : Domain or None
+            Where x′ must lie.
+        rng : int, Generator or None
+            Randomness of the random proposals.
+        n_random : int
+            Number of random proposals.
+
+        Returns
+        -------
+        list of CandidatePair
+            Neighbours x′ ≠ x inside the domain, labelled by origin.
+
+        Raises
+        ------
+        InvalidParameterError
+            When ``domain`` is None.
+        """
         if domain is None:
             raise InvalidParameterError("the 'any' neighbourhood proposes points of a domain; pass domain=")
         domain.check("x", x)
@@ -872,13 +1061,44 @@ class AddRemove(_DatasetNeighbourhood):
         return "add-remove"
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """The insertion/deletion edit distance |x| + |x′| − 2·LCS(x, x′) of the present records.
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         a, b = self._datasets(x, x_prime)
         ia, ib = _row_ids(a, b)
         return int(a.shape[0] + b.shape[0] - 2 * _lcs(ia, ib))
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
-        """Add a record at each bound, the centre, the mean, an outlier, at random; remove an extreme or random one."""
+        """Add a record at each bound, the centre, the mean, an outlier, at random; remove an extreme or random one.
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        domain : Domain or None
+            Where x′ must lie.
+        rng : int, Generator or None
+            Randomness of the random proposals.
+        n_random : int
+            Number of random proposals.
+
+        Returns
+        -------
+        list of CandidatePair
+            Neighbours x′ ≠ x inside the domain, labelled by origin.
+        """
         arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         present_mask = ~np.isnan(rows).any(axis=1)
@@ -928,13 +1148,44 @@ class ReplaceOne(_DatasetNeighbourhood):
         return np.any(a != b, axis=1)
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
+        """The Hamming distance of the present records (∞ when the sizes differ).
+
+        Parameters
+        ----------
+        x : array-like
+            One input of the pair.
+        x_prime : array-like
+            The other input.
+
+        Returns
+        -------
+        int or float
+            k, or ``math.inf`` when no chain of neighbours connects the pair.
+        """
         a, b = self._datasets(x, x_prime)
         diff = self._differing(a, b)
         return math.inf if diff is None else int(diff.sum())
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
-        """Replace each extreme record (lowest, highest, nearest the mean, outlying) by each record to try."""
+        """Replace each extreme record (lowest, highest, nearest the mean, outlying) by each record to try.
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        domain : Domain or None
+            Where x′ must lie.
+        rng : int, Generator or None
+            Randomness of the random proposals.
+        n_random : int
+            Number of random proposals.
+
+        Returns
+        -------
+        list of CandidatePair
+            Neighbours x′ ≠ x inside the domain, labelled by origin.
+        """
         arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         where = np.flatnonzero(~np.isnan(rows).any(axis=1))
@@ -969,7 +1220,24 @@ class Label(ReplaceOne):
 
     def neighbours(self, x: Any, domain: Domain | None = None, rng: Any = None, *,
                    n_random: int = 8) -> list[CandidatePair]:
-        """Set the label of each extreme record to the label bounds, the label centre and random labels."""
+        """Set the label of each extreme record to the label bounds, the label centre and random labels.
+
+        Parameters
+        ----------
+        x : array-like
+            The base point, inside ``domain``.
+        domain : Domain or None
+            Where x′ must lie.
+        rng : int, Generator or None
+            Randomness of the random proposals.
+        n_random : int
+            Number of random proposals.
+
+        Returns
+        -------
+        list of CandidatePair
+            Neighbours x′ ≠ x inside the domain, labelled by origin.
+        """
         arr, rows, dom = self._start(x, domain, n_random)
         gen = np.random.default_rng(rng)
         lo, hi = dom.records.low[-1], dom.records.high[-1]
