@@ -253,3 +253,20 @@ def test_write_report_writes_what_the_cli_writes_and_reads_back(tmp_path):
         results_report([tradeoff_result(), {"kind": "tradeoff"}])
     with pytest.raises(ValueError, match="results is empty"):
         results_report([])
+
+
+def test_a_powered_bias_audit_names_the_pilots_n_required_not_a_number_beside_its_own():
+    from privaudit.audit.engines.bias import audit_bias
+    from privaudit.audit.studies.bias_budget import (CONFIDENCE, POWER, RELATIVE_RESOLUTION, SAFETY, _Budget,
+                                                     powered_audit)
+
+    def sampler(n, rng):
+        return rng.normal(1.0, 3.0, (n, 2))
+
+    budget = _Budget(1.0, 0, small=True)
+    res = powered_audit(sampler, np.ones(2), name="normal mean", budget=budget, cap=5000, small_cap=5000, pilot=2000)
+    pre = audit_bias(sampler, np.ones(2), n=2000, rng=budget.seed("normal mean (pilot)"), chunk_size=20_000,
+                     name="normal mean", power=POWER, confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION)
+    want = math.ceil(SAFETY * pre.n_required)
+    assert f"the pilot (2000 draws) estimated that a relative bias of 1% needs n_required = {pre.n_required}" in res.note
+    assert f"so n = {want} with 15% head-room" in res.note and "own n_required is re-estimated" in res.note

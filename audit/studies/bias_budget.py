@@ -74,10 +74,14 @@ def powered_audit(
     want = int(math.ceil(SAFETY * pre.n_required)) if pre.n_required is not None else pilot
     limit = budget.cap(cap, small_cap)
     n = int(min(max(want, pilot), limit))
+    # The pilot's estimate, named as such: the final audit's own n_required (its field) comes from
+    # its own covariance estimate and differs.
     sized = (
-        f"n = {n} draws: a relative bias of {RELATIVE_RESOLUTION:.0%} needs n = {want} for power {POWER} "
-        f"(pilot of {pilot} draws)" + ("; capped, so the audit is under-powered for 1 %" if want > limit else "")
-    )
+        f"n = {n} draws: the pilot ({pilot} draws) estimated that a relative bias of {RELATIVE_RESOLUTION:.0%} "
+        f"needs n_required = {pre.n_required} for power {POWER}, so n = {want} with {SAFETY - 1:.0%} head-room "
+        f"(this audit's own n_required is re-estimated from its draws)"
+        + ("; capped, so the audit is under-powered for 1 %" if want > limit else "")
+    ) if pre.n_required is not None else f"n = {n} draws (pilot of {pilot} draws gave no n_required)"
     return audit_bias(sampler, target, n=n, rng=seed, chunk_size=chunk, name=name, power=POWER,
                       confidence=CONFIDENCE, relative_resolution=RELATIVE_RESOLUTION,
                       note=(note + " " if note else "") + sized)
@@ -103,7 +107,8 @@ def negative_control(sampler: Callable, target, *, name: str, budget: _Budget, n
         want = int(math.ceil(SAFETY * required_draws(pre, b / np.linalg.norm(np.ravel(target)))))
         draws = int(min(max(want, pre.n), limit))
         note = (note + "; " if note else "") + (
-            f"n = {draws} draws: the exact bias (norm {b:.3g}) needs n = {want} for power {POWER}"
+            f"n = {draws} draws: the pilot ({pre.n} draws) estimated that the exact bias (norm {b:.3g}) needs "
+            f"n = {want} for power {POWER} (with {SAFETY - 1:.0%} head-room)"
             + ("; capped, so the audit is under-powered for it and only informational" if want > limit else "")
         )
         if want > limit:
