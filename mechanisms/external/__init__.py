@@ -21,6 +21,8 @@ privaudit runs on), and pinning an older scikit-learn for it is not worth it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..validation import InvalidParameterError
 
 _OPENDP = "privaudit.mechanisms.external.opendp_mechanisms"
@@ -68,7 +70,18 @@ EXTERNAL_PARAMETERS: dict[str, dict[str, str | tuple]] = {
 
 
 def external_constraints(name: str) -> dict[str, list]:
-    """scikit-learn parameter constraints (``sklearn.utils._param_validation``) of adapter ``name``."""
+    """scikit-learn parameter constraints (``sklearn.utils._param_validation``) of adapter ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`EXTERNAL_MECHANISMS`.
+
+    Returns
+    -------
+    dict of str to list
+        Parameter name → allowed constraints.
+    """
     from numbers import Integral, Real
 
     from sklearn.utils._param_validation import Interval, StrOptions
@@ -87,7 +100,7 @@ def external_constraints(name: str) -> dict[str, list]:
     return out
 
 
-def register_external_mechanisms(registry, *, force: bool = False):
+def register_external_mechanisms(registry: Any, *, force: bool = False) -> Any:
     """Register every adapter of :data:`EXTERNAL_MECHANISMS` in ``registry``; returns it.
 
     ``registry`` is a plain mapping (name -> "module:Class") or a component registry
@@ -96,6 +109,23 @@ def register_external_mechanisms(registry, *, force: bool = False):
     to a different reference raises
     :class:`~privaudit.mechanisms.validation.InvalidParameterError` (mapping) or the
     registry's own clash error, unless ``force``.
+
+    Parameters
+    ----------
+    registry : mapping or component registry
+        Where the adapters are registered.
+    force : bool
+        Replace names already bound to other references.
+
+    Returns
+    -------
+    mapping or component registry
+        ``registry`` itself.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a clash in a plain mapping without ``force``.
     """
     if callable(getattr(registry, "register", None)):
         for name, ref in EXTERNAL_MECHANISMS.items():
@@ -110,8 +140,23 @@ def register_external_mechanisms(registry, *, force: bool = False):
     return registry
 
 
-def external_mechanism_class(name: str):
-    """The adapter class registered as ``name`` (imports its module, not its library)."""
+def external_mechanism_class(name: str) -> type:
+    """The adapter class registered as ``name`` (imports its module, not its library).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`EXTERNAL_MECHANISMS`.
+
+    Returns
+    -------
+    type
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown name.
+    """
     import importlib
 
     try:

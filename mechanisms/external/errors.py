@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..validation import InvalidInputError, InvalidParameterError, ParameterTypeError
 
@@ -40,7 +41,24 @@ class ExternalTypeError(ParameterTypeError):
 
 
 def import_library(module: str, adapter: str) -> ModuleType:
-    """Import ``module`` for ``adapter``, or raise an ImportError telling how to install it."""
+    """Import ``module`` for ``adapter``, or raise an ImportError telling how to install it.
+
+    Parameters
+    ----------
+    module : str
+        Dotted module name.
+    adapter : str
+        Adapter name used in the messages.
+
+    Returns
+    -------
+    module
+
+    Raises
+    ------
+    ImportError
+        When the module is not installed (the message gives the pip command).
+    """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -54,6 +72,25 @@ def library_errors(adapter: str, library: str) -> Iterator[None]:
     ``TypeError`` becomes :class:`ExternalTypeError`; every other ``Exception``
     (``OpenDPException``, pybind11's ``RuntimeError``, ``ValueError``, ...) becomes
     :class:`ExternalLibraryError`. privaudit's own errors pass through unchanged.
+
+    Parameters
+    ----------
+    adapter : str
+        Adapter name used in the messages.
+    library : str
+        Library name used in the messages.
+
+    Yields
+    ------
+    None
+        Used as ``with library_errors(adapter, library): ...``.
+
+    Raises
+    ------
+    ExternalTypeError
+        For a TypeError of the library.
+    ExternalLibraryError
+        For any other exception of the library.
     """
     try:
         yield
@@ -65,8 +102,30 @@ def library_errors(adapter: str, library: str) -> Iterator[None]:
         raise ExternalLibraryError(f"{adapter}: {library} refused the call: {type(exc).__name__}: {exc}") from exc
 
 
-def check_finite_input(adapter: str, x, *, integer: bool = False) -> np.ndarray:
-    """``x`` as a finite float array (or an integer array with ``integer``), else an error naming ``adapter``."""
+def check_finite_input(adapter: str, x: ArrayLike, *, integer: bool = False) -> np.ndarray:
+    """``x`` as a finite float array (or an integer array with ``integer``), else an error naming ``adapter``.
+
+    Parameters
+    ----------
+    adapter : str
+        Adapter name used in the messages.
+    x : array-like
+        The input.
+    integer : bool
+        Require integer values (returned as int64).
+
+    Returns
+    -------
+    ndarray
+        float64, or int64 with ``integer``.
+
+    Raises
+    ------
+    ExternalTypeError
+        When x is not numeric.
+    InvalidInputError
+        When x is not finite, or not integral with ``integer``.
+    """
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -81,12 +140,33 @@ def check_finite_input(adapter: str, x, *, integer: bool = False) -> np.ndarray:
     return arr
 
 
-def check_records(adapter: str, x, absent: float | None = None) -> np.ndarray:
+def check_records(adapter: str, x: ArrayLike, absent: float | None = None) -> np.ndarray:
     """A dataset as a 1-d float array in which NaN (or the value ``absent``) marks an absent record.
 
     Add/remove neighbours then have the same shape: x′ is x with one absent entry
     replaced by a value. Configuration files cannot hold NaN, hence the finite
     sentinel ``absent``. Absent entries are returned as NaN; infinite records are refused.
+
+    Parameters
+    ----------
+    adapter : str
+        Adapter name used in the messages.
+    x : array-like of shape (m,)
+        The records.
+    absent : float, optional
+        A finite value that also marks an absent record.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        float64, NaN for absent records.
+
+    Raises
+    ------
+    ExternalTypeError
+        When x is not numeric.
+    InvalidInputError
+        When x is not 1-d or holds an infinite record.
     """
     try:
         arr = np.asarray(x, dtype=float)
@@ -106,5 +186,17 @@ __all__ = ["ExternalLibraryError", "ExternalTypeError", "INSTALL_HINT", "UNSEEDE
 
 
 def adjacency_name(norm: str, sensitivity: float) -> str:
-    """``"l1<=Δ"`` / ``"l2<=Δ"`` with Δ written positionally (``1e+308`` would not parse as an adjacency)."""
+    """``"l1<=Δ"`` / ``"l2<=Δ"`` with Δ written positionally (``1e+308`` would not parse as an adjacency).
+
+    Parameters
+    ----------
+    norm : {"l1", "l2"}
+        Sensitivity norm.
+    sensitivity : float
+        Δ.
+
+    Returns
+    -------
+    str
+    """
     return f"{norm}<={np.format_float_positional(float(sensitivity), trim='-')}"

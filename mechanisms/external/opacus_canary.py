@@ -35,7 +35,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting import NoOpDpEvent
+from dp_accounting import DpEvent, NoOpDpEvent
+from numpy.typing import ArrayLike
 
 from ..accounting import dpsgd_epsilon, gaussian_steps_event
 from ..claim import PrivacyClaim
@@ -52,7 +53,26 @@ CANARY_LABEL = 1e3
 
 def opacus_noise_multiplier(*, epsilon: float, delta: float, sample_rate: float, steps: int,
                             accountant: str = "rdp") -> float:
-    """Opacus' own calibration: ``opacus.accountants.utils.get_noise_multiplier``."""
+    """Opacus' own calibration: ``opacus.accountants.utils.get_noise_multiplier``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        δ in (0, 1).
+    sample_rate : float
+        Poisson sampling rate q in (0, 1].
+    steps : int
+        Number T of noisy steps.
+    accountant : str
+        Opacus accountant name (e.g. ``"rdp"``, ``"prv"``).
+
+    Returns
+    -------
+    float
+        z.
+    """
     utils = import_library("opacus.accountants.utils", "opacus_noise_multiplier")
     with library_errors("opacus_noise_multiplier", LIBRARY):
         return float(utils.get_noise_multiplier(target_epsilon=check_epsilon(epsilon), target_delta=check_delta(delta),
@@ -62,7 +82,26 @@ def opacus_noise_multiplier(*, epsilon: float, delta: float, sample_rate: float,
 
 def opacus_epsilon(*, noise_multiplier: float, sample_rate: float, steps: int, delta: float,
                    accountant: str = "rdp") -> float:
-    """ε that Opacus' accountant reports after ``steps`` steps (its ``get_epsilon(delta)``)."""
+    """ε that Opacus' accountant reports after ``steps`` steps (its ``get_epsilon(delta)``).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ / clip norm, > 0.
+    sample_rate : float
+        Poisson sampling rate q in (0, 1].
+    steps : int
+        Number T of noisy steps.
+    delta : float
+        δ in (0, 1).
+    accountant : str
+        Opacus accountant name (e.g. ``"rdp"``, ``"prv"``).
+
+    Returns
+    -------
+    float
+        ε.
+    """
     accountants = import_library("opacus.accountants", "opacus_epsilon")
     with library_errors("opacus_epsilon", LIBRARY):
         acc = accountants.create_accountant(accountant)
@@ -85,16 +124,51 @@ class CanaryRun:
     epsilon: float
 
 
-def train_opacus_canaries(
-    include, *, noise_multiplier: float, n_data: int = 20, dim: int = 3, clip: float = 1.0, lr: float = 0.05,
-    epochs: int = 10, sample_rate: float = 1.0, grad_sample_mode: str = "hooks", delta: float = 1e-5,
-    accountant: str = "rdp", rng=None,
-) -> CanaryRun:
+def train_opacus_canaries(include: ArrayLike, *, noise_multiplier: float, n_data: int = 20, dim: int = 3,
+                          clip: float = 1.0, lr: float = 0.05, epochs: int = 10, sample_rate: float = 1.0,
+                          grad_sample_mode: str = "hooks", delta: float = 1e-5, accountant: str = "rdp",
+                          rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> CanaryRun:
     """One Opacus training run with ``len(include)`` canaries, canary i present iff ``include[i]``.
 
     ``sample_rate = 1`` trains full batch (``poisson_sampling=False``); below 1 the
     batches are Opacus' Poisson ``DPDataLoader`` with a seeded generator (Opacus
     itself would draw them from the global torch generator outside secure mode).
+
+    Parameters
+    ----------
+    include : array-like of bool, shape (m,)
+        Whether each canary is in the training set.
+    noise_multiplier : float
+        z = σ / clip norm.
+    n_data : int
+        Ordinary training examples besides the canaries.
+    dim : int
+        Their feature dimension.
+    clip : float
+        Per-sample clip norm c > 0.
+    lr : float
+        SGD learning rate > 0.
+    epochs : int
+        Passes over the data.
+    sample_rate : float
+        Poisson sampling rate q in (0, 1].
+    grad_sample_mode : {"hooks", "functorch", "ghost"}
+        Opacus' per-sample gradient mode.
+    delta : float
+        δ in (0, 1).
+    accountant : str
+        Opacus accountant name (e.g. ``"rdp"``, ``"prv"``).
+    rng : Generator, SeedSequence, int or None
+        Seeds the data, the batches and Opacus' noise generator.
+
+    Returns
+    -------
+    CanaryRun
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown grad_sample_mode or an out-of-range argument.
     """
     torch = import_library("torch", "train_opacus_canaries")
     opacus = import_library("opacus", "train_opacus_canaries")
@@ -223,8 +297,28 @@ class OpacusCanaryRuns:
         return (f"OpacusCanaryRuns({self.grad_sample_mode}, {self.mode}, z={self.noise_multiplier:.4g}, "
                 f"T={self.steps}, q={self.sample_rate:g}, claim={self.claim})")
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """Train ``n`` seeded Opacus runs with the canary in (x = +1) or out (x = −1)."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Train ``n`` seeded Opacus runs with the canary in (x = +1) or out (x = −1).
+
+        Parameters
+        ----------
+        x : float or array-like
+            +1 (canary in) or −1 (canary out).
+        n : int
+            Number of independent training runs.
+        rng : Generator, int or None
+            Source of the run seeds.
+
+        Returns
+        -------
+        ndarray of shape (n, T) or (n, 1)
+            Per run: the canary's gradient coordinate after each step (white-box) or its final weight.
+
+        Raises
+        ------
+        InvalidParameterError
+            When x is not ±1.
+        """
         s = float(np.ravel(np.asarray(x, dtype=float))[0])
         if s not in (-1.0, 1.0):
             raise InvalidParameterError(f"OpacusCanaryRuns: x must be +1 (canary in) or -1 (out), got x={x!r}")
@@ -245,12 +339,34 @@ class OpacusCanaryRuns:
         return math.sqrt(self.steps) / self.noise_multiplier if self.sample_rate == 1 else None
 
     def exact_epsilon(self, delta: float) -> float:
-        """ε(δ) of the z actually trained with, by dp_accounting's PLD (add/remove)."""
+        """ε(δ) of the z actually trained with, by dp_accounting's PLD (add/remove).
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return dpsgd_epsilon(self.noise_multiplier, self.steps, delta, sampling_rate=self.sample_rate,
                              adjacency="add-remove")
 
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Exact curve: G_μ for full batch, else the whole profile of dp_accounting's composed PLD."""
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact curve: G_μ for full batch, else the whole profile of dp_accounting's composed PLD.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         mu = self.exact_mu
         if mu is not None:
             return gaussian_tradeoff(mu, alpha)
@@ -264,7 +380,7 @@ class OpacusCanaryRuns:
         eps = np.linspace(0.0, 30.0, 3001)
         return tradeoff_from_profile(eps, np.clip(pld.get_delta_for_epsilon(eps), 0.0, 1.0), alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of the T noisy steps trained with the z actually used (one canary added or removed).
 
         ``SelfComposedDpEvent`` of T Gaussian steps of noise multiplier z, Poisson-subsampled

@@ -33,6 +33,7 @@ import abc
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from dp_accounting import dp_event as dpe
 
 from ..claim import PrivacyClaim
@@ -154,13 +155,36 @@ class OpenDPLaplace(_OpenDPVector):
         return self.sensitivity / self.noise_scale
 
     def exact_epsilon(self, delta: float) -> float:
-        """Exact ε(δ) of the drawn scale (privaudit's closed form, not OpenDP's map)."""
+        """Exact ε(δ) of the drawn scale (privaudit's closed form, not OpenDP's map).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            max(0, Δ₁/b + 2 ln(1 − δ)).
+        """
         return max(0.0, self.true_epsilon + 2 * math.log1p(-check_delta(delta, allow_zero=True)))
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve of the Laplace scale actually drawn (ε = Δ₁/b).
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         return laplace_tradeoff(self.true_epsilon, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``LaplaceDpEvent(b/r)`` of the scale b actually drawn, for inputs at ℓ₁ distance r (default Δ₁).
 
         Parameters
@@ -209,15 +233,51 @@ class OpenDPGaussian(_OpenDPVector):
                 "noise_scale": self.noise_scale}
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the σ actually drawn (analytic Gaussian).
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return self._exact.exact_epsilon(delta)
 
     def exact_delta(self, epsilon: float) -> float:
+        """Exact δ(ε) of the σ actually drawn.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         return self._exact.exact_delta(epsilon)
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve of the σ actually drawn.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            G_μ(α) with μ = Δ/σ of the σ drawn.
+        """
         return gaussian_tradeoff(self.sensitivity / self.noise_scale, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``GaussianDpEvent(σ/r)`` of the σ actually drawn, for inputs at ℓ₂ distance r (default Δ).
 
         Parameters
@@ -271,6 +331,18 @@ class OpenDPDiscreteLaplace(_OpenDPVector):
                 "noise_scale": self.noise_scale}
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the discrete Laplace scale actually drawn.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            Δ/b at δ = 0, else from dp_accounting's discrete-Laplace PLD (grid 1e-4).
+        """
         d = check_delta(delta, allow_zero=True)
         if d == 0:
             return self.sensitivity / self.noise_scale
@@ -280,7 +352,7 @@ class OpenDPDiscreteLaplace(_OpenDPVector):
                                                       value_discretization_interval=1e-4)
         return float(pld.get_epsilon_for_delta(d))
 
-    def dp_event(self, distance: int | None = None):
+    def dp_event(self, distance: int | None = None) -> dpe.DpEvent:
         """``DiscreteLaplaceDpEvent(1/b, r)`` of the scale b actually drawn, for integer inputs at ℓ₁ distance r.
 
         Parameters
@@ -342,12 +414,36 @@ class OpenDPGaussianComposition(_OpenDPVector):
                 "noise_scales": list(self.noise_scales)}
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the composition: one Gaussian with μ² = Σ Δ²/σ_i² over the scales drawn.
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return self._exact.exact_epsilon(delta)
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve of the composition of the scales drawn.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            G_μ(α), μ² = Σ Δ²/σ_i².
+        """
         return gaussian_tradeoff(1.0 / self._exact.sigma, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """The composition of ``GaussianDpEvent(σ_i/r)`` over the k scales drawn, inputs at ℓ₂ distance r (default Δ).
 
         Parameters
@@ -409,10 +505,24 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
     def _records(self, x) -> np.ndarray:
         return check_records(self.name, x, self.absent)
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` releases of the key map ``x`` (NaN = absent) in one OpenDP call; shape ``(n, 2·d)``.
 
         Key ``i·d + j`` of the tiled map is key j of release i. ``rng`` is ignored (OpenDP cannot be seeded).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The key map: one value per key, NaN (or ``absent``) for an absent key.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Ignored: OpenDP cannot be seeded.
+
+        Returns
+        -------
+        ndarray of shape (n, 2·d)
+            Per key a 0/1 released flag, then the released value (0 where suppressed).
         """
         x = self._records(x)
         n = check_int("n", n)
@@ -430,7 +540,21 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
             vals[k] = np.fromiter(out.values(), dtype=float, count=len(out))
         return np.hstack([flags.reshape(n, d), vals.reshape(n, d)])
 
-    def sample_per_call(self, x, n: int) -> np.ndarray:
+    def sample_per_call(self, x: ArrayLike, n: int) -> np.ndarray:
+        """``n`` releases by n calls of the measurement on the key map itself (slow; to check :meth:`sample`).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The key map: one value per key, NaN (or ``absent``) for an absent key.
+        n : int
+            Number of releases.
+
+        Returns
+        -------
+        ndarray of shape (n, 2·d)
+            As :meth:`sample`.
+        """
         x = self._records(x)
         meas = self._measurement(self._noise)
         d = x.size
@@ -450,12 +574,24 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
         return tail if gap >= 0 else 1.0 - tail
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the scale and threshold actually drawn (class docstring).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            ∞ below the release probability p, else max(0, linf/b + 2 ln(1 − δ)).
+        """
         d = check_delta(delta, allow_zero=True)
         if d < self.release_probability:
             return math.inf
         return max(0.0, self.linf / self.noise_scale + 2 * math.log1p(-d))
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``UnsupportedDpEvent()``: no dp_accounting event describes a thresholded release.
 
         A key absent from x and present in x′ is released with probability p

@@ -29,6 +29,7 @@ import math
 from itertools import repeat
 
 import numpy as np
+from numpy.typing import ArrayLike
 from dp_accounting import dp_event as dpe
 
 from ..claim import PrivacyClaim
@@ -98,12 +99,36 @@ class PyDPLaplace(_PyDPNumerical):
         return float(self._noise_mech.sensitivity) / float(self._noise_mech.diversity)
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the diversity b the library reports drawing: max(0, Δ₁/b + 2 ln(1 − δ)).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+            max(0, Δ₁/b + 2 ln(1 − δ)).
+        """
         return max(0.0, self.true_epsilon + 2 * math.log1p(-check_delta(delta, allow_zero=True)))
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact Laplace trade-off curve of the diversity the library reports drawing.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            β = f(α), shaped like ``alpha``.
+        """
         return laplace_tradeoff(self.true_epsilon, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``LaplaceDpEvent(b/r)`` of the diversity b the library reports drawing, inputs at ℓ₁ distance r.
 
         Parameters
@@ -147,15 +172,51 @@ class PyDPGaussian(_PyDPNumerical):
         return self._exact.sigma
 
     def exact_epsilon(self, delta: float) -> float:
+        """Exact ε(δ) of the σ the library reports drawing (analytic Gaussian).
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+            ε(δ) ≥ 0.
+        """
         return self._exact.exact_epsilon(delta)
 
     def exact_delta(self, epsilon: float) -> float:
+        """Exact δ(ε) of the σ the library reports drawing.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+
+        Returns
+        -------
+        float
+            δ(ε) in [0, 1].
+        """
         return self._exact.exact_delta(epsilon)
 
-    def tradeoff(self, alpha) -> np.ndarray:
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """Exact trade-off curve G_μ of the σ the library reports drawing.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates α in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            G_μ(α), μ = Δ/σ of the σ drawn.
+        """
         return gaussian_tradeoff(self._exact.mu, alpha)
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``GaussianDpEvent(σ/r)`` of the σ the library reports drawing, inputs at ℓ₂ distance r (default Δ).
 
         Parameters
@@ -221,7 +282,7 @@ class PyDPBoundedAggregate:
         return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, noise_epsilon={self.noise_epsilon}, "
                 f"claim={self.claim})")
 
-    def dp_event(self, distance: float | None = None):
+    def dp_event(self, distance: float | None = None) -> dpe.DpEvent:
         """``UnsupportedDpEvent()``: the library keeps the noise of its bounded aggregates internal.
 
         ``BoundedSum``/``BoundedMean`` do not expose the scale they draw (and the mean
@@ -240,8 +301,22 @@ class PyDPBoundedAggregate:
         """
         return dpe.UnsupportedDpEvent()
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases on the dataset ``x`` (NaN = absent), shape ``(n, 1)``; ``rng`` is ignored."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases on the dataset ``x`` (NaN = absent), shape ``(n, 1)``; ``rng`` is ignored.
+
+        Parameters
+        ----------
+        x : array-like of shape (m,)
+            The dataset: records, NaN (or ``absent``) for absent ones.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Ignored: pydp cannot be seeded.
+
+        Returns
+        -------
+        ndarray of shape (n, 1)
+        """
         records = check_records(self.name, x, self.absent)
         data = records[~np.isnan(records)].tolist()
         n = check_int("n", n)
