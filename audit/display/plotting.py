@@ -2,6 +2,12 @@
 
 PNGs carry no timestamp or software metadata, so the same data give the same file.
 matplotlib is imported when a figure is drawn, not when this module is imported.
+
+Text is drawn as written. Labels, titles and legends carry strings from configurations
+and results (a target such as ``"costs $x^{$ per query"``); matplotlib would read
+``$…$`` as mathtext (or, with ``text.usetex``, as LaTeX) and fail on it, after every task
+ran. Figures made by :func:`new_figure` switch both off for each of their texts before
+anything is laid out or drawn (:class:`PlainTextFigure`).
 """
 
 from __future__ import annotations
@@ -27,14 +33,76 @@ def png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _plain_text_figure_class():
+    """:class:`matplotlib.figure.Figure` whose texts are never parsed as mathtext or LaTeX (built on first use,
+    so that importing this module does not import matplotlib)."""
+    global PlainTextFigure
+    if PlainTextFigure is not None:
+        return PlainTextFigure
+    from matplotlib.figure import Figure
+    from matplotlib.table import Table
+    from matplotlib.text import Text
+
+    class _PlainTextFigure(Figure):
+        """A figure drawing every text as written: ``$`` is a dollar sign, never mathtext or LaTeX.
+
+        A text's parsing mode is fixed when the text is created, from the rcParams of the
+        time; the texts of a figure are created after it (titles, legends, annotations), so
+        the mode is switched off for all of them at every point where matplotlib lays out
+        or draws text: :meth:`draw` (``savefig``, a notebook), :meth:`get_tightbbox`
+        (``bbox_inches="tight"``) and :meth:`tight_layout`.
+        """
+
+        def _plain_text(self) -> None:
+            # A table's cells hold their texts outside the artist tree findobj walks.
+            cells = [cell.get_text() for table in self.findobj(Table) for cell in table.get_celld().values()]
+            for text in [*self.findobj(Text), *cells]:
+                text.set_parse_math(False)
+                text.set_usetex(False)
+
+        def draw(self, renderer):
+            self._plain_text()
+            return super().draw(renderer)
+
+        def get_tightbbox(self, *args, **kwargs):
+            self._plain_text()
+            return super().get_tightbbox(*args, **kwargs)
+
+        def tight_layout(self, *args, **kwargs):
+            self._plain_text()
+            return super().tight_layout(*args, **kwargs)
+
+    PlainTextFigure = _PlainTextFigure
+    return PlainTextFigure
+
+
+#: The figure class of :func:`new_figure` (set on first use).
+PlainTextFigure = None
+
+
 def new_figure(nrows: int = 1, ncols: int = 1, size=FIGSIZE):
-    """``(figure, axes)`` with axes always a 2-d array (``squeeze=False``), on the Agg backend."""
+    """``(figure, axes)`` with axes always a 2-d array (``squeeze=False``), on the Agg backend.
+
+    The figure is a :class:`PlainTextFigure`: strings from configurations and results are drawn as
+    written, never parsed as mathtext or LaTeX.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        Grid of axes.
+    size : (float, float)
+        Figure size in inches.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, ndarray of Axes)
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    return plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+    return plt.subplots(nrows, ncols, figsize=size, squeeze=False, FigureClass=_plain_text_figure_class())
 
 
 def arr(value: Any) -> np.ndarray | None:

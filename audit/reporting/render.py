@@ -267,9 +267,39 @@ def _error_of(entry: AuditEntry) -> str | None:
 
 
 # --------------------------------------------------------------------------- Markdown
+#: Markdown syntax a string from a configuration or a result must not carry into report.md: emphasis and
+#: strikethrough (``*``, ``~``), code spans, math (``$``, rendered by GitHub), and the backslash that would
+#: undo these escapes. Links, images and link definitions, ``_`` and block markers are handled by position
+#: (below), so that plain text such as an interval ``[0.5, 1]`` or ``n_eval`` is left as it reads.
+_MD_ALWAYS = re.compile(r"([\\`*~$])")
+#: A ``]`` that closes link or image text (``[x](url)``, ``![x](url)``, ``[x][ref]``) or defines a link
+#: (``[ref]: url``): without it no link forms.
+_MD_LINK = re.compile(r"\](?=[(\[:])")
+#: ``_`` opens or closes emphasis only at a word boundary (CommonMark: never inside a word, as in n_eval).
+_MD_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: What makes a heading, list item or rule of a line it opens (``# x``, ``- x``, ``1. x``, ``---``, ``===``).
+_MD_BLOCK = re.compile(r"^(\s*)(#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)|^(\s*)([-=])(?=[-=\s]*$)")
+
+
 def _md(text: Any) -> str:
-    """Text from the configuration or an entry, safe in Markdown: HTML escaped, one line."""
-    return html.escape(str(text), quote=False).replace("\n", " ")
+    """Text from the configuration or an entry, shown as written in Markdown: one line, HTML escaped, and every
+    character that would start emphasis, a code span, a link or an image (or a heading or list, at the start)
+    backslash-escaped, so ``[link](javascript:…)``, ``![](https://remote/img)`` and ``*bold*`` stay text."""
+    one_line = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
+    escaped = _MD_LINK.sub(r"\\]", _MD_UNDERSCORE.sub(r"\\_", _MD_ALWAYS.sub(r"\\\1", one_line)))
+    return _MD_BLOCK.sub(_escape_marker, escaped, count=1)
+
+
+def _escape_marker(match: re.Match) -> str:
+    """The block marker of :data:`_MD_BLOCK` with its last character backslash-escaped."""
+    space, marker = (match.group(1), match.group(2)) if match.group(2) else (match.group(3), match.group(4))
+    return f"{space}{marker[:-1]}\\{marker[-1]}"
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text`` (so the text cannot close it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -331,7 +361,7 @@ def render_markdown(report: dict, entries: list[AuditEntry], figures: dict[int, 
                 f"{_md(headline(a, with_outcome=False))}", ""]
         error = _error_of(a)
         if error:
-            out += ["```", error, "```", ""]
+            out += [_fence(error), error, _fence(error), ""]
         for name, _png, caption in figures.get(i, []):
             out += [f"![{_md(caption)}](figures/{name})", ""]
         rows = scalar_rows(a)
