@@ -140,6 +140,23 @@ class SVT3(SVT1):
         return np.where(codes == TRUE, noisy, np.where(codes == ABORTED, SVT3_ABORTED, SVT3_FALSE))
 
 
+class SVT3Numpy(SVT3):
+    """SVT3 as DP-Sniper implements it: the released answers carry numpy's textbook float Laplace noise.
+
+    Exact ε = ∞ twice over: the algorithm's (Lyu et al.) and the float sampler's (Mironov
+    2012: the set of reachable doubles depends on the answer). An audit may catch it
+    through either; :class:`SVT3` isolates the algorithmic bug.
+    """
+
+    def sample(self, x, n, rng=None):
+        gen = np.random.default_rng(rng)
+        e1 = self.epsilon / 2
+        rho = gen.laplace(scale=1 / e1, size=(n, 1))
+        noisy = _rows(x, n) + gen.laplace(scale=self.c / (self.epsilon - e1), size=(n, self.d))
+        codes = _abort_after(noisy >= self.t + rho, self.c)
+        return np.where(codes == TRUE, noisy, np.where(codes == ABORTED, SVT3_ABORTED, SVT3_FALSE))
+
+
 class SVT4(SVT1):
     """Lyu et al. 2017, Alg. 4 (broken, Lee & Clifton 2014): ε₁ = ε/4 and ν_i ~ Lap(1/ε₂) (no factor 2c).
 
@@ -318,6 +335,8 @@ def cases() -> list[Case]:
         Case("SVT1", "sparse vector", SVT1(), True, None, "≤ 0.1 (Lyu et al. Thm 2)", 0.0858),
         Case("SVT2", "sparse vector", SVT2(), True, None, "≤ 0.1 (Lyu et al. §3)", 0.0859),
         Case("SVT3", "sparse vector", SVT3(), False, inf, "∞ (Lyu et al. §4)", 0.1716),
+        Case("SVT3 (numpy noise)", "sparse vector", SVT3Numpy(), False, inf, "∞ (algorithm and float sampler)",
+             0.1716),
         Case("SVT4", "sparse vector", SVT4(), False, None, "in (0.1, 0.325] (Lyu et al.: (1+6c)/4·ε)", 0.1687),
         Case("SVT5", "sparse vector", SVT5(), False, inf, "∞ (no noise on the answers)", 1.761),
         Case("SVT6", "sparse vector", SVT6(), False, None, "> 0.1, unbounded in d (Lyu et al. §4)", 0.2720),

@@ -151,3 +151,19 @@ def test_domain_of_the_wrong_kind_is_refused():
         candidate_pairs(Box(np.zeros(2), np.ones(2)), "replace-one")
     with pytest.raises(InvalidParameterError, match="box"):
         candidate_pairs(DatasetDomain(records=Box(np.zeros(1), np.ones(1)), min_size=1, max_size=3), "l2<=1")
+
+
+def test_cli_search_prints_the_pair_and_exits_1_on_a_violation(capsys):
+    import json
+
+    from privaudit.audit.app.cli import main
+
+    mod = "privaudit.audit.testing.negative_controls"
+    code = main(["search", f"{mod}:AsymmetricLaplace", "--allow-import", mod, "--domain", "[[-1], [1]]",
+                 "-n", "20000", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "violation" and out["neighbourhood"] == "l1<=1"
+    assert min(out["x"] + out["x_prime"]) < 0 and out["runners_up"]
+    assert main(["search", "laplace", "--params", '{"epsilon": 1.0}', "-n", "20000"]) == 2  # no domain anywhere
+    assert "needs a domain" in capsys.readouterr().err
+    assert main(["search", "laplace", "--params", "[1]", "--domain", "[[0], [1]]"]) == 2

@@ -144,6 +144,33 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print JSON instead of text")
     ls.set_defaults(func=cmd_list)
 
+    search = sub.add_parser(
+        "search", help="search a mechanism's input domain for its worst neighbouring pair and certify it",
+        description="Find the neighbouring pair on which MECHANISM (a registered name, or MODULE:attr with "
+                    "--allow-import) leaks most, from its claim's neighbourhood and an input domain alone "
+                    "(privaudit.audit.search_pairs), and certify it. Prints the pair by its origin and coordinates, "
+                    "the certified epsilon lower bound and the runners-up.",
+        epilog=_EXIT_EPILOG,
+    )
+    search.add_argument("mechanism", metavar="MECHANISM", help="registered mechanism name or MODULE:attr")
+    search.add_argument("--params", default="{}", metavar="JSON", help="mechanism parameters as a JSON object")
+    search.add_argument("--domain", default=None, metavar="JSON",
+                        help='input domain as JSON: [low, high], {"kind": "box", "low": [...], "high": [...], '
+                             '"integer": true}, {"kind": "datasets", ...}, {"kind": "categorical", ...}; '
+                             "default: the domain the mechanism declares")
+    search.add_argument("--neighbourhood", default=None, metavar="NB",
+                        help="override the claim's neighbourhood, e.g. linf<=1, histogram, add-remove")
+    search.add_argument("--group", action="store_true",
+                        help="also search pairs several neighbour steps apart, against their group-privacy claim")
+    search.add_argument("-n", type=int, default=100_000, metavar="N",
+                        help="releases per hypothesis of each certification (default 100000)")
+    search.add_argument("--confidence", type=float, default=0.95, metavar="C", help="confidence (default 0.95)")
+    search.add_argument("--seed", type=_seed, default=0, metavar="S", help="root seed (default 0)")
+    search.add_argument("--allow-import", action="append", default=[], metavar="MODULE",
+                        help="let MECHANISM be 'MODULE:attr' (repeatable)")
+    search.add_argument("--json", action="store_true", help="print a machine-readable result on stdout")
+    search.set_defaults(func=cmd_search)
+
     bench = sub.add_parser("bench", help="benchmark attackers against each other",
                            description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark.")
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
@@ -370,6 +397,42 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- bench
+def cmd_search(args: argparse.Namespace) -> int:
+    """``privaudit search``: search_pairs on one mechanism; exit 1 on a certified violation, 2 on bad input."""
+    import numpy as np
+
+    from privaudit.audit.engines.pair_search import search_pairs
+    from privaudit.audit.schema.components import MECHANISMS, imports_allowed
+
+    try:
+        params = json.loads(args.params)
+        domain = None if args.domain is None else json.loads(args.domain)
+        if not isinstance(params, dict):
+            return _error(f"--params must be a JSON object, got --params {args.params!r}")
+        table = {"name": args.mechanism, **params}
+        with imports_allowed(args.allow_import):
+            table = MECHANISMS.validate("mechanism", table)
+        mech = MECHANISMS.build(table, "mechanism")
+        found = search_pairs(mech, domain, n=args.n, confidence=args.confidence, rng=args.seed,
+                             neighbourhood=args.neighbourhood, group=args.group)
+    except json.JSONDecodeError as exc:
+        return _error(f"--params and --domain must be JSON: {exc}")
+    except _usage_errors() as exc:
+        return _error(str(exc))
+    best, pair = found.best, found.best_pair
+    if args.json:
+        _emit(json.dumps({
+            "verdict": str(found.verdict), "epsilon_lb": best.epsilon_lb, "claim_epsilon": best.claim.epsilon,
+            "attacker": best.attacker, "origin": pair.origin, "x": np.asarray(pair.x, dtype=float).tolist(),
+            "x_prime": np.asarray(pair.x_prime, dtype=float).tolist(), "neighbourhood": found.neighbourhood,
+            "domain": found.domain, "group": found.group, "candidates": len(found.candidates),
+            "runners_up": [c.describe() for c in found.runners_up], "seed": found.seed,
+            "confidence": found.confidence}))
+    else:
+        _emit(f"{found.verdict}: {found.summary()}")
+    return EXIT_FAILED if found.verdict == "violation" else EXIT_OK
+
+
 def cmd_bench_attackers(args: argparse.Namespace) -> int:
     """``privaudit bench attackers`` through argparse (``main`` usually short-cuts to :func:`bench_attackers`)."""
     return bench_attackers(args.args)

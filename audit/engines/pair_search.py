@@ -79,8 +79,22 @@ def _fmt(x: Any) -> str:
 
 
 def describe_pair(x: Any, x_prime: Any, origin: str) -> str:
-    """``"<origin> at x=[...], x'=[...]"``: a pair named by its origin and its coordinates."""
+    """``"<origin> at x=[...], x'=[...]"``: a pair named by its origin and its coordinates.
+
+    A pair proposed several ways is named by its first two origins and the count of the others.
+    """
+    parts = origin.split(" / ")
+    if len(parts) > 2:
+        origin = f"{' / '.join(parts[:2])} (and {len(parts) - 2} more)"
     return f"{origin} at x={_fmt(x)}, x'={_fmt(x_prime)}"
+
+
+def _first_origin(origin: str) -> str:
+    return origin.split(" / ")[0]
+
+
+def _suffixed(origin: str, suffix: str) -> str:
+    return " / ".join(f"{o} {suffix}" for o in origin.split(" / "))
 
 
 def _as_domain(domain: Any) -> Domain:
@@ -156,7 +170,7 @@ def candidate_pairs(
                 pats += nb.neighbours(b, dom, gen, n_random=n_random)
             if group and isinstance(nb, _VectorNeighbourhood):
                 pats += _group_moves(nb, np.asarray(b, dtype=float), dom)
-            proposals += [CandidatePair(p.x, p.x_prime, f"{p.origin} from the {bname}") for p in pats]
+            proposals += [CandidatePair(p.x, p.x_prime, _suffixed(p.origin, f"from the {bname}")) for p in pats]
     elif isinstance(nb, _DatasetNeighbourhood):
         if not isinstance(dom, DatasetDomain):
             raise InvalidParameterError(f"neighbourhood {nb.shorthand!r} relates datasets: the domain must be a "
@@ -164,7 +178,7 @@ def candidate_pairs(
         bases = [(f"boundary dataset {i}", p) for i, p in enumerate(dom.boundary_points()[:MAX_DATASET_BASES])]
         bases += [(f"random dataset {i}", p) for i, p in enumerate(dom.sample(N_RANDOM_BASES, gen))]
         for bname, b in bases:
-            proposals += [CandidatePair(p.x, p.x_prime, f"{p.origin} ({bname} of {_size(p.x)} records)")
+            proposals += [CandidatePair(p.x, p.x_prime, _suffixed(p.origin, f"({bname} of {_size(p.x)} records)"))
                           for p in nb.neighbours(b, dom, gen, n_random=n_random)]
     elif isinstance(nb, AnyPair) and isinstance(dom, Categorical):
         for c in dom.categories:
@@ -180,14 +194,21 @@ def _size(x: Any) -> int:
 
 
 def _key(x: Any) -> bytes:
-    return repr(x).encode() if isinstance(x, str) else np.asarray(x, dtype=float).tobytes() + repr(np.shape(x)).encode()
+    """Identity of an input; vectors equal to 1e-9 (rounding of a rescaled move) are one input."""
+    if isinstance(x, str):
+        return repr(x).encode()
+    return np.round(np.asarray(x, dtype=float), 9).tobytes() + repr(np.shape(x)).encode()
+
+
+def _pair_key(p: Any) -> tuple[bytes, ...]:
+    return tuple(sorted((_key(p.x), _key(p.x_prime))))
 
 
 def _unordered_unique(pairs: list[CandidatePair]) -> list[CandidatePair]:
     """Distinct unordered pairs (an audit tests both directions of a pair), origins of duplicates joined."""
-    out: dict[tuple[bytes, bytes], CandidatePair] = {}
+    out: dict[tuple[bytes, ...], CandidatePair] = {}
     for p in pairs:
-        k = tuple(sorted((_key(p.x), _key(p.x_prime))))
+        k = _pair_key(p)
         if k in out:
             if p.origin not in out[k].origin.split(" / "):
                 out[k] = CandidatePair(out[k].x, out[k].x_prime, f"{out[k].origin} / {p.origin}")
@@ -409,11 +430,12 @@ def _refine(screened: list[PairCandidate], nb: Neighbourhood, dom: Domain, count
     base = np.asarray(best.x, dtype=float)
     u0 = (np.asarray(best.x_prime, dtype=float) - base).ravel()
     scale = np.linalg.norm(u0)
-    if scale == 0:
+    if scale == 0 or u0.size == 1:  # one coordinate: a direction has no neighbourhood to refine in
         return []
-    moves = [(f"refined around '{best.origin}' {i}", u0 / scale + 0.5 * gen.standard_normal(u0.size) / math.sqrt(u0.size))
-             for i in range(count)]
-    return nb.propose(base, moves, dom)
+    moves = [(f"refined around '{_first_origin(best.origin)}' {i}",
+              u0 / scale + 0.5 * gen.standard_normal(u0.size) / math.sqrt(u0.size)) for i in range(count)]
+    seen = {_pair_key(c) for c in screened}
+    return [p for p in nb.propose(base, moves, dom) if _pair_key(p) not in seen]  # only pairs not screened yet
 
 
 __all__ = ["NonAdjacentPairError", "PairCandidate", "PairSearchResult", "adjacent_claim", "candidate_pairs",

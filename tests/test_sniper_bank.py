@@ -1,0 +1,190 @@
+"""The bank of classic DP algorithms (tests/sniper_bank.py) and the pair search run on it from the domain alone.
+
+Fast tests check the mechanisms (output codes, abort rule, claims, domains), the exact ε
+stated for each case against an independent computation, and that a few searches at
+small n catch gross bugs and pass correct algorithms. The slow tests run the search
+at 10⁶ releases per hypothesis on every case (broken → violation on a true neighbour,
+correct → pass), and measure the false-violation rate of the search over 200 searches
+on correct mechanisms with a Clopper–Pearson interval.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import sniper_bank as bank
+from privaudit.audit import search_pairs
+from privaudit.mechanisms import LaplaceMechanism
+from privaudit.mechanisms.domains import Box
+
+CONFIDENCE = 0.95
+
+
+def _case(name: str) -> bank.Case:
+    return next(c for c in bank.cases() if c.name == name)
+
+
+def _search(mech, n: int, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return search_pairs(mech, n=n, confidence=CONFIDENCE, **kw)
+
+
+# --------------------------------------------------------------------------- the mechanisms
+def test_every_case_declares_its_claim_domain_and_releases_vectorised_outputs():
+    for case in bank.cases():
+        m = case.mechanism
+        assert m.claim.epsilon == bank.EPS0 and m.claim.delta == 0.0
+        assert m.claim.adjacency in ("linf<=1", "histogram")
+        assert isinstance(m.domain, Box)
+        x = m.domain.clip(m.domain.centre)
+        out = np.asarray(m.sample(x, 500, 0))
+        assert out.shape[0] == 500 and np.all(np.isfinite(out)), case.name
+        np.testing.assert_array_equal(out, np.asarray(m.sample(x, 500, 0)))  # the seed reproduces the releases
+
+
+def test_sparse_vector_codes_and_abort_rule():
+    for cls in (bank.SVT1, bank.SVT2, bank.SVT4):
+        out = cls().sample(np.full(bank.SVT_D, 30.0), 2000, 1)  # answers far above T: ⊤ almost always
+        assert set(np.unique(out)) <= {bank.TRUE, bank.FALSE, bank.ABORTED}
+        top = np.cumsum(out == bank.TRUE, axis=1)
+        # Nothing but "aborted" after the c-th ⊤, and every query before it answered.
+        after = np.concatenate([np.zeros((2000, 1), bool), top[:, :-1] >= bank.SVT_C], axis=1)
+        assert np.all(out[after] == bank.ABORTED) and np.all(out[~after] != bank.ABORTED)
+        assert top[:, -1].max() == bank.SVT_C
+    out = bank.SVT3().sample(np.full(bank.SVT_D, 30.0), 2000, 1)
+    released = (out != bank.SVT3_FALSE) & (out != bank.SVT3_ABORTED)
+    assert np.all(released.sum(axis=1) <= bank.SVT_C) and np.all(out[released] > -500)
+    # SVT5 and SVT6 never abort; SVT5 adds no noise to the answers, so its outputs are monotone in x.
+    out5 = bank.SVT5().sample(np.linspace(0, 2, bank.SVT_D), 2000, 2)
+    assert np.all(np.diff(out5, axis=1) >= 0)
+    assert set(np.unique(bank.SVT6().sample(np.ones(bank.SVT_D), 2000, 2))) <= {bank.TRUE, bank.FALSE}
+
+
+def test_svt2_draws_a_fresh_threshold_after_each_top():
+    # Every answer at T: query 1 is ⊤ iff ν₁ ≥ ρ. Under SVT1 query 2 compares with the same ρ, so a ⊤ on query 1
+    # (a low ρ) makes a ⊤ on query 2 likelier than 1/2; under SVT2 the threshold is drawn afresh after the ⊤, and
+    # P(⊤₂ | ⊤₁) = P(ν₂ ≥ ρ′) = 1/2 by symmetry.
+    n = 200_000
+    x = np.full(bank.SVT_D, bank.SVT_T)
+    se = math.sqrt(0.25 / (n / 4))
+    for cls, fresh in ((bank.SVT1, False), (bank.SVT2, True)):
+        out = cls().sample(x, n, 3)
+        first = out[:, 0] == bank.TRUE
+        p = np.mean(out[first, 1] == bank.TRUE)
+        assert (abs(p - 0.5) < 5 * se) if fresh else (p - 0.5 > 5 * se), (cls.__name__, p)
+
+
+def test_noisy_max_returns_an_index_or_a_value():
+    x = np.array([0.0, 2.0, 0.0, 0.0, 0.0])
+    for cls in (bank.NoisyMaxLaplace, bank.NoisyMaxExponential):
+        idx = cls().sample(x, 20_000, 0)
+        assert set(np.unique(idx)) <= set(map(float, range(5))) and np.argmax(np.bincount(idx.astype(int))) == 1
+    val = bank.NoisyMaxValueExponential().sample(x, 20_000, 0)
+    assert val.shape == (20_000, 1) and val.min() >= 2.0  # exponential noise: the maximum is at least max x
+
+
+def test_noisy_max_value_laplace_exact_epsilon_is_d_eps_over_2():
+    # Independent computation of the tail privacy loss of the noisy maximum with every answer +1:
+    # log f_M(t; x + 1) − log f_M(t; x) at t far below the answers, f_M(t) = Σ_i f(t − x_i) Π_{j≠i} F(t − x_j).
+    b = 2 / bank.EPS0
+    x = np.zeros(bank.RNM_D)
+
+    def log_density(t, a):
+        lf, lF = stats.laplace.logpdf(t - a, scale=b), stats.laplace.logcdf(t - a, scale=b)
+        return float(np.logaddexp.reduce(lf + lF.sum() - lF))
+
+    t = -40 * b
+    loss = log_density(t, x) - log_density(t, x + 1)
+    assert loss == pytest.approx(_case("NoisyMax value, Laplace").exact_epsilon, rel=1e-9)
+    # and it is the supremum over outputs: |loss(t)| ≤ dε/2 on a grid across the whole support, below it above the answers
+    grid = np.linspace(-40 * b, 40 * b, 2001)
+    losses = np.array([log_density(t, x) - log_density(t, x + 1) for t in grid])
+    assert np.all(np.abs(losses) <= loss + 1e-9) and losses[-1] < loss - 0.1
+
+
+def test_prefix_sum_and_histogram_exact_epsilons():
+    # Prefix sums are an invertible linear map of x + Lap(b): the loss is ‖x − x′‖₁ / b.
+    d, eps = bank.PREFIX_D, bank.EPS0
+    assert _case("PrefixSum").exact_epsilon == pytest.approx(d * 1 * eps)
+    assert bank.PrefixSumCorrect().noise.scale == pytest.approx(d / eps)
+    assert _case("NoisyHist2").exact_epsilon == pytest.approx(1 / bank.NoisyHistogramWrongScale().epsilon)
+
+
+def test_every_searched_pair_is_a_true_neighbour():
+    from privaudit.audit.engines.pair_search import candidate_pairs
+
+    for case in bank.cases():
+        nb = case.mechanism.claim.neighbourhood
+        for c in candidate_pairs(case.mechanism.domain, nb, rng=0):
+            assert nb.are_neighbours(c.x, c.x_prime) and case.mechanism.domain.contains(c.x_prime), case.name
+
+
+# --------------------------------------------------------------------------- searches at small n
+@pytest.mark.parametrize("name", ["SVT5", "NoisyHist2", "PrefixSum"])
+def test_search_catches_gross_bugs_from_the_domain_alone(name):
+    case = _case(name)
+    res = _search(case.mechanism, n=50_000, screen_n=4_000, certify=2, rng=0)
+    nb = case.mechanism.claim.neighbourhood
+    assert res.verdict == "violation", res.summary()
+    assert nb.are_neighbours(res.best_pair.x, res.best_pair.x_prime)
+    if case.exact_epsilon is not None:
+        assert res.epsilon_lb <= case.exact_epsilon
+    assert "x=[" in res.summary() and "runners-up" in res.summary()
+
+
+def test_search_passes_a_correct_noisy_max_at_small_n():
+    res = _search(bank.NoisyMaxLaplace(), n=50_000, screen_n=4_000, certify=2, rng=0)
+    assert res.verdict == "pass" and res.epsilon_lb <= bank.EPS0
+
+
+def test_failing_assert_private_names_the_pair_by_its_coordinates():
+    from privaudit.audit.testing import PrivacyAssertionError, assert_private
+
+    with pytest.raises(PrivacyAssertionError, match=r"at x=\[.*\], x'=\[.*\].*runners-up"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_private(bank.NoisyHistogramWrongScale(), n=20_000, rng=0)  # the mechanism's declared domain
+
+
+# --------------------------------------------------------------------------- 10⁶ releases
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c.name for c in bank.cases()])
+def test_search_at_a_million_releases(name):
+    case = _case(name)
+    if name == "SVT3":
+        pytest.xfail("SVT3's algorithmic leak (float-safe noise) certifies only ~0.06 at 1e6 releases "
+                     "(DP-Sniper's 0.172 used 2e8); its numpy twin is caught")
+    res = _search(case.mechanism, n=1_000_000, screen_n=20_000, certify=2, rng=0)
+    pair = res.best_pair
+    assert case.mechanism.claim.neighbourhood.are_neighbours(pair.x, pair.x_prime)
+    if case.correct:
+        assert res.verdict == "pass", res.summary()
+    else:
+        assert res.verdict == "violation", res.summary()
+        if case.exact_epsilon is not None:
+            assert res.epsilon_lb <= case.exact_epsilon
+
+
+@pytest.mark.slow
+def test_false_violation_rate_of_the_search_on_correct_mechanisms():
+    """≥ 200 searches on correct mechanisms: the rate of certified violations is ≤ 1 − confidence (CP interval)."""
+    mechanisms = [
+        (LaplaceMechanism(epsilon=1.0), (np.full(1, -1.0), np.full(1, 1.0))),
+        (bank.NoisyMaxLaplace(d=3), None),
+        (bank.NoisyHistogram(d=2), None),
+        (bank.SVT1(d=3), None),
+    ]
+    runs, violations = 200, 0
+    root = np.random.SeedSequence(2026)
+    for i, child in enumerate(root.spawn(runs)):
+        mech, domain = mechanisms[i % len(mechanisms)]
+        res = _search(mech, domain=domain, n=4_000, screen_n=1_000, certify=2, n_random=2, refine=2, rng=child)
+        violations += res.verdict == "violation"
+    lo, hi = stats.binomtest(violations, runs).proportion_ci(0.95, method="exact")
+    assert hi <= 1 - CONFIDENCE, (violations, runs, lo, hi)
