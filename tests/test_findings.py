@@ -270,3 +270,38 @@ def test_a_powered_bias_audit_names_the_pilots_n_required_not_a_number_beside_it
     want = math.ceil(SAFETY * pre.n_required)
     assert f"the pilot (2000 draws) estimated that a relative bias of 1% needs n_required = {pre.n_required}" in res.note
     assert f"so n = {want} with 15% head-room" in res.note and "own n_required is re-estimated" in res.note
+
+
+# --------------------------------------------------------------------------- the pytest marker
+pytest_plugins = ["pytester"]
+
+TYPO_TESTS = '''
+import numpy as np
+import pytest
+from privaudit.audit.testing import assert_private
+from privaudit.mechanisms import GaussianMechanism
+
+
+@pytest.mark.privacy(eps=1.0)
+def test_typo():
+    assert_private(GaussianMechanism(epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), n=2000)
+
+
+@pytest.mark.privacy(1.0)
+def test_positional():
+    pass
+
+
+@pytest.mark.privacy(epsilon=1.0, n=2000)
+def test_fine():
+    pass
+'''
+
+
+def test_a_misspelt_privacy_marker_key_is_an_error_naming_it(pytester):
+    pytester.makepyfile(test_user=TYPO_TESTS)
+    result = pytester.runpytest("-q", "-rf", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2, passed=1)
+    out = result.stdout.str()
+    assert "PrivacyMarkerError: @pytest.mark.privacy: unknown key 'eps' (did you mean 'epsilon'?)" in out
+    assert "takes keywords only" in out and "(1.0,)" in out

@@ -31,7 +31,9 @@ Marker
 ``@pytest.mark.privacy(epsilon=..., delta=..., n=..., confidence=...)`` sets the
 defaults of the assertions made inside one test. ``epsilon``/``delta`` must agree
 with the mechanism's own claim (a disagreeing marker is an error, never a silent
-pass or a spurious failure); ``n`` and ``confidence`` set the audit's size.
+pass or a spurious failure); ``n`` and ``confidence`` set the audit's size. Any other
+key (a typo such as ``eps``) or a positional argument is a :class:`PrivacyMarkerError`
+naming it, never ignored.
 
 Messages
 --------
@@ -100,14 +102,55 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
 
 
+#: The keys a ``privacy`` marker takes.
+MARKER_KEYS = ("epsilon", "delta", "n", "confidence", "domain")
+
+
+class PrivacyMarkerError(ValueError):
+    """A ``privacy`` marker with an unknown key or a positional argument (a typo must not be silently ignored)."""
+
+
+def marker_budget(marker: pytest.Mark | None) -> dict:
+    """The keyword arguments of a ``privacy`` marker, checked against :data:`MARKER_KEYS`.
+
+    Parameters
+    ----------
+    marker : pytest.Mark or None
+        The test's closest ``privacy`` marker.
+
+    Returns
+    -------
+    dict
+        ``{}`` without a marker.
+
+    Raises
+    ------
+    PrivacyMarkerError
+        A positional argument, or a key not in :data:`MARKER_KEYS` (named, with the closest key).
+    """
+    if marker is None:
+        return {}
+    if marker.args:
+        raise PrivacyMarkerError(f"@pytest.mark.privacy takes keywords only ({', '.join(MARKER_KEYS)}), "
+                                 f"got positional arguments {marker.args!r}")
+    unknown = [k for k in marker.kwargs if k not in MARKER_KEYS]
+    if unknown:
+        import difflib
+
+        hints = [f"{k!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(
+            k, MARKER_KEYS, n=1, cutoff=0.4)) else "") for k in unknown]
+        raise PrivacyMarkerError(f"@pytest.mark.privacy: unknown key {', '.join(hints)}; the keys are "
+                                 f"{', '.join(MARKER_KEYS)}")
+    return dict(marker.kwargs)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    marker = item.get_closest_marker("privacy")
     token = _CONTEXT.set(_Context(
         seed=item.config.getoption("--privacy-seed"),
         scale=item.config.getoption("--privacy-samples"),
         nodeid=item.nodeid,
-        marker=dict(marker.kwargs) if marker else {},
+        marker=marker_budget(item.get_closest_marker("privacy")),
     ))
     try:
         return (yield)
