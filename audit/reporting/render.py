@@ -59,14 +59,25 @@ KEY_DEPENDENCIES = (
     "privaudit", "numpy", "scipy", "scikit-learn", "torch", "dp-accounting", "opacus", "matplotlib", "joblib",
     "dask", "distributed",
 )
+#: The version recorded for a key dependency this machine does not have (an optional extra such as opacus or
+#: dask): every report lists the same distributions, so two machines of one kind write the same block.
+NOT_INSTALLED = "not installed"
+
+
 def dependency_versions() -> dict[str, str]:
-    """Installed versions of privaudit and its key dependencies (``None`` when absent)."""
+    """Versions of Python, privaudit and each of :data:`KEY_DEPENDENCIES` (:data:`NOT_INSTALLED` when absent).
+
+    Returns
+    -------
+    dict of str to str
+        ``python`` first, then the distributions in the order of :data:`KEY_DEPENDENCIES`.
+    """
     out = {"python": platform.python_version()}
     for dist in KEY_DEPENDENCIES:
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:
-            out[dist] = None
+            out[dist] = NOT_INSTALLED
     return out
 
 
