@@ -326,12 +326,14 @@ class Case:
     exact_epsilon: float | None
     epsilon_note: str
     sniper_lcb: float | None
+    #: The pair DP-Sniper reports its ε_lcb on (its reference logs), or None.
+    sniper_pair: tuple | None = None
 
 
 def cases() -> list[Case]:
-    """Fresh instances of every bank case (ε₀ = 0.1)."""
+    """Fresh instances of every bank case (ε₀ = 0.1), with DP-Sniper's reported pair where it has one."""
     inf = math.inf
-    return [
+    return with_sniper_pairs([
         Case("SVT1", "sparse vector", SVT1(), True, None, "≤ 0.1 (Lyu et al. Thm 2)", 0.0858),
         Case("SVT2", "sparse vector", SVT2(), True, None, "≤ 0.1 (Lyu et al. §3)", 0.0859),
         Case("SVT3", "sparse vector", SVT3(), False, inf, "∞ (Lyu et al. §4)", 0.1716),
@@ -351,7 +353,31 @@ def cases() -> list[Case]:
         Case("NoisyHist2", "histogram", NoisyHistogramWrongScale(), False, 1 / EPS0, "1/ε = 10", 4.602),
         Case("PrefixSum", "prefix sum", PrefixSum(), False, PREFIX_D * EPS0, "d·ε = 1.0", 0.5040),
         Case("PrefixSum (Lap(d/ε))", "prefix sum", PrefixSumCorrect(), True, EPS0, "0.1", None),
-    ]
+    ])
+
+
+_SNIPER_PAIRS = {
+    "SVT1": ([0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+    "SVT2": ([0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+    "SVT3": ([1] * 10, [2, 2, 2, 2, 2, 0, 0, 0, 0, 0]),
+    "SVT3 (numpy noise)": ([1] * 10, [2, 2, 2, 2, 2, 0, 0, 0, 0, 0]),
+    "SVT4": ([1] * 10, [2, 2, 2, 2, 2, 0, 0, 0, 0, 0]),
+    "SVT5": ([2, 2, 2, 2, 2, 0, 0, 0, 0, 0], [1] * 10),
+    "SVT6": ([1, 1, 1, 1, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]),
+    "NoisyMax Laplace": ([1] * 5, [0, 2, 2, 2, 2]),
+    "NoisyMax exponential": ([1] * 5, [0, 2, 2, 2, 2]),
+    "NoisyMax value, Laplace": ([0] * 5, [1] * 5),
+    "NoisyMax value, exponential": ([1] * 5, [2] * 5),
+    "NoisyHist1": ([0, 1, 1, 1, 1], [1, 1, 1, 1, 1]),
+    "NoisyHist2": ([0, 1, 1, 1, 1], [1, 1, 1, 1, 1]),
+    "PrefixSum": ([1] * 10, [0] * 10),
+}
+
+
+def with_sniper_pairs(bank: list[Case]) -> list[Case]:
+    """The cases with DP-Sniper's reported pair attached (as float arrays)."""
+    return [dataclasses.replace(c, sniper_pair=tuple(np.asarray(v, dtype=float) for v in _SNIPER_PAIRS[c.name]))
+            if c.name in _SNIPER_PAIRS else c for c in bank]
 
 
 def broken() -> list[Case]:
