@@ -91,7 +91,17 @@ def disallow_imports(*modules: str) -> None:
 
 @contextlib.contextmanager
 def imports_allowed(modules: Iterable[str] = ()) -> Iterator[None]:
-    """Allow ``modules`` within the ``with`` block only (used by ``parse_config(allow_imports=...)``)."""
+    """Allow ``modules`` within the ``with`` block only (used by ``parse_config(allow_imports=...)``).
+
+    Parameters
+    ----------
+    modules : iterable of str
+        Dotted module (or package) names.
+
+    Yields
+    ------
+    None
+    """
     token = _SCOPED.set(_SCOPED.get() | {_check_module_name(m) for m in modules})
     try:
         yield
@@ -100,7 +110,17 @@ def imports_allowed(modules: Iterable[str] = ()) -> Iterator[None]:
 
 
 def import_allowed(module: str) -> bool:
-    """Whether ``module`` (or a package containing it) was allowed."""
+    """Whether ``module`` (or a package containing it) was allowed.
+
+    Parameters
+    ----------
+    module : str
+        Dotted module name.
+
+    Returns
+    -------
+    bool
+    """
     allowed = _ALLOWED | _SCOPED.get()
     parts = module.split(".")
     return any(".".join(parts[:i]) in allowed for i in range(1, len(parts) + 1))
@@ -115,7 +135,24 @@ def _split_ref(ref: str, path: str) -> tuple[str, str]:
 
 
 def import_reference(ref: str, path: str) -> Any:
-    """Import the object of a ``"module:attr"`` reference the user allowed; nothing is called."""
+    """Import the object of a ``"module:attr"`` reference the user allowed; nothing is called.
+
+    Parameters
+    ----------
+    ref : str
+        A ``"package.module:attr"`` reference.
+    path : str
+        Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    ConfigValueError
+        For a malformed reference, a module not allowed, or a failed import.
+    """
     module, attr = _split_ref(ref, path)
     if not import_allowed(module):
         raise ConfigValueError(
@@ -128,7 +165,24 @@ def import_reference(ref: str, path: str) -> Any:
 
 def load_reference(ref: str, path: str) -> Any:
     """Import ``"module:attr"`` without the opt-in check (built-in and entry-point references, and tasks
-    whose configuration was validated, with the opt-in, when it was loaded)."""
+    whose configuration was validated, with the opt-in, when it was loaded).
+
+    Parameters
+    ----------
+    ref : str
+        A ``"package.module:attr"`` reference.
+    path : str
+        Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    ConfigValueError
+        For a malformed reference or a failed import.
+    """
     module, attr = _split_ref(ref, path)
     try:
         return getattr(importlib.import_module(module), attr)
@@ -159,6 +213,22 @@ def check_parameters(path: str, table: Mapping[str, Any], constraints: Constrain
     A value of the wrong kind (a string for a number) is a :class:`ConfigTypeError`;
     a value of the right kind out of range a :class:`ConfigValueError`. NaN and
     infinities are refused everywhere in a component table.
+
+    Parameters
+    ----------
+    path : str
+        Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+    table : mapping
+        Parameter values by key.
+    constraints : mapping of str to list
+        scikit-learn constraints by key (keys absent here are not checked).
+
+    Raises
+    ------
+    ConfigTypeError
+        For a value of the wrong kind.
+    ConfigValueError
+        For a value out of range, not finite, or a ragged array.
     """
     for key, value in table.items():
         loc = f"{path}.{key}"
@@ -191,7 +261,18 @@ def _finite_nested(value: Any) -> bool:
 
 
 def keyword_names(obj: Any) -> list[str]:
-    """Keyword parameter names of a callable, from its signature (nothing is called)."""
+    """Keyword parameter names of a callable, from its signature (nothing is called).
+
+    Parameters
+    ----------
+    obj : object
+        A callable (class or function).
+
+    Returns
+    -------
+    list of str
+        Empty when the signature cannot be read.
+    """
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -223,6 +304,23 @@ class Component:
     doc: str = ""
 
     def load(self, path: str = "name") -> Any:
+        """The component's object: its reference imported (without the opt-in check), or the object itself.
+
+        Parameters
+        ----------
+        path : str
+            Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+        Returns
+        -------
+        object
+            The referenced object (imported on first use), or the object itself.
+
+        Raises
+        ------
+        ConfigValueError
+            When the reference cannot be imported.
+        """
         return load_reference(self.ref, path) if isinstance(self.ref, str) else self.ref
 
 
@@ -321,7 +419,25 @@ class ComponentRegistry:
         return self.registry.get(name)
 
     def resolve(self, name: str, path: str) -> tuple[Any, Component | None]:
-        """The object named ``name`` (a registered name, or an allowed ``"module:attr"``); nothing is called."""
+        """The object named ``name`` (a registered name, or an allowed ``"module:attr"``); nothing is called.
+
+        Parameters
+        ----------
+        name : str
+            A registered name or an allowed ``"module:attr"`` reference.
+        path : str
+            Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+        Returns
+        -------
+        (object, Component or None)
+            The object and its registry entry (None for a reference).
+
+        Raises
+        ------
+        ConfigValueError
+            For an unknown name (with suggestions) or a reference that is not allowed.
+        """
         if name in self:
             comp = self.get(name)
             return comp.load(path), comp
@@ -333,13 +449,49 @@ class ComponentRegistry:
         )
 
     def constraints(self, obj: Any, comp: Component | None) -> Constraints | None:
+        """The parameter specification of ``obj``.
+
+        Parameters
+        ----------
+        obj : object
+            A callable (class or function).
+        comp : Component or None
+            Its registry entry (None for a reference).
+
+        Returns
+        -------
+        mapping or None
+            The object's own ``_parameter_constraints``, else the entry's, else None.
+        """
         own = getattr(obj, "_parameter_constraints", None)
         if isinstance(own, Mapping):
             return own
         return comp.constraints if comp is not None else None
 
     def validate(self, path: str, table: Mapping[str, Any]) -> dict:
-        """Validate a component table ``{name = ..., <parameters>}``; nothing is called or constructed."""
+        """Validate a component table ``{name = ..., <parameters>}``; nothing is called or constructed.
+
+        Parameters
+        ----------
+        path : str
+            Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+        table : mapping
+            The component table ``{name = ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            A copy of the table.
+
+        Raises
+        ------
+        ConfigTypeError
+            When the table or its name has the wrong type, or a value the wrong kind.
+        ConfigKeyError
+            When ``name`` is missing or a key is unknown.
+        ConfigValueError
+            For an unknown name or a value out of range.
+        """
         if not isinstance(table, Mapping):
             raise ConfigTypeError(f"{path} must be a table {{name = ..., ...}}, got {path} = {table!r}")
         if "name" not in table:
@@ -358,7 +510,27 @@ class ComponentRegistry:
         return dict(table)
 
     def build(self, table: Mapping[str, Any], path: str) -> Any:
-        """Construct the component of a validated table (lists become float arrays); errors name ``path``."""
+        """Construct the component of a validated table (lists become float arrays); errors name ``path``.
+
+        Parameters
+        ----------
+        table : mapping
+            A table validated by :meth:`validate`.
+        path : str
+            Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+        Returns
+        -------
+        object
+            The constructed component.
+
+        Raises
+        ------
+        ConfigTypeError
+            When construction raises a TypeError.
+        ConfigValueError
+            When construction raises a ValueError.
+        """
         obj, _ = self.resolve_validated(table["name"], f"{path}.name")
         try:
             kwargs = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in table.items()
@@ -371,7 +543,20 @@ class ComponentRegistry:
 
     def resolve_validated(self, name: str, path: str) -> tuple[Any, Component | None]:
         """Like :meth:`resolve` for a table validated at load time (the opt-in was checked then;
-        worker processes do not share the loading process's opt-ins)."""
+        worker processes do not share the loading process's opt-ins).
+
+        Parameters
+        ----------
+        name : str
+            The name or reference of a validated table.
+        path : str
+            Configuration path named in errors (e.g. ``"audit.mechanism.name"``).
+
+        Returns
+        -------
+        (object, Component or None)
+            The object and its registry entry (None for a reference).
+        """
         if name in self:
             comp = self.get(name)
             return comp.load(path), comp

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.attacks.reconstruction import as_rounds
 from privaudit.mechanisms import PrivacyClaim
@@ -43,15 +45,29 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 #: How an attacker relates to the modulation phases of the releases it sees.
 INFORMATION = ("known", "hidden")
 
 
 # --- building blocks -------------------------------------------------------------------------
-def side_information_fisher(beta, sigma_y: float) -> np.ndarray:
+def side_information_fisher(beta: ArrayLike, sigma_y: float) -> np.ndarray:
     """Fisher information ββᵀ/σ_y² of a public response y = xᵀβ + N(0, σ_y²) (seed 000, §6).
 
     Rank one: y reveals x only along β.
+
+    Parameters
+    ----------
+    beta : array-like of shape (d,)
+        Regression vector β.
+    sigma_y : float
+        Response noise std σ_y > 0.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
     """
     b = check_array("beta", beta, ndim=1)
     s = check_positive("sigma_y", sigma_y)
@@ -59,7 +75,25 @@ def side_information_fisher(beta, sigma_y: float) -> np.ndarray:
 
 
 def compose_fisher(infos: Sequence[np.ndarray]) -> np.ndarray:
-    """Fisher information of independent releases: the sum Σ_t I_t (additivity)."""
+    """Fisher information of independent releases: the sum Σ_t I_t (additivity).
+
+    Parameters
+    ----------
+    infos : sequence of ndarray
+        Information matrices of one square shape.
+
+    Returns
+    -------
+    ndarray
+        Σ_t I_t, of the common shape.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty sequence.
+    InvalidInputError
+        When the matrices are not square of one shape.
+    """
     mats = [np.asarray(m, dtype=float) for m in infos]
     if not mats:
         raise InvalidParameterError("compose_fisher needs at least one information matrix, got none")
@@ -69,7 +103,7 @@ def compose_fisher(infos: Sequence[np.ndarray]) -> np.ndarray:
     return np.sum(mats, axis=0)
 
 
-def marginal_fisher(mechanism, x=None) -> np.ndarray:
+def marginal_fisher(mechanism: object, x: ArrayLike | None = None) -> np.ndarray:
     """Fisher information of the phase-marginalised release (observer without φ).
 
     For the modulated release the phase law is uniform, so cos(ω⟨x, v_j⟩ + φ_j) has
@@ -83,6 +117,22 @@ def marginal_fisher(mechanism, x=None) -> np.ndarray:
     mechanism). I_marg ⪯ E_φ I(x | φ): hiding the phase only removes information.
     For a mechanism without hidden randomness (a Gaussian) it is its own
     ``fisher_information``.
+
+    Parameters
+    ----------
+    mechanism : mechanism
+        A release with ``marginal_fisher_information`` or ``fisher_information``.
+    x : array-like of shape (d,), optional
+        The input (None: a scalar input, for a mechanism whose information is constant).
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+
+    Raises
+    ------
+    InvalidParameterError
+        When the mechanism declares no Fisher information.
     """
     if isinstance(mechanism, HasMarginalFisherInformation):
         return mechanism.marginal_fisher_information(x)
@@ -94,7 +144,7 @@ def marginal_fisher(mechanism, x=None) -> np.ndarray:
 
 
 # --- autograd ----------------------------------------------------------------------------------
-def autograd_fisher(fn: Callable, x, sigma, *, phase=None) -> np.ndarray:
+def autograd_fisher(fn: Callable, x: ArrayLike, sigma: ArrayLike, *, phase: ArrayLike | None = None) -> np.ndarray:
     """Fisher information JᵀJ/σ² of r = fn(x) + N(0, diag(σ²)) by torch autograd.
 
     Parameters
@@ -164,44 +214,117 @@ class GaussianNoiseMap:
     def __repr__(self) -> str:
         return f"GaussianNoiseMap(fn={getattr(self.fn, '__name__', 'fn')}, dim={self.dim}, sigma={self.sigma:.6g})"
 
-    def torch_map(self, xt, phase=None):
-        """The noise-free map on a torch batch (the phase is ignored)."""
+    def torch_map(self, xt: torch.Tensor, phase: object = None) -> torch.Tensor:
+        """The noise-free map on a torch batch (the phase is ignored).
+
+        Parameters
+        ----------
+        xt : torch.Tensor of shape (n, d)
+            Inputs, float64.
+        phase : object
+            Ignored (the map has no phases).
+
+        Returns
+        -------
+        torch.Tensor of shape (n, k)
+        """
         return self.fn(xt)
 
-    def mean(self, X) -> np.ndarray:
-        """Noise-free outputs fn(x) per row, shape (n, k)."""
+    def mean(self, X: ArrayLike) -> np.ndarray:
+        """Noise-free outputs fn(x) per row, shape (n, k).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Inputs, one per row.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+        """
         import torch
 
         X = np.atleast_2d(check_array("x", X, ndim=(1, 2), dim=self.dim))
         with torch.no_grad():
             return self.fn(torch.as_tensor(X, dtype=torch.float64)).numpy()
 
-    def release(self, X, rng=None, *, phase=None) -> np.ndarray:
-        """One release per row of X."""
+    def release(self, X: ArrayLike, rng: np.random.Generator | int | None = None, *, phase: object = None) -> np.ndarray:
+        """One release per row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or (d,)
+            Inputs, one per row.
+        rng : Generator, int or None
+            Source of the noise.
+        phase : object
+            Ignored (the map has no phases).
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+        """
         mu = self.mean(X)
         return mu + self.sigma * np.random.default_rng(rng).standard_normal(mu.shape)
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
-        """``n`` releases of one input x."""
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases of one input x.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of the noise.
+
+        Returns
+        -------
+        ndarray of shape (n, k)
+        """
         x = check_array("x", x, ndim=1, dim=self.dim)
         return self.release(np.broadcast_to(x, (check_int("n", n), self.dim)), rng)
 
-    def log_density(self, outputs, x) -> np.ndarray:
-        """Gaussian log-density of each output row given x."""
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Gaussian log-density of each output row given x.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, k)
+            Releases.
+        x : array-like of shape (d,)
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         mu = self.mean(x)[0]
         r = np.atleast_2d(np.asarray(outputs, dtype=float)) - mu
         k = r.shape[1]
         return -0.5 * np.einsum("ij,ij->i", r, r) / self.sigma**2 - k * math.log(self.sigma * math.sqrt(2 * math.pi))
 
-    def fisher_information(self, x, phase=None) -> np.ndarray:
-        """JᵀJ/σ² by autograd."""
+    def fisher_information(self, x: ArrayLike, phase: object = None) -> np.ndarray:
+        """JᵀJ/σ² by autograd.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,) or (n, d)
+            Input(s).
+        phase : object
+            Ignored (the map has no phases).
+
+        Returns
+        -------
+        ndarray of shape (d, d) or (n, d, d)
+        """
         return autograd_fisher(self.fn, x, self.sigma)
 
 
 # --- one call for an audit ----------------------------------------------------------------------
-def release_fisher(
-    mechanism, x, *, phase=None, information: str = "known", beta=None, sigma_y: float | None = None,
-) -> np.ndarray:
+def release_fisher(mechanism: object, x: ArrayLike, *, phase: ArrayLike | None = None, information: str = "known",
+                   beta: ArrayLike | None = None, sigma_y: float | None = None) -> np.ndarray:
     """Fisher information about x of everything an attacker observes.
 
     Parameters
@@ -220,6 +343,18 @@ def release_fisher(
         release, information of the phase-marginalised density (:func:`marginal_fisher`).
     beta, sigma_y : optional
         Add the public response's ββᵀ/σ_y².
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+        The sum of the rounds' (and the response's) information.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown ``information``, a round without known Fisher information, or ``beta`` without ``sigma_y``.
+    InvalidInputError
+        When ``phase`` has not one row per round.
     """
     if information not in INFORMATION:
         raise InvalidParameterError(f"information must be one of {INFORMATION}, got information={information!r}")

@@ -72,6 +72,7 @@ from privaudit.audit.studies.learner_bias_checks import (  # re-exported
 from privaudit.audit.results import ExperimentResult
 from privaudit.mechanisms import GaussianMechanism, RandomizedResponse
 from privaudit.mechanisms.modulated import ModulatedMechanism
+from privaudit.mechanisms.randomness import RandomLike
 
 
 # =============================================================================================
@@ -126,11 +127,36 @@ class ModulatedSetup:
         return self.sigma_x @ self.beta - self.z
 
     def releases(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """n rounds of K releases, shape (n, K, d) (vectorised over rounds and clients)."""
+        """n rounds of K releases, shape (n, K, d) (vectorised over rounds and clients).
+
+        Parameters
+        ----------
+        n : int
+            Number of independent draws.
+        rng : Generator
+            Source of the release noise.
+
+        Returns
+        -------
+        ndarray of shape (n, K, d)
+        """
         return self.mechanism.release(np.tile(self.X, (n, 1)), rng).reshape(n, self.K, self.d)
 
     def sampler(self, what: str, correction: str) -> Callable:
-        """Draws of Σ_x (upper triangle), Z or G from the learner's own server statistics."""
+        """Draws of Σ_x (upper triangle), Z or G from the learner's own server statistics.
+
+        Parameters
+        ----------
+        what : {"sigma_x", "z", "G"}
+            Which statistic.
+        correction : {"derived", "seed", "none"}
+            The server's covariance correction.
+
+        Returns
+        -------
+        callable
+            ``draw(n, rng)`` returning n draws of the statistic, one row each.
+        """
         from privaudit.learners.modulated_server import server_gradient, server_statistics
 
         def draw(n, rng):
@@ -144,6 +170,18 @@ class ModulatedSetup:
         return draw
 
     def target(self, what: str) -> np.ndarray:
+        """The exact Σ_x (upper triangle), Z or G of the fixed data.
+
+        Parameters
+        ----------
+        what : {"sigma_x", "z", "G"}
+            Which statistic.
+
+        Returns
+        -------
+        ndarray
+            The exact value the statistic is unbiased for.
+        """
         return {"sigma_x": self.sigma_x[self.iu], "z": self.z, "G": self.gradient}[what]
 
 
@@ -158,6 +196,15 @@ def modulated_checks(budget: _Budget) -> list[BiasAudit]:
     (and biases G along P_Vβ): it must be flagged, the derived λ²/(2m²)P_V must pass.
     Z involves no correction. The server without debiasing (Σ_g and (1/K)Σ y_i g̃_i
     used as if they were Σ_x and Z) must be flagged.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+
+    Returns
+    -------
+    list of BiasAudit
     """
     out = []
     for m in (1, 3):
@@ -197,6 +244,15 @@ def modulated_correction_summary(audits: list[BiasAudit]) -> ExperimentResult:
     Σ_x along V is biased by −λ²(m − 1)/(2m²(1 − α)²) (0 for m = 1); the derived
     (λ²/(2m²))P_V is exact for every m. The curve is that exact bias for m = 1..6 with
     the parameters of :class:`ModulatedSetup`; the table joins the audits of m = 1, 3.
+
+    Parameters
+    ----------
+    audits : list of BiasAudit
+        The audits of :func:`modulated_checks`.
+
+    Returns
+    -------
+    ExperimentResult
     """
     mech = ModulatedSetup(n_vectors=1).mechanism
     ms = list(range(1, 7))
@@ -223,6 +279,15 @@ def modulated_variance_checks(budget: _Budget) -> list[BiasAudit]:
 
     m = 1 is the seed's statement; m = 3 uses the λ²/2 → λ²/(2m) extension of
     :func:`privaudit.learners.modulated_theory.theorem81_variance`.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+
+    Returns
+    -------
+    list of BiasAudit
     """
     from privaudit.learners.modulated_theory import theorem81_variance
 
@@ -281,11 +346,36 @@ class IWPSetup:
     def margins(self) -> np.ndarray:
         return self.X @ self.theta * self.y
 
-    def release_x(self, n: int, rng) -> np.ndarray:
-        """(n, examples, p) feature releases (one mechanism call per fixed example)."""
+    def release_x(self, n: int, rng: np.random.Generator | int | None) -> np.ndarray:
+        """(n, examples, p) feature releases (one mechanism call per fixed example).
+
+        Parameters
+        ----------
+        n : int
+            Number of independent draws.
+        rng : Generator, int or None
+            Source of the feature noise.
+
+        Returns
+        -------
+        ndarray of shape (n, examples, p)
+        """
         return np.stack([self.features.sample(x, n, rng) for x in self.X], axis=1)
 
-    def release_y(self, n: int, rng) -> np.ndarray:
+    def release_y(self, n: int, rng: np.random.Generator | int | None) -> np.ndarray:
+        """(n, examples) randomised-response releases of the fixed labels.
+
+        Parameters
+        ----------
+        n : int
+            Number of independent draws.
+        rng : Generator, int or None
+            Source of the label flips.
+
+        Returns
+        -------
+        ndarray of shape (n, examples)
+        """
         return self.labels.release(np.broadcast_to(self.y, (n, self.y.size)), rng)
 
 
@@ -298,6 +388,15 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     "info". The estimators are the learner's own per-sample functions
     (:mod:`privaudit.learners.iwp`); one draw is their value (loss) or mean (gradient)
     over the fixed examples.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+
+    Returns
+    -------
+    list of BiasAudit
     """
     from privaudit.learners import iwp_losses
     from privaudit.learners import weierstrass_transforms as W
@@ -401,7 +500,7 @@ def iwp_checks(budget: _Budget) -> list[BiasAudit]:
     return out
 
 
-def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
+def truncation_checks(budget: _Budget, sigmas: object = None, n_terms: tuple[int, ...] = (1, 2, 3)) -> list:
     """Logistic W⁻¹ truncation bias against K and σ (curve) and its detection at large σ.
 
     The curve is the exact bias W_v[W⁻¹_{v,K}[f]](z) − f(z) at the margin z of one
@@ -409,6 +508,20 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
     (v < v_K, :func:`privaudit.learners.weierstrass_transforms.series_variance_limit`). The
     audits run the truncated estimator at 90 % of that limit for each K: the bias
     must be flagged (``expect="biased"``).
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+    sigmas : object
+        Unused (the σ grid is derived from each v_K).
+    n_terms : tuple of int
+        Truncation orders K of the logistic series.
+
+    Returns
+    -------
+    list
+        One BiasAudit per K, then the bias curve (ExperimentResult).
     """
     from privaudit.learners import weierstrass_transforms as W
 
@@ -452,7 +565,7 @@ def truncation_checks(budget: _Budget, sigmas=None, n_terms=(1, 2, 3)) -> list:
 # =============================================================================================
 # The preset
 # =============================================================================================
-def run_bias_checks(*, n_scale: float = 1.0, random_state=0, small: bool = False) -> list:
+def run_bias_checks(*, n_scale: float = 1.0, random_state: RandomLike = 0, small: bool = False) -> list:
     """Run every check of the ``bias`` preset; returns BiasAudit and ExperimentResult objects.
 
     Parameters

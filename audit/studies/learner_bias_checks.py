@@ -41,6 +41,15 @@ def modulated_convergence(budget: _Budget) -> ExperimentResult:
     log–log axes is about −1: variance ∝ 1/K). The one-shot ridge estimator
     (Σ_x + γI)⁻¹Z with a fixed γ converges to the ridge solution (Σ + γI)⁻¹Σβ*: a
     plateau at its shrinkage bias.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+
+    Returns
+    -------
+    ExperimentResult
     """
     from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
 
@@ -99,6 +108,15 @@ def iwp_convergence(budget: _Budget) -> ExperimentResult:
     NoisySGD minimises the noisy risk T[ℓ] (seed 001, Thm 4.2), whose minimiser is
     θ_noisy = (E xxᵀ + (σ² + λ)I)⁻¹(2S(ε_y) − 1)E[xy]: its excess risk plateaus at
     R(θ_noisy) − R(θ*) (the reference line, computed in closed form).
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+
+    Returns
+    -------
+    ExperimentResult
     """
     import warnings
 
@@ -192,13 +210,47 @@ class ClippingSetup:
         return self.grads.mean(axis=0)
 
     def clipped(self, clip: float) -> np.ndarray:
+        """The clipped per-example gradients clip_C(g_i) = g_i·min(1, C/‖g_i‖).
+
+        Parameters
+        ----------
+        clip : float
+            Clip norm C > 0.
+
+        Returns
+        -------
+        ndarray of shape (N, d)
+        """
         norms = np.linalg.norm(self.grads, axis=1, keepdims=True)
         return self.grads * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
 
     def exact_bias(self, clip: float) -> np.ndarray:
+        """The exact bias (1/N)Σ (clip_C(g_i) − g_i) of the noisy mean gradient.
+
+        Parameters
+        ----------
+        clip : float
+            Clip norm C > 0.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return self.clipped(clip).mean(axis=0) - self.gradient
 
     def sampler(self, clip: float) -> Callable:
+        """Draws of the DP-SGD noisy mean gradient (Poisson rate q, noise z·C), via the learner's clipped sum.
+
+        Parameters
+        ----------
+        clip : float
+            Clip norm C > 0.
+
+        Returns
+        -------
+        callable
+            ``draw(n, rng)``: n independent noisy mean gradients, shape (n, d).
+        """
         import torch
 
         from privaudit.mechanisms.clipping import linear_clipped_grad_sum
@@ -217,11 +269,23 @@ class ClippingSetup:
         return draw
 
 
-def clipping_checks(budget: _Budget, clips=(0.3, 1.0, 3.0, 10.0, 100.0)) -> list:
+def clipping_checks(budget: _Budget, clips: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)) -> list:
     """Bias of the DP-SGD mean gradient against the clip norm (informational).
 
     One audit per clip norm (``expect="unknown"``, verdict "info"), plus an
     :class:`ExperimentResult` of the audited bias norm beside the exact one.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+    clips : tuple of float
+        Clip norms audited (one audit each).
+
+    Returns
+    -------
+    list
+        One BiasAudit per clip norm, then the curve (ExperimentResult).
     """
     setup = ClippingSetup(seed=budget.seed("dpsgd clipping data"))
     audits = []
@@ -270,7 +334,8 @@ def _rr_conditional_mean(model) -> np.ndarray:
     return p * reps[bins] + q * (reps.sum() - reps[bins])
 
 
-def rr_on_bins_checks(budget: _Budget, epsilons=(1.0, 4.0), curve_epsilons=(0.5, 1.0, 2.0, 4.0, 8.0)) -> list:
+def rr_on_bins_checks(budget: _Budget, epsilons: tuple[float, ...] = (1.0, 4.0),
+                      curve_epsilons: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)) -> list:
     """Bias of the RR-on-Bins^Φ_ε label estimator (seed 002's baseline; informational).
 
     RR-on-Bins minimises the expected squared error of the released label, not its
@@ -281,6 +346,20 @@ def rr_on_bins_checks(budget: _Budget, epsilons=(1.0, 4.0), curve_epsilons=(0.5,
     mean released label, against the true values (``expect="unknown"``, verdict "info").
     The curve is the exact conditional bias E[ỹ | y] − y on the label grid, given the
     fitted prior and binning, for several ε.
+
+    Parameters
+    ----------
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+    epsilons : tuple of float
+        ε of the audited releases.
+    curve_epsilons : tuple of float
+        ε of the exact conditional-bias curves.
+
+    Returns
+    -------
+    list
+        The BiasAudits per ε, then the exact-bias curve (ExperimentResult).
     """
     from privaudit.learners.rr_on_bins import RROnBinsRegressor
 

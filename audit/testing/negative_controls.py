@@ -29,6 +29,7 @@ import math
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
 from privaudit.mechanisms.discrete import DiscreteLaplaceMechanism
@@ -68,7 +69,22 @@ class ReturnsInput(_RareBug):
     Exact ε = ∞ at any δ < p: the atom {x} has probability ≥ p under x and 0 under x′.
     """
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` inner releases of x, each replaced by x itself with probability ``p``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         out[rng.random(n) < self.p] = np.asarray(x, dtype=float)
@@ -82,7 +98,22 @@ class SentinelAtom(_RareBug):
     probability 0 under x = 0 in any case: the event {0.5 emitted by the bug} has mass p only under x′).
     """
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` inner releases of x; for x ≠ 0 each is replaced by 0.5 with probability ``p``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         if np.any(np.asarray(x) != 0):
@@ -97,7 +128,22 @@ class NearAtom(_RareBug):
     ball points off that lattice (all but a null set of U) are impossible under x′.
     """
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` inner releases of x, each replaced by x + U·2⁻³⁰ (U uniform per coordinate) with probability ``p``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         hit = rng.random(n) < self.p
@@ -115,11 +161,40 @@ class InputGrid:
         self.gauss = UnsafeFloatGaussianMechanism(epsilon=epsilon, delta=delta)
         self.claim = self.gauss.claim
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases x + round(σN·2²⁰)/2²⁰, on the input-dependent grid x + 2⁻²⁰ℤ.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         noise = np.random.default_rng(rng).standard_normal((n, *np.shape(x))) * self.gauss.sigma
         return np.asarray(x, dtype=float) + np.round(noise * 2.0**20) / 2.0**20
 
-    def log_density(self, outputs, x):
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """The continuous Gaussian log-density, which the grid release does not have.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The continuous Gaussian log-density (the false declaration).
+        """
         return self.gauss.log_density(outputs, x)
 
 
@@ -127,10 +202,27 @@ class NaNUnderOneInput(_RareBug):
     """Returns NaN with probability ``p`` when x ≠ 0. Exact ε = ∞ at δ < p."""
 
     @staticmethod
-    def default_inner():
+    def default_inner() -> LaplaceMechanism:
+        """The inner mechanism by default: Laplace at ε = 1.
+        """
         return LaplaceMechanism(epsilon=1.0)
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` inner releases of x; for x ≠ 0 each is NaN with probability ``p``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         if np.any(np.asarray(x) != 0):
@@ -144,7 +236,23 @@ class EmptyUnderOneInput(_Wrapped):
     def __init__(self, inner=None) -> None:
         super().__init__(inner or LaplaceMechanism(epsilon=1.0))
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Nothing (shape (n, 0)) for x ≠ 0, else ``n`` inner releases.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray
+            Shape (n, 0) when x ≠ 0, else the inner releases.
+        """
         if np.any(np.asarray(x) != 0):
             return np.empty((n, 0))
         return self.inner.sample(x, n, rng)
@@ -161,7 +269,22 @@ class AsymmetricLaplace(_Wrapped):
         super().__init__(LaplaceMechanism(epsilon=epsilon))
         self.gain = gain
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` Laplace releases of x for x ≥ 0, of ``gain``·x coordinate-wise where x < 0.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         x = np.asarray(x, dtype=float)
         return self.inner.sample(np.where(x < 0, self.gain * x, x), n, rng)
 
@@ -181,7 +304,22 @@ class OneWeakCoordinate(_Wrapped):
         self.scales = np.full(dim, self.inner.sigma)
         self.scales[k] *= factor
 
-    def sample(self, x, n, rng=None):
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases x + N(0, diag(scales)²) on the inner mechanism's lattice (coordinate ``k`` is weak).
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of randomness (one Generator drives the inner release and the bug).
+
+        Returns
+        -------
+        ndarray of shape (n, dim)
+        """
         # Released on the inner mechanism's fixed lattice (float-safe), so the only bug is the weak axis.
         from privaudit.mechanisms.lattice import lattice_release
 
@@ -189,11 +327,36 @@ class OneWeakCoordinate(_Wrapped):
         z = rng.standard_normal((n, self.dim))
         return lattice_release(np.asarray(x, dtype=float), z, self.scales, self.inner.lattice_step, rng)
 
-    def log_density(self, outputs, x):
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Gaussian log-density with the per-coordinate scales (the lattice ignored).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases.
+        x : array-like
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The continuous Gaussian log-density with the per-coordinate scales.
+        """
         z = (np.asarray(outputs, dtype=float) - np.asarray(x, dtype=float)) / self.scales
         return -0.5 * np.sum(z * z, axis=1) - np.sum(np.log(self.scales)) - 0.5 * self.dim * math.log(2 * math.pi)
 
     def exact_epsilon_on_weak_axis(self, delta: float) -> float:
+        """Exact ε(δ) on the pair (0, e_k): a Gaussian of σ′ = factor·σ.
+
+        Parameters
+        ----------
+        delta : float
+            δ in (0, 1).
+
+        Returns
+        -------
+        float
+        """
         return GaussianMechanism(sigma=self.factor * self.inner.sigma).exact_epsilon(delta)
 
 
