@@ -5,7 +5,9 @@ Names are loaded lazily from their submodules.
 
 from importlib import import_module
 
-from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
+#: Names re-exported from privaudit.mechanisms, also lazily: importing the mechanisms package loads
+#: dp_accounting and scipy.stats, which `privaudit --help` and `privaudit list` never need.
+_REEXPORTED = {"gaussian_tradeoff": "privaudit.mechanisms.tradeoff", "tradeoff_curve": "privaudit.mechanisms.tradeoff"}
 
 #: Public name -> submodule defining it.
 _LAZY = {
@@ -33,11 +35,13 @@ _LAZY = {
 def __getattr__(name: str):
     if name in _LAZY:
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _REEXPORTED:
+        return getattr(import_module(_REEXPORTED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+    return sorted(list(globals()) + list(_LAZY) + list(_REEXPORTED))
 
 
-__all__ = ["gaussian_tradeoff", "tradeoff_curve", *_LAZY]
+__all__ = [*_REEXPORTED, *_LAZY]

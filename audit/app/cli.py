@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import sys
@@ -184,9 +185,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --------------------------------------------------------------------------- output
+class _UsageExit(int):
+    """Exit code 2 carrying its message, so that ``--json`` can print it as a JSON object too."""
+
+    message: str
+
+    def __new__(cls, message: str) -> "_UsageExit":
+        code = super().__new__(cls, EXIT_USAGE)
+        code.message = message
+        return code
+
+
 def _error(message: str) -> int:
     print(f"privaudit: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return _UsageExit(message)
+
+
+def _json_error(message: str, code: int = EXIT_USAGE) -> None:
+    """``{"error": ..., "exit_code": 2}`` on stdout: a ``--json`` reader gets an object whatever went wrong."""
+    _emit(json.dumps({"status": "error", "error": message, "exit_code": int(code)}, indent=2))
 
 
 def _emit(text: str) -> None:
@@ -327,61 +344,14 @@ def _print_summary(args: argparse.Namespace, result) -> None:
 
 
 # --------------------------------------------------------------------------- list
-def _presets() -> dict[str, str]:
-    import tomllib
-
-    from privaudit.audit.app.config import available_presets, preset_text
-
-    out = {}
-    for name in available_presets():
-        try:
-            out[name] = str(tomllib.loads(preset_text(name)).get("description", ""))
-        except tomllib.TOMLDecodeError as exc:  # a broken preset is listed, not fatal
-            out[name] = f"(invalid TOML: {exc})"
-    return out
-
-
-def _first_line(obj) -> str:
-    import inspect
-
-    return (inspect.getdoc(obj) or "").split("\n")[0]
-
-
-def _registry_listing(registry) -> dict[str, str]:
-    out = {}
-    for name in registry.names():
-        comp = registry.get(name)
-        try:
-            out[name] = comp.doc or _first_line(comp.load(name))
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed with its error, not fatal
-            out[name] = f"(cannot load: {type(exc).__name__}: {exc})"
-    return out
-
-
-def _listing(what: str) -> dict[str, dict[str, str]]:
-    from privaudit.audit.schema import components
-    from privaudit.audit.kinds import audit_kinds
-
-    sections: dict[str, dict[str, str]] = {}
-    if what in ("all", "presets"):
-        sections["presets"] = _presets()
-    if what in ("all", "kinds"):
-        sections["kinds"] = {k: v.doc for k, v in audit_kinds().items()}
-    if what in ("all", "mechanisms"):
-        sections["mechanisms"] = _registry_listing(components.MECHANISMS)
-    if what in ("all", "learners"):
-        sections["learners"] = _registry_listing(components.LEARNERS)
-    if what in ("all", "attackers"):
-        from privaudit import attacks
-
-        sections["attackers"] = {n: f"{c.kind}: {_first_line(c)}" for n, c in attacks.available_attacks().items()}
-    return sections
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``)."""
-    with _plugin_warnings():
-        sections = _listing(args.what)
+    from privaudit.audit.app.catalogue import listing, plugin_sections
+
+    # Only plugins warn; without them the listing comes from the snapshot and imports no registry
+    # (_plugin_warnings' own import of the registry module would load dp_accounting).
+    with _plugin_warnings() if plugin_sections() else contextlib.nullcontext():
+        sections = listing(args.what)
     if args.json:
         _emit(json.dumps(sections, indent=2))
         return EXIT_OK
@@ -469,12 +439,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ["bench", "attackers"]:  # its options (and --help) belong to the benchmark
         return bench_attackers(argv[2:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if "--json" not in argv:
+        args = parser.parse_args(argv)
+    else:  # argparse's own errors (exit 2) become a JSON object too
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                args = parser.parse_args(argv)
+        except SystemExit as exc:
+            sys.stderr.write(err.getvalue())
+            if exc.code not in (0, None):
+                lines = err.getvalue().strip().splitlines()
+                _json_error(lines[-1].split("error: ", 1)[-1] if lines else "invalid arguments", exc.code)
+            raise
+        sys.stderr.write(err.getvalue())
     try:
-        return args.func(args)
+        code = args.func(args)
     except KeyboardInterrupt:  # while loading or listing (a run reports its own interruption)
         print("privaudit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if isinstance(code, _UsageExit) and getattr(args, "json", False):
+        _json_error(code.message)
+    return int(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

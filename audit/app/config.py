@@ -39,7 +39,6 @@ import dataclasses
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +59,11 @@ from privaudit.audit.schema.fields import (
     validate_table,
 )
 from privaudit.audit.kinds import audit_kinds, get_kind
+# The presets package lists and reads its own files (without this module's imports, for `privaudit list`).
+from privaudit.audit.presets import available_presets, preset_text
 
 #: Keys accepted at the top level of a configuration file.
 TOP_LEVEL_KEYS = ("name", "description", "seed", "samples", "audits")
-_PRESET_PACKAGE = "privaudit.audit.presets"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,20 +230,6 @@ def _parse(data: Mapping[str, Any], name: str, source: str, where: str) -> Confi
         task.validate(path, params)
         audits.append(AuditSpec(i, kind, target or task.default_target(params), params))
     return Config(cfg_name, seed, samples, tuple(audits), description, source)
-
-
-def available_presets() -> list[str]:
-    """Names of the presets shipped in ``privaudit.audit.presets``."""
-    files = resources.files(_PRESET_PACKAGE)
-    return sorted(p.name[: -len(".toml")] for p in files.iterdir() if p.name.endswith(".toml"))
-
-
-def preset_text(name: str) -> str:
-    """The TOML text of preset ``name``."""
-    presets = available_presets()
-    if name not in presets:
-        raise ConfigFileError(f"unknown preset {name!r}{did_you_mean(name, presets)} (presets: {', '.join(presets)})")
-    return (resources.files(_PRESET_PACKAGE) / f"{name}.toml").read_text(encoding="utf-8")
 
 
 def _is_explicit_file(spec: str) -> bool:
