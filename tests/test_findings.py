@@ -305,3 +305,21 @@ def test_a_misspelt_privacy_marker_key_is_an_error_naming_it(pytester):
     out = result.stdout.str()
     assert "PrivacyMarkerError: @pytest.mark.privacy: unknown key 'eps' (did you mean 'epsilon'?)" in out
     assert "takes keywords only" in out and "(1.0,)" in out
+
+
+# --------------------------------------------------------------------------- --json on exit 2
+def test_json_prints_an_error_object_for_exit_2(tmp_path, capsys):
+    from privaudit.audit.app.cli import main
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[[audits]]\nkind = "tradeoff"\nmechanism = { name = "Nope" }\n')
+    assert main(["run", str(bad), "--json", "--out", str(tmp_path / "out")]) == 2
+    got = json.loads(capsys.readouterr().out)
+    assert got["status"] == "error" and got["exit_code"] == 2 and "unknown audits[0].mechanism.name = 'Nope'" in got["error"]
+    with pytest.raises(SystemExit) as exc:  # argparse's own refusal
+        main(["run", str(bad), "--json", "--samples", "-1"])
+    assert exc.value.code == 2
+    got = json.loads(capsys.readouterr().out)
+    assert got["exit_code"] == 2 and "argument --samples" in got["error"]
+    # without --json stdout stays empty
+    assert main(["run", str(bad), "--out", str(tmp_path / "out")]) == 2 and capsys.readouterr().out == ""
