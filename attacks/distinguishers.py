@@ -36,6 +36,7 @@ import abc
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.randomness import int_seed
 from privaudit.mechanisms.protocol import HasDensity
@@ -67,12 +68,38 @@ class Distinguisher(abc.ABC):
     leak_family = "distribution"
 
     @abc.abstractmethod
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher":
-        """Learn from training releases under x (``outputs0``) and x′ (``outputs1``); returns self."""
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "Distinguisher":
+        """Learn from training releases under x (``outputs0``) and x′ (``outputs1``); returns self.
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        Distinguisher
+            self, fitted.
+        """
 
     @abc.abstractmethod
-    def score(self, outputs) -> np.ndarray:
-        """Score each release, higher meaning "x′"; shape (n,)."""
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """Score each release, higher meaning "x′"; shape (n,).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_"))
@@ -95,7 +122,29 @@ class LikelihoodRatioAttack(Distinguisher):
     requires_density = True
     llr_scores = True
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "LikelihoodRatioAttack":
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "LikelihoodRatioAttack":
+        """Store the mechanism and the pair (training releases are not used).
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        LikelihoodRatioAttack
+            self, fitted.
+
+        Raises
+        ------
+        InvalidParameterError
+            When the mechanism has no ``log_density`` or the pair is missing.
+        """
         if not isinstance(mechanism, HasDensity):
             raise InvalidParameterError(
                 f"likelihood-ratio needs a mechanism with log_density; got {type(mechanism).__name__}"
@@ -108,7 +157,18 @@ class LikelihoodRatioAttack(Distinguisher):
         self.closed_form_ = type(mechanism) is GaussianMechanism
         return self
 
-    def score(self, outputs) -> np.ndarray:
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """log p(o | x′) − log p(o | x), rounded to 9 decimals (closed form for a Gaussian mechanism).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         if self.closed_form_:
             w = (self.x_prime_ - self.x_).ravel() / self.mechanism_.sigma**2
             mid = (self.x_ + self.x_prime_).ravel() / 2
@@ -143,7 +203,29 @@ class ProjectionAttack(Distinguisher):
     def requires_training(self) -> bool:  # type: ignore[override]
         return self.direction is None and not self.use_pair
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "ProjectionAttack":
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "ProjectionAttack":
+        """Fix w: the given direction, else x′ − x (when allowed and outputs live in the input space), else the difference of the training means.
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        ProjectionAttack
+            self, fitted.
+
+        Raises
+        ------
+        InvalidParameterError
+            When none of the three is available.
+        """
         if self.direction is not None:
             w = np.asarray(self.direction, dtype=float).ravel()
         elif self.use_pair and x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)) \
@@ -156,7 +238,18 @@ class ProjectionAttack(Distinguisher):
         self.direction_ = w
         return self
 
-    def score(self, outputs) -> np.ndarray:
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """⟨o, w⟩ per release (the sum of the coordinates when the output size differs from w's).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         rows = _rows(outputs)
         if rows.shape[1] != self.direction_.size:
             # Outputs do not live in the input space (e.g. a selected index): project on the all-ones direction.
@@ -252,11 +345,20 @@ class MLPAttack(_ClassifierAttack):
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
-def row_hashes(outputs) -> np.ndarray:
+def row_hashes(outputs: ArrayLike) -> np.ndarray:
     """A 64-bit hash of the exact bit pattern of each row (−0.0 is folded onto 0.0).
 
     Vectorised polynomial hash over columns; distinct rows collide with probability
     ~2⁻⁶⁴ per pair, negligible at audit sizes.
+
+    Parameters
+    ----------
+    outputs : array-like of shape (n, ...)
+        Releases, flattened to rows (NaN and ±inf hash by their bit patterns).
+
+    Returns
+    -------
+    ndarray of uint64, shape (n,)
     """
     o = np.ascontiguousarray(_rows(outputs) + 0.0)
     bits = o.view(np.uint64)
@@ -268,9 +370,20 @@ def row_hashes(outputs) -> np.ndarray:
     return h
 
 
-def count_log_ratio(c0, c1) -> np.ndarray:
+def count_log_ratio(c0: ArrayLike, c1: ArrayLike) -> np.ndarray:
     """ln((c₁ + ½)/(c₀ + ½)): the smoothed plug-in log-likelihood ratio of a value seen c₀ times
-    under x and c₁ times under x′ (0 for a value never seen; ln 3 for one seen once, under x′ only)."""
+    under x and c₁ times under x′ (0 for a value never seen; ln 3 for one seen once, under x′ only).
+
+    Parameters
+    ----------
+    c0, c1 : array-like
+        Counts under x and under x′, broadcast together.
+
+    Returns
+    -------
+    ndarray
+        The log ratios, broadcast shape.
+    """
     return np.log(np.asarray(c1, dtype=float) + 0.5) - np.log(np.asarray(c0, dtype=float) + 0.5)
 
 
@@ -316,7 +429,29 @@ class AtomAttack(Distinguisher):
                 o[near] = p
         return o
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "AtomAttack":
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "AtomAttack":
+        """Count the snapped training rows per hypothesis; keep the atoms (rows seen ≥ ``min_count`` times, and x, x′).
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        AtomAttack
+            self, fitted.
+
+        Raises
+        ------
+        InvalidParameterError
+            Without training releases.
+        """
         check_int("min_count", self.min_count)
         if outputs0 is None or outputs1 is None:
             raise InvalidParameterError("atom needs training outputs under x and x_prime")
@@ -345,7 +480,18 @@ class AtomAttack(Distinguisher):
         self.log_ratio_ = count_log_ratio(c0, c1)[order]
         return self
 
-    def score(self, outputs) -> np.ndarray:
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """ln((c₁ + ½)/(c₀ + ½)) for a release equal to an atom (after snapping near-atoms), 0 otherwise.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         h = row_hashes(self._snap(outputs))
         if self.keys_.size == 0:
             return np.zeros(h.size)
@@ -359,8 +505,26 @@ class AtomAttack(Distinguisher):
 GENERIC_SUITE = ("atom", "lattice", "bit-pattern", "projection", "logistic", "mlp")
 
 
-def make_attacker(spec, random_state=None) -> Distinguisher:
-    """An attacker instance from a registered name, a class or an instance."""
+def make_attacker(spec: str | type | Distinguisher, random_state: np.random.Generator | int | None = None) -> Distinguisher:
+    """An attacker instance from a registered name, a class or an instance.
+
+    Parameters
+    ----------
+    spec : str, class or instance
+        A registered distinguisher name, a class (built with ``random_state`` when it takes
+        one, else without arguments) or an object with ``score`` (returned as is).
+    random_state : int, Generator or None
+        Passed to the class constructor.
+
+    Returns
+    -------
+    Distinguisher
+
+    Raises
+    ------
+    InvalidParameterError
+        When the name is registered for another kind of attacker, or ``spec`` has no ``score``.
+    """
     from .registry import get_attack
 
     if isinstance(spec, str):
@@ -378,8 +542,18 @@ def make_attacker(spec, random_state=None) -> Distinguisher:
     return spec
 
 
-def attacker_name(attacker) -> str:
-    """The registered name of an attacker instance, else its class name."""
+def attacker_name(attacker: object) -> str:
+    """The registered name of an attacker instance, else its class name.
+
+    Parameters
+    ----------
+    attacker : object
+        A distinguisher instance.
+
+    Returns
+    -------
+    str
+    """
     from .registry import available_attacks
 
     for name, cls in available_attacks("distinguisher").items():

@@ -27,6 +27,7 @@ Registered names
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
@@ -40,8 +41,21 @@ from .threshold_selection import select_threshold
 _KEPT_BITS = np.r_[np.arange(63, 51, -1), np.arange(19, -1, -1)].astype(np.uint64)
 
 
-def float_bits(values: np.ndarray, bits=None) -> np.ndarray:
-    """Bits of each double (default: all 64, most significant first): shape (n, len(bits)·d)."""
+def float_bits(values: np.ndarray, bits: ArrayLike | None = None) -> np.ndarray:
+    """Bits of each double (default: all 64, most significant first): shape (n, len(bits)·d).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n, d)
+        Doubles (−0.0 is folded onto 0.0).
+    bits : array-like of int, optional
+        Bit positions to keep (63 = sign, 62–52 = exponent, 51–0 = mantissa), in output order.
+
+    Returns
+    -------
+    ndarray of float32, shape (n, len(bits)·d)
+        0/1 features, coordinate by coordinate.
+    """
     v = np.ascontiguousarray(np.asarray(values, dtype=np.float64) + 0.0)
     u = v.view(np.uint64)
     shifts = np.arange(63, -1, -1, dtype=np.uint64) if bits is None else np.asarray(bits, dtype=np.uint64)
@@ -91,7 +105,29 @@ class BitPatternAttack(Distinguisher):
                 parts.append(o - p[: o.shape[1]])
         return np.hstack([float_bits(q, _KEPT_BITS) for q in parts])
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "BitPatternAttack":
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "BitPatternAttack":
+        """Fit the Bernoulli naive Bayes on the kept bits of o, o − x and o − x′ (Laplace-smoothed per-bit rates).
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        BitPatternAttack
+            self, fitted.
+
+        Raises
+        ------
+        InvalidParameterError
+            Without training releases, or for invalid ``max_train``/``max_dims``.
+        """
         if outputs0 is None or outputs1 is None:
             raise InvalidParameterError("bit-pattern needs training outputs under x and x_prime")
         check_int("max_train", self.max_train)
@@ -115,7 +151,18 @@ class BitPatternAttack(Distinguisher):
         self.tables_ = [[_bit_table(width) @ row[lo:lo + width] for _, width, lo in _TABLE_FIELDS] for row in w]
         return self
 
-    def score(self, outputs) -> np.ndarray:
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """The naive-Bayes log-odds of x′: the offset plus the summed per-bit weights of each release.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         # Naive Bayes scores are sums of per-bit weights, so each double's kept bits are read as three
         # integers (12 sign/exponent bits, two 10-bit halves of the low mantissa) indexing tables of
         # summed weights: 3 gathers per double instead of 32 float features (≈ 20× faster).
@@ -244,7 +291,29 @@ class LatticeAttack(Distinguisher):
         self.max_train = max_train
         self.max_key_rows = max_key_rows
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "LatticeAttack":
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "LatticeAttack":
+        """Choose the key by cross-fitted separation on the first ``max_key_rows`` rows, then count it on ``max_train`` rows.
+
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′.
+        mechanism : object, optional
+            The audited mechanism.
+        x, x_prime : array-like or None
+            The audited pair.
+
+        Returns
+        -------
+        LatticeAttack
+            self, fitted.
+
+        Raises
+        ------
+        InvalidParameterError
+            Without training releases, or for invalid ``max_train``/``max_key_rows``.
+        """
         if outputs0 is None or outputs1 is None:
             raise InvalidParameterError("lattice needs training outputs under x and x_prime")
         o0 = _rows(outputs0)[: check_int("max_train", self.max_train)]
@@ -259,7 +328,18 @@ class LatticeAttack(Distinguisher):
         self.keys_, self.log_ratio_ = _count_table(row_hashes(self.key_(o0)), row_hashes(self.key_(o1)))
         return self
 
-    def score(self, outputs) -> np.ndarray:
+    def score(self, outputs: ArrayLike) -> np.ndarray:
+        """The smoothed count log ratio of each release's key (0 for keys never seen in training).
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, ...)
+            Releases, flattened to rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return _lookup(self.keys_, self.log_ratio_, row_hashes(self.key_(_rows(outputs))))
 
 

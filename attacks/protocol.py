@@ -18,6 +18,7 @@ import dataclasses
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 @runtime_checkable
@@ -29,9 +30,40 @@ class Distinguisher(Protocol):
     the n releases.
     """
 
-    def fit(self, outputs0=None, outputs1=None, *, mechanism=None, x=None, x_prime=None) -> "Distinguisher": ...
+    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
+            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "Distinguisher":
+        """Learn from training releases; returns the attacker.
 
-    def score(self, outputs: np.ndarray) -> np.ndarray: ...
+        Parameters
+        ----------
+        outputs0, outputs1 : array-like of shape (n, ...) or None
+            Training releases under x and under x′ (``None`` when the attacker needs no training).
+        mechanism : object, optional
+            The audited mechanism (read by attackers that need its density or scale).
+        x, x_prime : array-like or None
+            The neighbouring inputs of the audited pair.
+
+        Returns
+        -------
+        Distinguisher
+            The fitted attacker.
+        """
+        ...
+
+    def score(self, outputs: np.ndarray) -> np.ndarray:
+        """Score each release, higher meaning "the input was x′".
+
+        Parameters
+        ----------
+        outputs : ndarray of shape (n, ...)
+            Releases, one per row of the leading axis.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One real score per release.
+        """
+        ...
 
 
 @runtime_checkable
@@ -39,7 +71,24 @@ class Reconstructor(Protocol):
     """Estimates the client's input from releases: ``reconstruct(outputs, *, phase, y) -> (n, d)``."""
 
     def reconstruct(self, outputs: np.ndarray, *, phase: np.ndarray | None = None,
-                    y: np.ndarray | None = None) -> np.ndarray: ...
+                    y: np.ndarray | None = None) -> np.ndarray:
+        """Estimate the client's input from each release.
+
+        Parameters
+        ----------
+        outputs : ndarray of shape (n, ...)
+            Releases, one per row of the leading axis.
+        phase : ndarray or None
+            Modulation phases of the releases when the attacker sees them.
+        y : ndarray or None
+            Side information (e.g. labels) the release was computed with.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+            One estimate of the d-dimensional input per release.
+        """
+        ...
 
 
 @runtime_checkable
@@ -48,7 +97,21 @@ class Prior(Protocol):
 
     dim: int
 
-    def sample(self, n: int, rng=None) -> np.ndarray: ...
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Draw ``n`` inputs from the prior.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : Generator, int or None
+            Source of randomness (passed to :func:`numpy.random.default_rng`).
+
+        Returns
+        -------
+        ndarray of shape (n, dim)
+        """
+        ...
 
 
 @runtime_checkable
@@ -63,7 +126,7 @@ class FinitePrior(Prior, Protocol):
     kappa: float
 
 
-def declares_unbiased(attacker, mechanism, information: str = "known") -> bool:
+def declares_unbiased(attacker: object, mechanism: object, information: str = "known") -> bool:
     """Whether a reconstruction attacker declares itself exactly unbiased on ``mechanism``.
 
     Parameters
@@ -110,7 +173,7 @@ class DistinguisherTraits:
     llr_scores: bool = False
 
 
-def distinguisher_traits(attacker) -> DistinguisherTraits:
+def distinguisher_traits(attacker: object) -> DistinguisherTraits:
     """The traits ``attacker`` (an instance or a class) declares, with the documented defaults for the rest.
 
     Parameters
@@ -121,6 +184,7 @@ def distinguisher_traits(attacker) -> DistinguisherTraits:
     Returns
     -------
     DistinguisherTraits
+        Each trait from the attacker's attribute of that name, the conservative default where it has none.
     """
     defaults = DistinguisherTraits()
     return DistinguisherTraits(**{
@@ -135,7 +199,7 @@ def distinguisher_traits(attacker) -> DistinguisherTraits:
 LEAK_FAMILIES = ("floating-point", "distribution", "degenerate")
 
 
-def leak_family(attacker) -> str:
+def leak_family(attacker: object) -> str:
     """The leak family ``attacker`` (an instance or a class) declares; ``"distribution"`` by default.
 
     A trade-off audit certifies the best attacker of each family it ran and reports each

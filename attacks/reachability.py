@@ -47,6 +47,7 @@ import abc
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -66,15 +67,43 @@ def _libm_log(w: np.ndarray) -> np.ndarray:
     return _LIBM_LOG(np.asarray(w, dtype=float)).astype(float) if np.size(w) else np.asarray(w, float)
 
 
-def inverse_cdf_laplace(u: np.ndarray, scale: float, log=np.log) -> np.ndarray:
-    """Textbook inverse-CDF Laplace noise from uniforms ``u`` in [0, 1): −b·sign(u − ½)·log(1 − 2|u − ½|)."""
+def inverse_cdf_laplace(u: np.ndarray, scale: float, log: Callable = np.log) -> np.ndarray:
+    """Textbook inverse-CDF Laplace noise from uniforms ``u`` in [0, 1): −b·sign(u − ½)·log(1 − 2|u − ½|).
+
+    Parameters
+    ----------
+    u : ndarray
+        Uniforms in [0, 1).
+    scale : float
+        Laplace scale b.
+    log : callable
+        The logarithm used (numpy's, or libm's to reproduce a C sampler bit for bit).
+
+    Returns
+    -------
+    ndarray
+        Shaped like ``u`` (±inf at u = 0).
+    """
     c = u - 0.5
     with np.errstate(divide="ignore"):
         return -scale * np.sign(c) * log(1.0 - 2.0 * np.abs(c))
 
 
-def box_muller(u1: np.ndarray, u2: np.ndarray, log=np.log) -> tuple[np.ndarray, np.ndarray]:
-    """Box–Muller standard normals from uniforms in (0, 1): r·cos(2πu₂), r·sin(2πu₂), r = √(−2 log u₁)."""
+def box_muller(u1: np.ndarray, u2: np.ndarray, log: Callable = np.log) -> tuple[np.ndarray, np.ndarray]:
+    """Box–Muller standard normals from uniforms in (0, 1): r·cos(2πu₂), r·sin(2πu₂), r = √(−2 log u₁).
+
+    Parameters
+    ----------
+    u1, u2 : ndarray
+        Uniforms in (0, 1), broadcast together.
+    log : callable
+        The logarithm used.
+
+    Returns
+    -------
+    z1, z2 : ndarray
+        The pair of normals.
+    """
     with np.errstate(divide="ignore"):
         r = np.sqrt(-2.0 * log(u1))
     a = 2.0 * np.pi * u2
