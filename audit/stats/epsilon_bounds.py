@@ -54,9 +54,11 @@ and attackers use it for model selection); they are re-exported here.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import binom
 
 from privaudit.mechanisms.validation import (
@@ -91,11 +93,9 @@ from privaudit.mechanisms.accounting import gdp_epsilon
 
 
 
-def epsilon_bound(
-    sel0, sel1, ev0, ev1, *, delta: float, confidence: float, selection: str = "split",
-    estimator: str = "clopper-pearson", n_thresholds: int = 256, presorted: bool = False,
-    log_likelihood_ratio: bool = False,
-) -> RateBound:
+def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLike, *, delta: float,
+                  confidence: float, selection: str = "split", estimator: str = "clopper-pearson",
+                  n_thresholds: int = 256, presorted: bool = False, log_likelihood_ratio: bool = False) -> RateBound:
     """ε̲ (and μ̲ for GDP) from selection scores ``sel0/sel1`` and evaluation scores ``ev0/ev1``.
 
     The engine behind :func:`clopper_pearson_bound` and :func:`gdp_bound`, which
@@ -106,6 +106,43 @@ def epsilon_bound(
     rate bound at level 1 − (1 − c)/(4K). ``log_likelihood_ratio=True`` says the scores
     are exact log-likelihood ratios: the split selection then estimates rates from the
     pooled selection scores (:data:`LLR_SELECTION`); the evaluation is unchanged.
+
+    Parameters
+    ----------
+    sel0 : array-like
+        Selection-split scores under x (choose the test only).
+    sel1 : array-like
+        Selection-split scores under x′.
+    ev0 : array-like
+        Evaluation-split scores under x (sorted ascending with ``presorted``).
+    ev1 : array-like
+        Evaluation-split scores under x′.
+    delta : float
+        δ ≥ 0 at which ε is bounded.
+    confidence : float
+        Joint confidence c in (0, 1).
+    selection : {"split", "bonferroni"}
+        How the test is chosen (see above).
+    estimator : {"clopper-pearson", "gdp"}
+        ε̲ from eq. (1), or μ̲ of a Gaussian trade-off converted to ε at δ.
+    n_thresholds : int
+        Number K of candidate thresholds.
+    presorted : bool
+        ``ev0``/``ev1`` are sorted float arrays already.
+    log_likelihood_ratio : bool
+        The scores are exact log-likelihood ratios.
+
+    Returns
+    -------
+    RateBound
+        The bound and the operating point it was read from.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown estimator or selection.
+    InvalidInputError
+        For empty or NaN scores.
     """
     if estimator not in ("clopper-pearson", "gdp"):
         raise InvalidParameterError(f"estimator must be 'clopper-pearson' or 'gdp', got estimator={estimator!r}")
@@ -154,10 +191,9 @@ def epsilon_bound(
                      reverse_threshold=float(cands[j]), **common)
 
 
-def clopper_pearson_bound(
-    select0, select1, eval0, eval1, *, delta: float, confidence: float = 0.95,
-    selection: str = "split", n_thresholds: int = 256,
-) -> RateBound:
+def clopper_pearson_bound(select0: ArrayLike, select1: ArrayLike, eval0: ArrayLike, eval1: ArrayLike, *,
+                          delta: float, confidence: float = 0.95, selection: str = "split",
+                          n_thresholds: int = 256) -> RateBound:
     """Lower confidence bound on ε at δ from eq. (1) with Clopper–Pearson rate bounds.
 
     Parameters
@@ -181,16 +217,38 @@ def clopper_pearson_bound(
                   n_thresholds=check_int("n_thresholds", n_thresholds))
 
 
-def gdp_bound(
-    select0, select1, eval0, eval1, *, delta: float, confidence: float = 0.95,
-    selection: str = "split", n_thresholds: int = 256,
-) -> RateBound:
+def gdp_bound(select0: ArrayLike, select1: ArrayLike, eval0: ArrayLike, eval1: ArrayLike, *, delta: float,
+              confidence: float = 0.95, selection: str = "split", n_thresholds: int = 256) -> RateBound:
     """Lower confidence bound on μ, and on ε at δ, assuming a Gaussian trade-off (Nasr et al. 2023).
 
     Same splits and threshold selection as :func:`clopper_pearson_bound`; the
     operating point maximises μ̲ = Φ⁻¹(1 − ᾱ) − Φ⁻¹(β̄). Valid for mechanisms whose
     trade-off curve is G_μ for some μ (Gaussian, Gaussian steps, the modulated
     release with its phase known); for other mechanisms ε̲ may exceed the true ε.
+
+    Parameters
+    ----------
+    select0 : array-like
+        Scores under x that choose the threshold(s).
+    select1 : array-like
+        Scores under x′ that choose the threshold(s).
+    eval0 : array-like
+        Independent scores under x on which the bound is computed.
+    eval1 : array-like
+        Independent scores under x′.
+    delta : float
+        δ ≥ 0 at which the ε̲ of μ̲ is read.
+    confidence : float
+        As for :func:`clopper_pearson_bound`.
+    selection : {"split", "bonferroni"}
+        As for :func:`clopper_pearson_bound`.
+    n_thresholds : int
+        As for :func:`clopper_pearson_bound`.
+
+    Returns
+    -------
+    RateBound
+        With ``mu`` set.
     """
     return epsilon_bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
                   confidence=_check_confidence(confidence), selection=selection, estimator="gdp",
@@ -199,11 +257,25 @@ def gdp_bound(
 
 # --- simultaneous band -------------------------------------------------------------------------
 def dkw_halfwidth(n: int, failure: float) -> float:
-    """e with P(sup_t |F̂_n(t) − F(t)| > e) ≤ ``failure`` (DKW–Massart): sqrt(ln(2/failure)/(2n))."""
+    """e with P(sup_t |F̂_n(t) − F(t)| > e) ≤ ``failure`` (DKW–Massart): sqrt(ln(2/failure)/(2n)).
+
+    Parameters
+    ----------
+    n : int
+        Sample size.
+    failure : float
+        Failure probability in (0, 1).
+
+    Returns
+    -------
+    float
+        e.
+    """
     return math.sqrt(math.log(2 / failure) / (2 * n))
 
 
-def dkw_band(fpr, fnr, n0: int, n1: int, alpha, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def dkw_band(fpr: ArrayLike, fnr: ArrayLike, n0: int, n1: int, alpha: ArrayLike,
+             confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Simultaneous band for the trade-off curve of the threshold tests of one score.
 
     With probability ≥ c (c split equally between the two DKW events), every
@@ -214,6 +286,21 @@ def dkw_band(fpr, fnr, n0: int, n1: int, alpha, confidence: float = 0.95) -> tup
     where β̂ is the (non-increasing) empirical curve interpolated in α and T the
     trade-off curve of the threshold-test family. Returns ``(lower, upper)`` on the
     grid ``alpha``, clipped to [0, 1].
+
+    Parameters
+    ----------
+    fpr : array-like
+        Empirical FPR of the threshold tests (the curve's vertices).
+    fnr : array-like
+        Their empirical FNR.
+    n0 : int
+        Scores under x.
+    n1 : int
+        Scores under x′.
+    alpha : array-like
+        Grid of type-I errors.
+    confidence : float
+        Joint confidence c of the band.
     """
     c = _check_confidence(confidence)
     e0 = dkw_halfwidth(n0, (1 - c) / 2)
@@ -239,6 +326,29 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
 
     β = P[Bin(r, q) ≥ v] with q = e^ε/(1 + e^ε), plus the δ term
     2mδ·max_{1≤i≤v} P[v − i ≤ Bin(r, q) < v]/i (vectorised over i).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+    r : int
+        Number of guesses made (r ≤ m).
+    v : int
+        Number of correct guesses (v ≤ r).
+    epsilon : float
+        The ε tested.
+    delta : float
+        δ ≥ 0 of the tested claim.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Raises
+    ------
+    InvalidParameterError
+        Unless 0 ≤ v ≤ r ≤ m.
     """
     if not 0 <= v <= r <= m:
         raise InvalidParameterError(f"need 0 <= v <= r <= m, got m={m}, r={r}, v={v}")
@@ -252,7 +362,26 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
 
 
 def one_run_epsilon(m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> float:
-    """Largest ε rejected at level 1 − c by :func:`one_run_p_value` (bisection; 0 if none)."""
+    """Largest ε rejected at level 1 − c by :func:`one_run_p_value` (bisection; 0 if none).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+    r : int
+        Number of guesses made (r ≤ m).
+    v : int
+        Number of correct guesses (v ≤ r).
+    delta : float
+        δ ≥ 0 of the claim.
+    confidence : float
+        Joint confidence c in (0, 1).
+
+    Returns
+    -------
+    float
+        ε̲ ≥ 0 (``inf`` beyond 1000).
+    """
     p = 1 - _check_confidence(confidence)
     if one_run_p_value(m, r, v, 0.0, delta) >= p:
         return 0.0
@@ -283,7 +412,8 @@ class OneRunBound:
     k: int
 
 
-def one_run_bound(scores, signs, *, delta: float, confidence: float = 0.95, k=None) -> OneRunBound:
+def one_run_bound(scores: ArrayLike, signs: ArrayLike, *, delta: float, confidence: float = 0.95,
+                  k: int | Sequence[int] | None = None) -> OneRunBound:
     """ε lower bound from one run with m canaries (Steinke, Nasr & Jagielski 2023).
 
     Parameters

@@ -53,10 +53,17 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pytest
+
+if TYPE_CHECKING:
+    from privaudit.audit.engines.bias import BiasAudit
+    from privaudit.audit.engines.reconstruction import ReconstructionAudit
+    from privaudit.audit.engines.tradeoff import TradeoffAudit
 
 DEFAULT_CONFIDENCE = 0.999
 DEFAULT_SAMPLES = {"private": 200_000, "unbiased": 100_000, "reconstruction": 20_000}
@@ -80,6 +87,13 @@ class PrivacyAssertionError(AssertionError):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register ``--privacy-seed`` and ``--privacy-samples``.
+
+    Parameters
+    ----------
+    parser : pytest.Parser
+        pytest's option parser.
+    """
     group = parser.getgroup("privaudit", "privacy assertions (privaudit)")
     group.addoption("--privacy-seed", type=int, default=0, help="root seed of privacy assertions and privacy_rng (default 0)")
     group.addoption(
@@ -89,6 +103,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``privacy`` marker.
+
+    Parameters
+    ----------
+    config : pytest.Config
+        The session configuration.
+    """
     config.addinivalue_line(
         "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None, domain=None): per-test privacy budget, audit "
         "size and the input domain assert_private searches when no pair is given"
@@ -96,6 +117,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    """The header line stating the privacy seed and sample factor.
+
+    Parameters
+    ----------
+    config : pytest.Config
+        The session configuration.
+
+    Returns
+    -------
+    str
+        The line naming the seed and sample factor.
+    """
     return (
         f"privaudit: --privacy-seed={config.getoption('--privacy-seed')} "
         f"--privacy-samples={config.getoption('--privacy-samples')}"
@@ -145,7 +178,24 @@ def marker_budget(marker: pytest.Mark | None) -> dict:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item):
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Run the test with its privacy context (seed, sample factor, node id, marker) set.
+
+    Parameters
+    ----------
+    item : pytest.Item
+        The test being run.
+
+    Yields
+    ------
+    None
+        Control passes to the test; its outcome is returned.
+
+    Raises
+    ------
+    PrivacyMarkerError
+        When the test's ``privacy`` marker is malformed.
+    """
     token = _CONTEXT.set(_Context(
         seed=item.config.getoption("--privacy-seed"),
         scale=item.config.getoption("--privacy-samples"),
@@ -160,7 +210,17 @@ def pytest_runtest_call(item: pytest.Item):
 
 @pytest.fixture
 def privacy_rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    """A Generator seeded from ``--privacy-seed`` and the test's node id (the stream named by the node id)."""
+    """A Generator seeded from ``--privacy-seed`` and the test's node id (the stream named by the node id).
+
+    Parameters
+    ----------
+    request : pytest.FixtureRequest
+        The requesting test.
+
+    Returns
+    -------
+    Generator
+    """
     from privaudit.mechanisms.randomness import named_seed_sequence
 
     return np.random.default_rng(named_seed_sequence(request.config.getoption("--privacy-seed"), request.node.nodeid))
@@ -230,11 +290,9 @@ def _power_text(result) -> str:
     return f"at this n the audit detects only a true epsilon above {r:.3g}x the claim"
 
 
-def assert_private(
-    mechanism, x=None, x_prime=None, *, epsilon: float | None = None, delta: float | None = None,
-    n: int | None = None, confidence: float | None = None, attacker=None, rng=None, domain=None,
-    adjacency: str = "check",
-):
+def assert_private(mechanism: Any, x: Any = None, x_prime: Any = None, *, epsilon: float | None = None,
+                   delta: float | None = None, n: int | None = None, confidence: float | None = None,
+                   attacker: Any = None, rng: Any = None, domain: Any = None, adjacency: str = "check") -> TradeoffAudit:
     """Assert that no attack certifies more privacy loss than (ε, δ) between ``x`` and ``x_prime``.
 
     (ε, δ) default to ``mechanism.claim``; a ``privacy`` marker may restate them but
@@ -252,6 +310,43 @@ def assert_private(
     reproduces the audit; a :class:`PrivacyPowerWarning` is issued when the audit could
     only detect a true ε above ``POWER_WARNING_RATIO`` times the claim.
     Returns the :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit` on success.
+
+    Parameters
+    ----------
+    mechanism : mechanism
+        The mechanism under test (its ``claim`` is the default budget).
+    x : array-like, optional
+        One input of the pair (None: search the domain).
+    x_prime : array-like, optional
+        The other input.
+    epsilon : float, optional
+        Budget to test instead of the claim's.
+    delta : float, optional
+        Budget to test instead of the claim's.
+    n : int, optional
+        Sample size before the ``--privacy-samples`` factor (default: the marker's ``n``, else 200 000).
+    confidence : float, optional
+        Confidence (default: the marker's, else :data:`DEFAULT_CONFIDENCE`).
+    attacker : str, class or instance, optional
+        The attacker (default: the audit's suite).
+    rng : int, Generator, SeedSequence or None
+        One integer seed is drawn from it (default: from ``--privacy-seed`` and the test's node id); the message names it.
+    domain : Domain, (low, high) or spec, optional
+        Where to search a pair when none is given.
+    adjacency : {"check", "group"}
+        How the pair's adjacency is treated (see above).
+
+    Returns
+    -------
+    TradeoffAudit
+        The audit (the best pair's, when searched).
+
+    Raises
+    ------
+    PrivacyAssertionError
+        When an attack certifies ε̲ above the budget.
+    InvalidParameterError
+        When the marker disagrees with the claim, or there is no pair and no domain.
     """
     __tracebackhide__ = True
     import warnings
@@ -300,8 +395,34 @@ def assert_private(
     return result
 
 
-def assert_unbiased(sampler, target, *, n: int | None = None, confidence: float | None = None, rng=None, name: str = "estimator"):
-    """Assert that ``sampler(n, rng)`` draws have expectation ``target``. Returns the BiasAudit."""
+def assert_unbiased(sampler: Callable, target: ArrayLike, *, n: int | None = None, confidence: float | None = None,
+                    rng: Any = None, name: str = "estimator") -> BiasAudit:
+    """Assert that ``sampler(n, rng)`` draws have expectation ``target``. Returns the BiasAudit.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(n, rng)`` returning n draws, one per row.
+    target : array-like
+        The expected value.
+    n : int, optional
+        Sample size before the ``--privacy-samples`` factor (default: the marker's ``n``, else 100 000).
+    confidence : float, optional
+        Confidence (default: the marker's, else :data:`DEFAULT_CONFIDENCE`).
+    rng : int, Generator, SeedSequence or None
+        One integer seed is drawn from it (default: from ``--privacy-seed`` and the test's node id); the message names it.
+    name : str
+        The estimator, named in messages.
+
+    Returns
+    -------
+    BiasAudit
+
+    Raises
+    ------
+    PrivacyAssertionError
+        When the bias test rejects at ``confidence``.
+    """
     __tracebackhide__ = True
     from privaudit.audit.engines.bias import audit_bias
 
@@ -320,8 +441,34 @@ def assert_unbiased(sampler, target, *, n: int | None = None, confidence: float 
     return result
 
 
-def assert_reconstruction_bounded(mechanism, attacker=None, x=None, prior=None, *, n: int | None = None, rng=None):
-    """Assert that no attacker reconstructs below the bounds that apply to it. Returns the ReconstructionAudit."""
+def assert_reconstruction_bounded(mechanism: Any, attacker: Any = None, x: Any = None, prior: Any = None, *,
+                                  n: int | None = None, rng: Any = None) -> ReconstructionAudit:
+    """Assert that no attacker reconstructs below the bounds that apply to it. Returns the ReconstructionAudit.
+
+    Parameters
+    ----------
+    mechanism : mechanism
+        The release attacked.
+    attacker : str, class or instance, optional
+        The reconstruction attacker (default: the audit's choice).
+    x : array-like, optional
+        The client input (default: the audit's).
+    prior : prior, optional
+        Prior for the Bayesian bounds and attackers.
+    n : int, optional
+        Sample size before the ``--privacy-samples`` factor (default: the marker's ``n``, else 20 000).
+    rng : int, Generator, SeedSequence or None
+        One integer seed is drawn from it (default: from ``--privacy-seed`` and the test's node id); the message names it.
+
+    Returns
+    -------
+    ReconstructionAudit
+
+    Raises
+    ------
+    PrivacyAssertionError
+        When an attacker reconstructs below a bound that applies to it.
+    """
     __tracebackhide__ = True
     from privaudit.audit.engines.reconstruction import audit_reconstruction
 
