@@ -101,12 +101,14 @@ def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor | np.ndarray |
     torch.Tensor
         Same shape and dtype as ``clipped``.
     """
-    values = clipped.detach().to(torch.float64).cpu().numpy()
+    values = clipped.detach().cpu()
+    # float32 goes as it is: float_safe_gaussian widens it exactly, chunk by chunk (no float64 copy).
+    values = (values if values.dtype in (torch.float32, torch.float64) else values.to(torch.float64)).numpy()
     s = np.asarray(std.detach().cpu() if torch.is_tensor(std) else std, dtype=float).reshape(-1)
     if values.ndim == 1 or np.all(s == s[0]):
         out = float_safe_gaussian(values, float(s[0]), rng)
     else:
-        out = np.empty_like(values)
+        out = np.empty(values.shape)
         for sigma in np.unique(s):
             rows = s == sigma
             out[rows] = float_safe_gaussian(values[rows], float(sigma), rng)

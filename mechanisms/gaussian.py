@@ -39,8 +39,10 @@ from .lattice import (
     GAUSSIAN_TAIL,
     gaussian_dither_logprob,
     gaussian_dither_fisher,
+    check_lattice_range,
     grid_step,
     lattice_release,
+    round_onto_lattice,
 )
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
@@ -53,6 +55,8 @@ from .validation import (
 )
 
 CALIBRATIONS = ("analytic", "classical")
+#: Elements per chunk of :func:`float_safe_gaussian` (three float64 work rows of 128 KiB).
+_CHUNK = 1 << 14
 
 
 def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -270,12 +274,33 @@ def float_safe_gaussian(values: np.ndarray, sigma: float, rng: np.random.Generat
     ------
     InvalidParameterError
         When σ ≤ 0.
+    InvalidInputError
+        When some |value| exceeds the lattice's range (:func:`~privaudit.mechanisms.lattice.check_lattice_range`).
     """
     sigma = check_positive("sigma", sigma)
-    values = np.asarray(values, dtype=float)
+    values = np.asarray(values)
+    if values.dtype != np.float32:  # float32 is widened exactly chunk by chunk below
+        values = np.asarray(values, dtype=float)
     rng = np.random.default_rng(rng)
     noise = rng.standard_normal(values.shape)
-    return lattice_release(values, noise, sigma, grid_step(sigma), rng)
+    step = grid_step(sigma)
+    check_lattice_range(values, step)
+    # The draws and the arithmetic of lattice_release(values, noise, σ, γ, rng), bit for bit (all
+    # normals, then all offsets u, in order), done chunk by chunk so that the remainders, offsets
+    # and noise being rounded stay in cache: for a DP-SGD gradient (10⁵ doubles) the unchunked
+    # passes over parameter-sized arrays cost ~6 % of an MLP training step (measured, CPU time).
+    out = np.empty(values.shape)
+    x, z, y = values.reshape(-1), noise.reshape(-1), out.reshape(-1)
+    work = np.empty((3, min(_CHUNK, x.size)))
+    for start in range(0, x.size, _CHUNK):
+        part = slice(start, start + _CHUNK)
+        v, k0, u = work[:, : len(x[part])]
+        np.divide(x[part], step, out=v, dtype=np.float64)  # x/γ, exact (γ a power of two)
+        np.rint(v, out=k0)
+        v -= k0  # f, exact
+        rng.random(out=u)
+        round_onto_lattice(z[part], k0, v, u, sigma, step, out=y[part])
+    return out
 
 
 def float_safe_gaussian_logpdf(residuals: ArrayLike, sigma: float) -> np.ndarray:

@@ -136,14 +136,69 @@ def split_input(x: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
     InvalidInputError
         When |x/γ| exceeds :data:`MAX_INDEX`.
     """
-    u = x / step  # exact: step is a power of two and |u| is checked below
-    if u.size and float(np.max(np.abs(u))) > MAX_INDEX:
-        raise InvalidInputError(
-            f"x has a coordinate of magnitude {float(np.max(np.abs(x))):.6g}, too large for the float-safe lattice "
-            f"of step {step:.6g} (|x| must be below {MAX_INDEX * step:.6g}); rescale the input"
-        )
+    check_lattice_range(x, step)
+    u = x / step  # exact: step is a power of two and |u| ≤ MAX_INDEX
     k0 = np.rint(u)
     return k0, u - k0
+
+
+def check_lattice_range(x: np.ndarray, step: float) -> None:
+    """Raise if some |x/γ| exceeds :data:`MAX_INDEX` (NaN passes: the release keeps it NaN).
+
+    Parameters
+    ----------
+    x : ndarray
+        The input of a lattice release.
+    step : float
+        Lattice step γ, a power of two (so |x/γ| > MAX_INDEX exactly when |x| > MAX_INDEX·γ).
+
+    Raises
+    ------
+    InvalidInputError
+        When |x/γ| exceeds :data:`MAX_INDEX`.
+    """
+    # max and −min of x rather than max |x/γ|: no temporary the size of x.
+    bound = MAX_INDEX * step
+    if x.size and (float(np.max(x)) > bound or float(-np.min(x)) > bound):
+        raise InvalidInputError(
+            f"x has a coordinate of magnitude {float(np.max(np.abs(x))):.6g}, too large for the float-safe lattice "
+            f"of step {step:.6g} (|x| must be below {bound:.6g}); rescale the input"
+        )
+
+
+def round_onto_lattice(noise: np.ndarray, k0: np.ndarray, f: np.ndarray, u: np.ndarray, scale: float,
+                       step: float, out: np.ndarray | None = None) -> np.ndarray:
+    """γ·fl(K + u), K = k₀ + rint(f + (scale/γ)·noise − u): the arithmetic of every lattice release.
+
+    Parameters
+    ----------
+    noise : ndarray of float64
+        Standard noise; overwritten (it holds fl(K + u) on return).
+    k0, f : ndarray
+        :func:`split_input` of x, broadcast against ``noise``.
+    u : ndarray
+        The offsets, U[0, 1) drawn independently of x, broadcast against ``noise``.
+    scale : float
+        Noise scale (σ or b) > 0.
+    step : float
+        Lattice step γ, a power of two.
+    out : ndarray, optional
+        Where γ·fl(K + u) goes; ``noise`` by default.
+
+    Returns
+    -------
+    ndarray
+        ``out`` (or ``noise``).
+    """
+    # One rounding per line, in this order: the float-error bound of the module docstring is
+    # about exactly these operations.
+    noise *= scale / step
+    noise += f
+    noise -= u
+    np.rint(noise, out=noise)
+    noise += k0
+    noise += u
+    return np.multiply(noise, step, out=noise if out is None else out)
 
 
 def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float, rng: np.random.Generator) -> np.ndarray:
@@ -170,15 +225,7 @@ def lattice_release(x: np.ndarray, noise: np.ndarray, scale: float, step: float,
         The releases (the ``noise`` array itself).
     """
     k0, f = split_input(x, step)
-    u = rng.random(noise.shape)
-    noise *= scale / step
-    noise += f
-    noise -= u
-    np.rint(noise, out=noise)
-    noise += k0
-    noise += u
-    noise *= step
-    return noise
+    return round_onto_lattice(noise, k0, f, rng.random(noise.shape), scale, step)
 
 
 def noise_offsets(outputs: ArrayLike, x: np.ndarray, scale: float) -> np.ndarray:

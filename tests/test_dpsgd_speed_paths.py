@@ -2,6 +2,7 @@
 
 * :func:`mlp_clipped_grad_sum` (backward pass by hand) against the autograd computation it replaced;
 * the Adam step (workspaces) against the out-of-place formula;
+* float_safe_gaussian (chunked) against lattice_release on the whole array;
 * the engine's noisy sums are float_safe_gaussian releases on its own noise Generator: on γ(ℤ + u)
   with offsets u that are that Generator's draws, the same whatever the data.
 """
@@ -51,6 +52,24 @@ def test_noisy_sums_lie_on_a_lattice_whose_offsets_do_not_depend_on_the_data():
             k = y / step - u  # fl(K + u) − u: K up to the rounding of K + u
             assert np.all(np.abs(k - np.rint(k)) <= 2.0**-52 * np.maximum(np.abs(y / step), 1.0))
             assert np.all(np.abs(y - clipped.numpy()) < 12 * sigma)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_chunked_float_safe_gaussian_is_lattice_release_bit_for_bit(dtype):
+    """float_safe_gaussian (chunked) = normals, then lattice_release on the whole array, on one Generator."""
+    from privaudit.mechanisms.gaussian import _CHUNK
+    from privaudit.mechanisms.lattice import lattice_release
+
+    g = np.random.default_rng(0)
+    for shape in [(), (0,), (7,), (_CHUNK,), (_CHUNK + 1,), (3, _CHUNK // 2 + 5), (2, 3, 4)]:
+        for scale, sigma in [(1e-4, 0.3), (10.0, 2.5), (1e4, 1e-3)]:
+            x = (g.normal(size=shape) * scale).astype(dtype)
+            rng, ref_rng = np.random.default_rng(7), np.random.default_rng(7)
+            got = float_safe_gaussian(x, sigma, rng)
+            ref = lattice_release(np.asarray(x, dtype=float), ref_rng.standard_normal(np.shape(x)), sigma,
+                                  grid_step(sigma), ref_rng)
+            assert _same_bits(got.reshape(-1), ref.reshape(-1)) and got.shape == ref.shape
+            assert rng.random() == ref_rng.random()
 
 
 def test_engine_noise_is_the_replayed_lattice_release():
