@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -559,3 +561,59 @@ def with_note(result: AuditResult | AuditEntry, note: str) -> AuditEntry:
     """
     entry = as_entry(result)
     return dataclasses.replace(entry, notes=(*entry.notes, note))
+
+
+# --------------------------------------------------------------------------- how a result names its target
+#: An address in a repr (``<mymech.MyLaplace object at 0x7f…>``): it differs between runs, so it never
+#: reaches a result.
+_ADDRESS = re.compile(r" (?:object )?at 0x[0-9a-fA-F]+")
+#: Parameter values longer than this are shortened in a description.
+_VALUE_CHARS = 200
+
+
+def stable_repr(obj: Any) -> str:
+    """A description of ``obj`` that is the same in every run: its own ``repr`` when it defines one, else its
+    class path and parameters, never a memory address.
+
+    A class without its own ``__repr__`` (Python's default shows the object's address, so
+    two runs of the same audit recorded different targets) is described as
+    ``module.Class(param=value, ...)``: the parameters are scikit-learn's ``get_params()``
+    when the object has it, else the constructor's parameters that the object keeps as
+    attributes of the same name. Any address left inside a custom ``repr`` is removed.
+
+    Parameters
+    ----------
+    obj : object
+        A mechanism, learner, attacker or other user object a result names.
+
+    Returns
+    -------
+    str
+    """
+    cls = type(obj)
+    if cls.__repr__ is not object.__repr__:
+        return _ADDRESS.sub("", repr(obj))
+    args = ", ".join(f"{k}={_short_value(v)}" for k, v in _parameters(obj).items())
+    return f"{cls.__module__}.{cls.__qualname__}({args})"
+
+
+def _parameters(obj: Any) -> dict[str, Any]:
+    get_params = getattr(obj, "get_params", None)
+    if callable(get_params):
+        try:
+            params = get_params(deep=False)
+            if isinstance(params, dict):
+                return dict(sorted(params.items()))
+        except Exception:  # noqa: BLE001 - a user's get_params that fails: fall back on the constructor
+            pass
+    try:
+        names = [n for n, p in inspect.signature(type(obj).__init__).parameters.items()
+                 if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return {n: getattr(obj, n) for n in names if n in getattr(obj, "__dict__", {})}
+
+
+def _short_value(value: Any) -> str:
+    text = repr(value) if isinstance(value, str | int | float | bool | type(None)) else stable_repr(value)
+    return text if len(text) <= _VALUE_CHARS else f"{text[:_VALUE_CHARS - 1]}…"

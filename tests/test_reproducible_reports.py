@@ -24,3 +24,40 @@ def test_versions_list_every_key_dependency_installed_or_not(monkeypatch):
     assert list(versions) == ["python", *render.KEY_DEPENDENCIES]
     assert versions["opacus"] == versions["dask"] == versions["distributed"] == render.NOT_INSTALLED
     assert all(isinstance(v, str) and v for v in versions.values())
+
+
+class UserLaplace:
+    """A user's mechanism without a ``__repr__`` (Python's default repr shows its address)."""
+
+    def __init__(self, scale: float = 1.0):
+        from privaudit.mechanisms import PrivacyClaim
+
+        self.scale = scale
+        self.claim = PrivacyClaim(1.0 / scale, 0.0, "l1<=1")
+
+    def sample(self, x, n, rng=None):
+        import numpy as np
+
+        rng = np.random.default_rng(rng)
+        x = np.asarray(x, dtype=float)
+        return x + rng.laplace(scale=self.scale, size=(n, *x.shape))
+
+
+def test_a_user_object_is_recorded_by_class_path_and_parameters_never_by_address():
+    from privaudit.audit import audit_tradeoff
+    from privaudit.audit.results import stable_repr
+
+    assert " at 0x" in object.__repr__(UserLaplace())  # what used to be recorded
+    runs = [audit_tradeoff(UserLaplace(2.0), [0.0], [1.0], n=300, attacker="projection", rng=0) for _ in range(2)]
+    assert runs[0].target == runs[1].target == f"{UserLaplace.__module__}.UserLaplace(scale=2.0)"
+    assert "0x" not in json.dumps(runs[0].to_dict(), default=str)
+
+    class WithAddressInside:
+        def __repr__(self):
+            return f"Wrapper({object.__repr__(UserLaplace())})"
+
+    assert " at 0x" not in stable_repr(WithAddressInside())
+    from privaudit.mechanisms import GaussianMechanism
+
+    mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    assert stable_repr(mech) == repr(mech)  # an object's own repr is kept: built-in targets are unchanged

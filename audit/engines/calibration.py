@@ -24,7 +24,7 @@ from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.protocol import HasExactDelta, HasExactEpsilon
 from privaudit.mechanisms.validation import InvalidParameterError, check_positive
 
-from privaudit.audit.results import AuditResult
+from privaudit.audit.results import AuditResult, stable_repr
 from privaudit.audit.verdicts import Verdict
 
 #: Relative tolerance for "exact ε equals the claim" (dp_accounting solves ε(δ) by bisection).
@@ -93,7 +93,7 @@ def audit_calibration(mechanism, *, claim: PrivacyClaim | None = None, target: s
     violated = claim.is_private and eps_exact > claim.epsilon * (1 + RTOL)
     ratio = eps_exact / claim.epsilon if claim.is_private else 0.0
     return CalibrationAudit(
-        target=target or repr(mechanism), claim=claim, epsilon_exact=eps_exact, delta_exact=delta_exact,
+        target=target or stable_repr(mechanism), claim=claim, epsilon_exact=eps_exact, delta_exact=delta_exact,
         slack=claim.epsilon - eps_exact if claim.is_private else math.inf, ratio=ratio,
         verdict="violation" if violated else "pass",
     )

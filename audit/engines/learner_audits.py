@@ -32,6 +32,7 @@ from privaudit.mechanisms.validation import InvalidParameterError, check_int
 from privaudit.audit.engines.release_views import audit_tradeoff_setup
 from privaudit.audit.engines.tradeoff import TradeoffAudit
 from privaudit.audit.stats.epsilon_bounds import OneRunBound, one_run_bound
+from privaudit.audit.results import stable_repr
 
 
 # ================================================================== (a) modulated transcripts
@@ -141,7 +142,7 @@ def audit_dpsgd_label(
     if isinstance(mechanism, DeclaresTradeoffSetup):
         setup = mechanism.tradeoff_setup()
     else:
-        setup = TradeoffSetup(mechanism, -1.0, 1.0, target=repr(mechanism), assume_gaussian=True)
+        setup = TradeoffSetup(mechanism, -1.0, 1.0, target=stable_repr(mechanism), assume_gaussian=True)
     if estimator == "gdp" and not setup.assume_gaussian:
         raise InvalidParameterError(f"the GDP estimator assumes a Gaussian trade-off, which {setup.target} does not "
                                     "have (subsampled steps, q < 1): use estimator='clopper-pearson'")

@@ -84,7 +84,7 @@ from privaudit.attacks.reconstruction import as_rounds
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower, clopper_pearson_upper
 from privaudit.audit.stats.fisher import release_fisher
 from privaudit.audit.stats.hotelling import hotelling_test
-from privaudit.audit.results import AuditResult, ExperimentResult
+from privaudit.audit.results import AuditResult, ExperimentResult, stable_repr
 from privaudit.audit.verdicts import Verdict
 
 #: Bounds that hold only for unbiased attackers.
@@ -242,7 +242,7 @@ def _shared_basis(rounds) -> np.ndarray | None:
 
 
 def _target_name(rounds) -> str:
-    return repr(rounds[0]) if len(rounds) == 1 else f"{len(rounds)} rounds of {rounds[0]!r}"
+    return stable_repr(rounds[0]) if len(rounds) == 1 else f"{len(rounds)} rounds of {stable_repr(rounds[0])}"
 
 
 # --- the stages of the audit ---------------------------------------------------------------------------
@@ -931,7 +931,7 @@ def composition_curve(
             series[f"MSE/bound ({a})"]["yerr"].append((hi - lo) / 2)
             table.append({"T": t, "attacker": a, "mse": res.mse, bound: b, "ratio": res.ratio[bound]})
     return ExperimentResult(
-        name="reconstruction-composition", target=repr(mechanism), xlabel="rounds T", ylabel=f"T·{bound}, MSE/{bound}",
+        name="reconstruction-composition", target=stable_repr(mechanism), xlabel="rounds T", ylabel=f"T·{bound}, MSE/{bound}",
         series=series, reference={"MSE = bound": 1.0}, table=table,
         notes=["Fisher information adds over rounds: T·CRB is flat when the CRB falls like 1/T."],
         seed=seed, xscale="log",

@@ -63,7 +63,7 @@ from privaudit.mechanisms.validation import (
 
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import min_detectable_ratio
-from privaudit.audit.results import AuditResult
+from privaudit.audit.results import AuditResult, stable_repr
 from privaudit.audit.verdicts import Verdict
 
 ESTIMATORS = ("clopper-pearson", "gdp")
@@ -832,7 +832,7 @@ def audit_tradeoff(
         "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
     }
     return TradeoffAudit(
-        target=target or repr(mechanism), attacker=attacker_name(fitted[cert.index]),
+        target=target or stable_repr(mechanism), attacker=attacker_name(fitted[cert.index]),
         attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim, estimator=estimator,
         selection=selection, epsilon_lb=bound.epsilon, mu_lb=bound.mu, delta=delta, epsilon_exact=eps_exact,
         verdict=verdict, n=n, n_train=splits.n_train, n_select=splits.n_select, n_eval=cert.n_eval,
