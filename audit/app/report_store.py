@@ -119,6 +119,13 @@ def atomic_write(path: str | Path, data: str | bytes) -> None:
     A reader (or an interrupted run) sees either the old file or the new one, never a
     truncated file. The temporary is named ``.<name>.<random>.tmp``; :func:`clean_stale`
     removes those an interrupted run left behind.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination file.
+    data : str or bytes
+        Contents (text is written as UTF-8).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +142,25 @@ def atomic_write(path: str | Path, data: str | bytes) -> None:
 
 
 def load_report(path: str | Path) -> dict:
-    """Read a ``report.json`` (a file or its folder) and check its schema."""
+    """Read a ``report.json`` (a file or its folder) and check its schema.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``report.json`` or the folder holding it.
+
+    Returns
+    -------
+    dict
+        The report data.
+
+    Raises
+    ------
+    ValueError
+        When the file is not JSON or has another schema.
+    OSError
+        When it cannot be read.
+    """
     path = Path(path)
     if path.is_dir():
         path = path / "report.json"
@@ -160,7 +185,17 @@ def _run_log_at(set_fd: int) -> dict | None:
 
 
 def load_run_log(out_dir: str | Path) -> dict | None:
-    """The run log of a set, or None (absent, unreadable, a link, not a regular file, too large)."""
+    """The run log of a set, or None (absent, unreadable, a link, not a regular file, too large).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report set's folder (the ``--out`` destination).
+
+    Returns
+    -------
+    dict or None
+    """
     try:
         with opened_dir(out_dir) as fd:
             return _run_log_at(fd)
@@ -170,7 +205,17 @@ def load_run_log(out_dir: str | Path) -> dict | None:
 
 # --------------------------------------------------------------------------- destination checks
 def config_identity(source: str) -> str:
-    """Who a set belongs to: ``preset:<name>``, an absolute config path, or ``inline``."""
+    """Who a set belongs to: ``preset:<name>``, an absolute config path, or ``inline``.
+
+    Parameters
+    ----------
+    source : str
+        The run's configuration source (``preset:<name>``, a path, or empty).
+
+    Returns
+    -------
+    str
+    """
     if not source:
         return "inline"
     if source.startswith("preset:"):
@@ -302,6 +347,18 @@ def open_set_folder(out_dir: str | Path, sub: str | None = None) -> Iterator[int
 
     ``--out``, the set and ``sub`` are each opened without following a symbolic link, so
     whatever is written through the descriptor lands inside ``--out``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report set's folder (the ``--out`` destination).
+    sub : str, optional
+        A folder inside the set (e.g. ``"cache"``).
+
+    Yields
+    ------
+    int
+        The directory file descriptor (closed on exit).
 
     Raises
     ------
@@ -439,6 +496,11 @@ def clean_stale(out_dir: str | Path) -> None:
 
     Call with the lock of ``out_dir.parent`` held (:func:`write_set` does).
 
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report set's folder (the ``--out`` destination).
+
     Raises
     ------
     OutDirError
@@ -451,7 +513,13 @@ def clean_stale(out_dir: str | Path) -> None:
 
 def recover_set(out_dir: str | Path) -> None:
     """:func:`clean_stale` under the lock: run before a run's tasks, so a cache that a killed
-    writer left in its temporary folder is back in place before it is read."""
+    writer left in its temporary folder is back in place before it is read.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report set's folder (the ``--out`` destination).
+    """
     out_dir = Path(out_dir)
     if out_dir.parent.is_dir():
         with _out_fd(out_dir.parent, create=False) as out_fd, _locked(out_fd):

@@ -55,7 +55,7 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -137,10 +137,22 @@ class RunResult:
 
 
 # --------------------------------------------------------------------------- one task
-def run_task(task: Task, run=None) -> dict:
+def run_task(task: Task, run: Callable | None = None) -> dict:
     """:func:`~privaudit.audit.app.tasks.execute_task`, timed, with its results passed through strict JSON.
 
     Runs in the worker, so every execution mode returns exactly what the cache returns.
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+    run : callable, optional
+        The kind's function, shipped with the task (default: looked up in the registry).
+
+    Returns
+    -------
+    dict
+        ``{"key", "index", "ok", "results", "seconds"}``; results that are not strict JSON become one error result.
     """
     start = time.perf_counter()
     outcome = execute_task(task, run)
@@ -374,7 +386,18 @@ def _load_cached(tasks: list[Task], cache_dir: Path | int, secret: bytes, sink: 
 
 
 def uncacheable(tasks: list[Task]) -> dict[int, str]:
-    """Tasks that must not be cached, by index, with the reason: those using code outside privaudit."""
+    """Tasks that must not be cached, by index, with the reason: those using code outside privaudit.
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The planned tasks.
+
+    Returns
+    -------
+    dict of int to str
+        Task index → the reason.
+    """
     from privaudit.audit.kinds import KINDS
 
     out = {}
@@ -390,7 +413,17 @@ def uncacheable(tasks: list[Task]) -> dict[int, str]:
 
 
 def load_secret(sink: list[str]) -> bytes | None:
-    """The per-user cache key, or None with a warning in ``sink`` (the run then goes on without the cache)."""
+    """The per-user cache key, or None with a warning in ``sink`` (the run then goes on without the cache).
+
+    Parameters
+    ----------
+    sink : list of str
+        Where warnings are collected for the report.
+
+    Returns
+    -------
+    bytes or None
+    """
     try:
         return cache_secret()
     except CacheUnavailable as exc:
@@ -483,7 +516,18 @@ def _store(cache_dir: Path | int, idx: int, outcome: dict, secret: bytes, sink: 
 
 # --------------------------------------------------------------------------- a configuration
 def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
-    """Sample-size fields of each task kind in ``tasks`` (the fields declared ``samples=True``)."""
+    """Sample-size fields of each task kind in ``tasks`` (the fields declared ``samples=True``).
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The planned tasks.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Kind → its sample-size keys.
+    """
     out = {}
     for t in tasks:
         fields = getattr(get_task_kind(t.kind), "fields", {}) or {}
@@ -492,7 +536,18 @@ def sample_keys(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
 
 
 def kind_estimates(tasks: list[Task]) -> dict[str, object]:
-    """The memory estimates the kinds of ``tasks`` declare (``AuditKind.memory``), by kind."""
+    """The memory estimates the kinds of ``tasks`` declare (``AuditKind.memory``), by kind.
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The planned tasks.
+
+    Returns
+    -------
+    dict of str to callable
+        Kind → its ``memory(params)`` estimate.
+    """
     out = {}
     for t in tasks:
         memory = getattr(get_task_kind(t.kind), "memory", None)
@@ -590,6 +645,11 @@ def check_buildable(tasks: list[Task]) -> None:
     memory check; ``"module:attr"`` references are not (nothing of an imported module is called
     before the run). Raises a :class:`~privaudit.audit.app.config.ConfigValueError` naming the key path
     and the table.
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The planned tasks.
     """
     from privaudit.audit.schema import components
     from privaudit.audit.schema.fields import ConfigValueError

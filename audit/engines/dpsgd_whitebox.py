@@ -46,11 +46,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 import torch
 
 from privaudit.learners.dpsgd import DPSGDEngine, claim_for, train_linear_dpsgd_runs
 from privaudit.mechanisms.accounting import dpsgd_epsilon
-from privaudit.mechanisms.randomness import draw_seed, torch_generator, torch_seed
+from privaudit.mechanisms.randomness import RandomLike, draw_seed, torch_generator, torch_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -119,10 +120,10 @@ def _canary_problem(n_data: int, dim: int, signs: np.ndarray, gen: torch.Generat
     return X, y
 
 
-def engine_canary_steps(
-    signs, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, batch_size: int | None = None,
-    n_data: int = 20, dim: int = 3, clip: float = 1.0, lr: float = 0.05, noise_scale: float = 1.0, rng=None,
-) -> CanarySteps:
+def engine_canary_steps(signs: ArrayLike, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
+                        batch_size: int | None = None, n_data: int = 20, dim: int = 3, clip: float = 1.0,
+                        lr: float = 0.05, noise_scale: float = 1.0,
+                        rng: int | np.random.Generator | torch.Generator | None = None) -> CanarySteps:
     """One run of our DP-SGD engine (label DP, SGD) with m Dirac canaries of signs ``signs``.
 
     Parameters
@@ -167,17 +168,41 @@ def engine_canary_steps(
     return CanarySteps(np.asarray(seen), signs, z_run, z, q, exact, delta, "label", 1, seconds)
 
 
-def opacus_canary_steps(
-    signs, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, sample_rate: float = 1.0,
-    grad_sample_mode: str = "hooks", n_data: int = 20, clip: float = 1.0, lr: float = 0.05,
-    noise_scale: float = 1.0, rng=None,
-) -> CanarySteps:
+def opacus_canary_steps(signs: ArrayLike, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
+                        sample_rate: float = 1.0, grad_sample_mode: str = "hooks", n_data: int = 20,
+                        clip: float = 1.0, lr: float = 0.05, noise_scale: float = 1.0,
+                        rng: int | np.random.Generator | torch.Generator | None = None) -> CanarySteps:
     """One Opacus run (``PrivacyEngine``, add/remove) with m Dirac canaries, canary i in iff S_i = +1.
 
     Opacus calibrates z for the target (its RDP accountant); ``epsilon_exact`` is dp_accounting's
     PLD ε of that z (Opacus' own ε is looser). ``noise_scale`` trains with z·noise_scale.
     Other parameters as :func:`engine_canary_steps` and
     :func:`~privaudit.mechanisms.external.opacus_canary.train_opacus_canaries`.
+
+    Parameters
+    ----------
+    signs : array-like of ±1, shape (m,)
+        Canary bits S_i (m ≥ 4), drawn before training.
+    epsilon : float
+        Target ε of the calibration (the claim).
+    delta : float
+        Target δ.
+    epochs : int
+        Passes over the data (full batch: T = epochs steps).
+    sample_rate : float
+        Poisson rate q in (0, 1] (1: full batch).
+    grad_sample_mode : {"hooks", "functorch", "ghost"}
+        Opacus' per-sample gradient mode.
+    n_data : int
+        Ordinary training rows besides the canaries.
+    clip : float
+        Clip norm c > 0.
+    lr : float
+        Learning rate > 0.
+    noise_scale : float
+        Train with z·noise_scale instead of the calibrated z (< 1: a broken mechanism whose claim still states z).
+    rng : int, Generator, torch.Generator or None
+        Seeds the data, the batches and the noise.
 
     Returns
     -------
@@ -205,13 +230,41 @@ def _signs(signs) -> np.ndarray:
     return s
 
 
-def random_signs(m: int, rng=None) -> np.ndarray:
-    """m independent uniform ±1 canary bits (drawn before training, as the one-run audits require)."""
+def random_signs(m: int, rng: RandomLike = None) -> np.ndarray:
+    """m independent uniform ±1 canary bits (drawn before training, as the one-run audits require).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+    rng : int, Generator, SeedSequence or None
+        One seed is drawn from it.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
     return np.random.default_rng(draw_seed(rng)).choice(np.array([-1.0, 1.0]), size=check_int("m", m))
 
 
 def concatenate(runs: list[CanarySteps]) -> CanarySteps:
-    """The canaries of several runs of one configuration, side by side (runs add up)."""
+    """The canaries of several runs of one configuration, side by side (runs add up).
+
+    Parameters
+    ----------
+    runs : list of CanarySteps
+        Runs of one configuration (at least one).
+
+    Returns
+    -------
+    CanarySteps
+        Steps side by side; ``runs`` and ``seconds`` summed.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty list.
+    """
     if not runs:
         raise InvalidParameterError("concatenate needs at least one run")
     first = runs[0]
@@ -278,7 +331,8 @@ def _accounted(z: float, steps: int, delta: float, q: float, adjacency: str) -> 
     return dpsgd_epsilon(z, steps, delta, sampling_rate=q, adjacency=adjacency)
 
 
-def whitebox_estimate(obs: CanarySteps, *, confidence: float = 0.95, n_boot: int = 400, rng=None) -> WhiteboxEstimate:
+def whitebox_estimate(obs: CanarySteps, *, confidence: float = 0.95, n_boot: int = 400,
+                      rng: RandomLike = None) -> WhiteboxEstimate:
     """Per-step observations composed under the claim's accounting (the assumption-labelled estimate).
 
     Parameters
@@ -356,16 +410,42 @@ class RunsBound:
     fnr: float
 
 
-def engine_canary_runs(
-    runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10, batch_size: int | None = None,
-    n_data: int = 20, dim: int = 3, clip: float = 1.0, lr: float = 0.05, noise_scale: float = 1.0,
-    confidence: float = 0.95, rng=None,
-) -> RunsBound:
+def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
+                       batch_size: int | None = None, n_data: int = 20, dim: int = 3, clip: float = 1.0,
+                       lr: float = 0.05, noise_scale: float = 1.0, confidence: float = 0.95,
+                       rng: int | np.random.Generator | torch.Generator | None = None) -> RunsBound:
     """ε̲ by Clopper–Pearson from ``runs`` independent engine runs with one Dirac canary each.
 
     Run r has canary sign +1 for the first half of the runs and −1 for the second; its score is
     Σ_t o_t. The runs are trained at once (the engine is vectorised over runs); each has its own
     batches and noise. Parameters as :func:`engine_canary_steps`.
+
+    Parameters
+    ----------
+    runs : int
+        Independent runs (≥ 8), half with the canary in, half out.
+    epsilon : float
+        Target ε of the calibration (the claim).
+    delta : float
+        Target δ.
+    epochs : int
+        Passes over the data (full batch: T = epochs steps).
+    batch_size : int, optional
+        Expected Poisson batch (None: full batch).
+    n_data : int
+        Ordinary training rows besides the canaries.
+    dim : int
+        Their dimension.
+    clip : float
+        Clip norm c > 0.
+    lr : float
+        Learning rate > 0.
+    noise_scale : float
+        Train with z·noise_scale instead of the calibrated z (< 1: a broken mechanism whose claim still states z).
+    confidence : float
+        Confidence of the Clopper–Pearson bound.
+    rng : int, Generator, torch.Generator or None
+        Seeds the data, the batches and the noise.
 
     Returns
     -------

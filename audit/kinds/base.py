@@ -82,11 +82,35 @@ class AuditKind:
     table_rows: Mapping[str, Callable[[AuditEntry], list[str] | None]] = dataclasses.field(default_factory=dict)
 
     def validate(self, path: str, params: dict) -> None:
-        """Checks spanning several fields (after each field is valid); raise naming ``path``."""
+        """Checks spanning several fields (after each field is valid); raise naming ``path``.
+
+        Parameters
+        ----------
+        path : str
+            Key path of the entry (``audits[0]``), named in errors.
+        params : dict
+            The entry's validated parameters.
+
+        Raises
+        ------
+        ConfigError
+            Whatever the kind's ``check`` raises, naming ``path``.
+        """
         if self.check is not None:
             self.check(path, params)
 
     def default_target(self, params: dict) -> str:
+        """The entry's label: the kind's ``target(params)``, else the kind's name.
+
+        Parameters
+        ----------
+        params : dict
+            The entry's validated parameters.
+
+        Returns
+        -------
+        str
+        """
         return self.target(params) if self.target is not None else self.name
 
     @property
@@ -115,7 +139,17 @@ MECHANISM = Field("table", validate=MECHANISMS.field_validator(), doc="mechanism
 
 
 def mechanism_target(params: dict) -> str:
-    """Default label of an entry with a mechanism table: ``name(key=value, ...)`` (arrays left out)."""
+    """Default label of an entry with a mechanism table: ``name(key=value, ...)`` (arrays left out).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters.
+
+    Returns
+    -------
+    str
+    """
     m = params.get("mechanism") or {}
     args = ", ".join(f"{k}={v}" for k, v in m.items() if k != "name" and not isinstance(v, list))
     return f"{m.get('name', '?')}({args})"
@@ -132,7 +166,17 @@ DATA_FIELDS = {
 
 
 def learner_target(params: dict) -> str:
-    """Default label of a learner entry: ``Name(key=value, ...)`` (arrays left out)."""
+    """Default label of a learner entry: ``Name(key=value, ...)`` (arrays left out).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters.
+
+    Returns
+    -------
+    str
+    """
     spec = params["learner"]
     args = ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name" and not isinstance(v, list))
     return f"{spec['name']}({args})"
@@ -180,7 +224,20 @@ def check_box(loc: str, value: Any, width: int | None) -> None:
 
 def check_learner(path: str, params: dict) -> None:
     """The learner must say what it releases (``release_view``); its class is imported, not called.
-    Declared boxes (``bounds``, ``label_bounds``) must be pairs fitting the entry's ``dim``."""
+    Declared boxes (``bounds``, ``label_bounds``) must be pairs fitting the entry's ``dim``.
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[0]``), named in errors.
+    params : dict
+        The entry's validated parameters.
+
+    Raises
+    ------
+    ConfigValueError
+        For a malformed box, or a learner class without ``release_view``.
+    """
     for key, sort in BOX_PARAMETERS.items():
         if params["learner"].get(key) is not None:
             check_box(f"{path}.learner.{key}", params["learner"][key], params.get("dim") if sort == "features" else None)
@@ -193,8 +250,19 @@ def check_learner(path: str, params: dict) -> None:
         )
 
 
-def build_learner(params: dict):
-    """The configured (unfitted) learner of a validated entry."""
+def build_learner(params: dict) -> Any:
+    """The configured (unfitted) learner of a validated entry.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters.
+
+    Returns
+    -------
+    estimator
+        The learner, constructed by the learner registry (not fitted).
+    """
     return LEARNERS.build(params["learner"], "learner")
 
 

@@ -30,7 +30,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -84,7 +84,23 @@ def available_memory() -> int:
 
 
 def parse_size(text: str) -> int:
-    """``"512M"``, ``"4G"``, ``"1.5GiB"``, ``"1000000"`` → bytes (powers of 1024)."""
+    """``"512M"``, ``"4G"``, ``"1.5GiB"``, ``"1000000"`` → bytes (powers of 1024).
+
+    Parameters
+    ----------
+    text : str
+        The size: a number with an optional k/M/G/T suffix and optional (i)B.
+
+    Returns
+    -------
+    int
+        Bytes (powers of 1024).
+
+    Raises
+    ------
+    ValueError
+        For text that is not a size, or a size below 1 byte.
+    """
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgt]?)(?:i?b)?\s*", str(text).lower())
     if not m:
         raise ValueError(f"must be a size such as 512M, 4G or 1.5GiB, got {text!r}")
@@ -95,7 +111,17 @@ def parse_size(text: str) -> int:
 
 
 def fmt_bytes(n: float) -> str:
-    """``1536`` -> ``'1.5 KiB'`` (powers of 1024)."""
+    """``1536`` -> ``'1.5 KiB'`` (powers of 1024).
+
+    Parameters
+    ----------
+    n : float
+        A number of bytes.
+
+    Returns
+    -------
+    str
+    """
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
@@ -137,7 +163,20 @@ def _flat_len(value: list) -> int:
 
 
 def estimate_task(params: Mapping[str, Any], sample_keys: tuple[str, ...]) -> Estimate | None:
-    """Memory estimate of a task from its (scaled) parameters; None when it has no sample size."""
+    """Memory estimate of a task from its (scaled) parameters; None when it has no sample size.
+
+    Parameters
+    ----------
+    params : mapping
+        The task's parameters, sample sizes already scaled.
+    sample_keys : tuple of str
+        The task kind's sample-size keys.
+
+    Returns
+    -------
+    Estimate or None
+        The largest sample key's estimate.
+    """
     width = _width(params)
     rounds = params.get("rounds", 1) if isinstance(params.get("rounds", 1), int) else 1
     best = None
@@ -157,7 +196,7 @@ def _limit_text(limit: int, explicit: bool) -> str:
     return f"the memory limit {fmt_bytes(limit)} ({source})"
 
 
-def check_tasks(tasks, sample_keys: Mapping[str, tuple[str, ...]], *, limit: int | None = None,
+def check_tasks(tasks: Iterable[Any], sample_keys: Mapping[str, tuple[str, ...]], *, limit: int | None = None,
                 kind_estimates: Mapping[str, Callable[[Mapping[str, Any]], Estimate | None]] | None = None) -> None:
     """Refuse, naming ``audits[i].key = value``, any task whose estimate exceeds the limit.
 
@@ -236,7 +275,22 @@ def check_counts(data: Mapping[str, Any], *, where: str = "") -> None:
 
 def check_components(data: Mapping[str, Any], *, limit: int | None = None, where: str = "") -> None:
     """Refuse a component table whose ``dim`` would allocate more than the limit when it is built, and
-    (:func:`check_counts`) a loop count or size of a component or an experiment above its cap."""
+    (:func:`check_counts`) a loop count or size of a component or an experiment above its cap.
+
+    Parameters
+    ----------
+    data : mapping
+        The parsed configuration.
+    limit : int, optional
+        Bytes (default: :func:`available_memory`).
+    where : str
+        Suffix of the messages (e.g. the configuration file).
+
+    Raises
+    ------
+    ResourceLimitError
+        Naming the key: a component ``dim`` too large for the limit, or a count above its cap.
+    """
     check_counts(data, where=where)
     explicit = limit is not None
     limit = available_memory() if limit is None else limit
@@ -269,7 +323,22 @@ class Budget:
         return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.start)
 
     def error(self, done: int, total: int, *, cached: bool = True) -> ResourceLimitError:
-        """The exit-2 error of a spent budget, naming ``--budget`` and how far the run got."""
+        """The exit-2 error of a spent budget, naming ``--budget`` and how far the run got.
+
+        Parameters
+        ----------
+        done : int
+            Tasks finished.
+        total : int
+            Tasks planned.
+        cached : bool
+            Whether finished tasks are cached (the message then says how to resume).
+
+        Returns
+        -------
+        ResourceLimitError
+            To be raised by the caller.
+        """
         then = ("finished tasks are cached: rerun with a larger --budget to resume" if cached else
                 "rerun with a larger --budget")
         return ResourceLimitError(f"--budget {self.seconds:g} s spent after {done} of {total} tasks; {then}")
