@@ -310,7 +310,8 @@ def epsilon_row(entry: AuditEntry) -> list[str]:
     list of str
     """
     res: TradeoffAudit = entry.result
-    return epsilon_table_row(entry, exact=fnum(res.epsilon_exact), certified=fnum(res.epsilon_lb),
+    return epsilon_table_row(entry, exact=fnum(res.epsilon_exact), certified=_distinct(res.epsilon_lb,
+                                                                                        res.claim.epsilon)[0],
                              estimator=estimator_label(res), n=fnum(res.n_eval or res.n),
                              ceiling=fnum(certifiable_ceiling(res)))
 

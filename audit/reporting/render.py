@@ -418,17 +418,27 @@ details{border-top:1px solid #ddd;padding:.3em 0}details.note{border:0}details>s
 details.audit>summary{font-size:.95em}
 @media (max-width:820px){figure.wide{grid-column:auto}}
 @media (max-width:600px){body{font-size:14px;padding:.4em .5em}.figs{grid-template-columns:1fr}
-td,th{font-size:.74em;padding:.15em .25em}.verdict .word{font-size:1.25em}}
+td,th{font-size:.74em;padding:.15em .25em}.verdict .word{font-size:1.25em}
+table.summary td,table.summary th{max-width:6.5em;font-size:.7em;hyphens:auto;overflow-wrap:break-word}
+table.summary .wide-only{display:none}
+figure.wide{grid-column:auto}}
 """
 
 
+#: Summary-table columns left out on a phone-sized screen (the details keep them): long prose that pushed
+#: the certified ε̲ and the ceiling off a 400 px screen.
+_WIDE_ONLY = ("estimator (assumption)", "n (eval, per hypothesis)")
+
+
 def _html_table(header: list[str], rows: list[list[str]], raw_cols: tuple[int, ...] = (), cls: str = "") -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    wide = {j for j, h in enumerate(header) if h in _WIDE_ONLY}
+    head = "".join(f"<th{' class=wide-only' if j in wide else ''}>{html.escape(h)}</th>" for j, h in enumerate(header))
 
     def cell(j: int, c: Any) -> str:
         text = c if j in raw_cols else html.escape(str(c))
         numeric = num(c) is not None or _looks_numeric(str(c))
-        return f"<td class='num'>{text}</td>" if numeric else f"<td>{text}</td>"
+        classes = " ".join(k for k, on in (("num", numeric), ("wide-only", j in wide)) if on)
+        return f"<td class='{classes}'>{text}</td>" if classes else f"<td>{text}</td>"
 
     body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<div class='scroll'><table{f' class={cls!r}' if cls else ''}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
@@ -531,7 +541,7 @@ def render_html(report: dict, entries: list[AuditEntry], figures: dict[int, list
     for k, (title, header, rows, note) in enumerate(tables):
         if k == 1:
             parts += _html_headline_figures(entries, figures)
-        table = [_html_table(header, _summary_rows(rows), raw_cols=tuple(range(len(header))))]
+        table = [_html_table(header, _summary_rows(rows), raw_cols=tuple(range(len(header))), cls="summary")]
         if note:
             table.append(f"<details class='note'><summary>How to read this table</summary>{e(note)}</details>")
         if k == 0:
