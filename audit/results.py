@@ -34,11 +34,14 @@ import re
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from privaudit.audit.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def to_jsonable(value: Any) -> Any:
@@ -177,6 +180,16 @@ class AuditResult:
         strings to floats, lists to numpy arrays or tuples, dicts to dataclasses
         (e.g. :class:`~privaudit.mechanisms.PrivacyClaim`), strings to :class:`Verdict`.
 
+        Parameters
+        ----------
+        data : mapping
+            A result's :meth:`to_dict` (or a report entry).
+
+        Returns
+        -------
+        AuditResult
+            An instance of the class it is called on.
+
         Raises
         ------
         ValueError
@@ -203,7 +216,7 @@ class AuditResult:
         """True unless the verdict is ``"violation"`` or ``"fail"``."""
         return getattr(self, "verdict", Verdict.INFO) not in (Verdict.VIOLATION, Verdict.FAIL)
 
-    def plot(self, which: int | str = 0):
+    def plot(self, which: int | str = 0) -> Figure:
         """The result's figure, as its report draws it (:func:`privaudit.audit.plot_result`).
 
         Parameters
@@ -295,6 +308,15 @@ class FailedTask(AuditResult):
     def from_dict(cls, data: Mapping[str, Any]) -> FailedTask:
         """The failure whose :meth:`to_dict` is ``data`` (``kind`` is the task's kind).
 
+        Parameters
+        ----------
+        data : mapping
+            An error entry.
+
+        Returns
+        -------
+        FailedTask
+
         Raises
         ------
         ValueError
@@ -344,7 +366,17 @@ class UntypedResult(AuditResult):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UntypedResult:
-        """The entry ``data`` (without the report's ``task`` index)."""
+        """The entry ``data`` (without the report's ``task`` index).
+
+        Parameters
+        ----------
+        data : mapping
+            A report entry of a kind without a typed result.
+
+        Returns
+        -------
+        UntypedResult
+        """
         return cls({k: v for k, v in data.items() if k != "task"})
 
 
@@ -397,7 +429,7 @@ class AuditEntry:
         """The entry's verdict: a negative control's own, else the result's (``info`` when it has none)."""
         return self.verdict if self.verdict is not None else getattr(self.result, "verdict", Verdict.INFO)
 
-    def plot(self, which: int | str = 0):
+    def plot(self, which: int | str = 0) -> Figure:
         """The entry's figure, as its report draws it (:func:`privaudit.audit.plot_result`).
 
         Parameters

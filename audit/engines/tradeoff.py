@@ -39,9 +39,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
 from privaudit.attacks.protocol import LEAK_FAMILIES, distinguisher_traits, leak_family
@@ -52,7 +54,7 @@ from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.accounting import composed_tradeoff
 from privaudit.mechanisms.tradeoff import pld_tradeoff, tradeoff_curve
 from privaudit.mechanisms.protocol import HasDensity, HasExactEpsilon, HasExactTradeoff, HasLaplaceScale
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -241,7 +243,7 @@ CERTIFIED_ATTACKERS = 2
 RANK_ROWS = 100_000
 
 
-def default_attackers(mechanism) -> list:
+def default_attackers(mechanism: Any) -> list:
     """The default (black-box first) suite for ``mechanism``.
 
     Always the generic suite (:data:`~privaudit.attacks.distinguishers.GENERIC_SUITE`:
@@ -409,7 +411,8 @@ class Releases:
     shape: tuple
 
 
-def draw_releases(mechanism, x, x_prime, n: int, seed0, seed1) -> Releases:
+def draw_releases(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, n: int, seed0: RandomLike,
+                  seed1: RandomLike) -> Releases:
     """Stage *draw*: n releases of each input, each from its own generator.
 
     Parameters
@@ -435,7 +438,8 @@ def draw_releases(mechanism, x, x_prime, n: int, seed0, seed1) -> Releases:
     return Releases(out0, out1, leaks, shape)
 
 
-def fit_attackers(attackers: list, releases: Releases, splits: Splits, mechanism, x, x_prime) -> list:
+def fit_attackers(attackers: list, releases: Releases, splits: Splits, mechanism: Any, x: ArrayLike,
+                  x_prime: ArrayLike) -> list:
     """Stage *fit*: fit each attacker on the training block (attackers that need no training on nothing).
 
     Attackers that need the mechanism's density are dropped when the output shape depends
@@ -650,8 +654,8 @@ class Curves:
     exact_curve: np.ndarray | None
 
 
-def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: float, mechanism, x, x_prime,
-                 exact_curve=None) -> Curves:
+def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: float, mechanism: Any, x: ArrayLike,
+                 x_prime: ArrayLike, exact_curve: Callable | ArrayLike | None = None) -> Curves:
     """Stage *curves*: the empirical curve with its band, the claim's curve and the exact one.
 
     Parameters
@@ -712,13 +716,13 @@ def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, st
 
 
 # --- the audit -----------------------------------------------------------------------------------
-def audit_tradeoff(
-    mechanism, x, x_prime, *, n: int = 100_000, attacker=None, confidence: float = 0.95,
-    estimator: str = "clopper-pearson", selection: str = "split", rng=None, delta: float | None = None,
-    claim: PrivacyClaim | None = None, target: str | None = None, selection_fraction: float = 0.2,
-    train_fraction: float = 0.2, n_thresholds: int = 256, exact_curve=None, epsilon_exact: float | None = None,
-    assume_gaussian: bool = False, adjacency: str = "check",
-) -> TradeoffAudit:
+def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int = 100_000, attacker: Any = None,
+                   confidence: float = 0.95, estimator: str = "clopper-pearson", selection: str = "split",
+                   rng: RandomLike = None, delta: float | None = None, claim: PrivacyClaim | None = None,
+                   target: str | None = None, selection_fraction: float = 0.2, train_fraction: float = 0.2,
+                   n_thresholds: int = 256, exact_curve: Callable | ArrayLike | None = None,
+                   epsilon_exact: float | None = None, assume_gaussian: bool = False,
+                   adjacency: str = "check") -> TradeoffAudit:
     """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
 
     The audit is the pipeline :func:`plan_splits` → :func:`draw_releases` →

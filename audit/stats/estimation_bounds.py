@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp, ndtr, ndtri
 
 from privaudit.attacks.priors import DiscretePrior, GaussianPrior
@@ -59,10 +61,20 @@ def _square(info) -> np.ndarray:
     return a
 
 
-def crb(info) -> float | np.ndarray:
+def crb(info: ArrayLike) -> float | np.ndarray:
     """Unbiased Cramér–Rao bound tr(I⁻¹) on the total MSE; ``inf`` where I is singular.
 
     Accepts a batch (…, d, d) and returns one bound per matrix.
+
+    Parameters
+    ----------
+    info : array-like of shape (..., d, d)
+        Fisher information matrices (a batch allowed).
+
+    Returns
+    -------
+    float or ndarray of shape (...)
+        tr(I⁻¹), ``inf`` for a singular matrix.
     """
     a = _square(info)
     w = np.linalg.eigvalsh(a)
@@ -72,11 +84,21 @@ def crb(info) -> float | np.ndarray:
     return float(out) if out.ndim == 0 else out
 
 
-def seed_trace_bound(info) -> float | np.ndarray:
+def seed_trace_bound(info: ArrayLike) -> float | np.ndarray:
     """Seed 000 eq. (18) as a total-MSE bound: d²/tr(I) (per coordinate: d/tr(I)).
 
     With I = [(1 − α)² I_d + c₁ vvᵀ]/σ² + ββᵀ/σ_y² this is exactly the seed's
     1 / ( [(1 − α)² + c₁/d]/σ² + ‖β‖²/(dσ_y²) ) times d.
+
+    Parameters
+    ----------
+    info : array-like of shape (..., d, d)
+        Fisher information matrices (a batch allowed).
+
+    Returns
+    -------
+    float or ndarray of shape (...)
+        d²/tr(I).
     """
     a = _square(info)
     d = a.shape[-1]
@@ -87,7 +109,8 @@ def seed_trace_bound(info) -> float | np.ndarray:
 
 
 # --- van Trees -------------------------------------------------------------------------------------
-def van_trees(fisher, prior, *, n_mc: int = 20_000, rng=None) -> float:
+def van_trees(fisher: ArrayLike | Callable, prior: Any, *, n_mc: int = 20_000,
+              rng: np.random.Generator | int | None = None) -> float:
     """Bayesian Cramér–Rao (van Trees) bound tr((E_π I(x) + J_π)⁻¹) on E_π E‖x̂ − x‖².
 
     Parameters
@@ -195,10 +218,10 @@ def _log1p_chi2_round(mech, x: np.ndarray, h: np.ndarray, phase, information: st
     raise InvalidParameterError(f"no χ² divergence is known for mechanism={mech!r}")
 
 
-def hammersley_chapman_robbins(
-    mechanism, x, *, phase=None, information: str = "known", beta=None, sigma_y: float | None = None,
-    directions=None, t_grid=None,
-) -> float:
+def hammersley_chapman_robbins(mechanism: Any, x: ArrayLike, *, phase: ArrayLike | None = None,
+                               information: str = "known", beta: ArrayLike | None = None,
+                               sigma_y: float | None = None, directions: ArrayLike | None = None,
+                               t_grid: ArrayLike | None = None) -> float:
     """HCR lower bound on tr Cov(x̂) for any estimator unbiased at x and near it.
 
     Σ_i sup_t t² / χ²(P_{x + t u_i} ‖ P_x) over an orthonormal basis {u_i} (default:
@@ -283,7 +306,7 @@ def rero_bound(kappa: float, tradeoff: Callable[[np.ndarray], np.ndarray] | None
     return float(1 - np.asarray(tradeoff(np.array([k])), dtype=float)[0])
 
 
-def rero_mu(mechanism, prior: DiscretePrior, *, information: str = "known") -> float:
+def rero_mu(mechanism: Any, prior: DiscretePrior, *, information: str = "known") -> float:
     """The GDP μ between releases of any two support points of ``prior``.
 
     Gaussian release (:class:`~privaudit.mechanisms.protocol.IsotropicGaussianRelease`):
@@ -291,6 +314,25 @@ def rero_mu(mechanism, prior: DiscretePrior, *, information: str = "known") -> f
     (:class:`~privaudit.mechanisms.protocol.ModulatedRelease`) with the phase
     known: max ‖z − z′‖·L/σ (L-Lipschitz map; an upper bound, valid for ReRo). Over
     T rounds μ adds in quadrature.
+
+    Parameters
+    ----------
+    mechanism : mechanism or sequence of mechanisms
+        One release or the T rounds of a transcript.
+    prior : DiscretePrior
+        The support {z_k} of the reconstruction game.
+    information : {"known", "hidden"}
+        Whether the attacker sees the modulation phases.
+
+    Returns
+    -------
+    float
+        μ ≥ 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a round that is neither a Gaussian nor a phase-known modulated release.
     """
     s = prior.support
     diam = float(np.sqrt(((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)).max())

@@ -37,9 +37,11 @@ Gaussian estimate (in the spirit of Agrawal et al. 2026, "Let's Ask Gauss")
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 from scipy.stats import norm
 
@@ -65,7 +67,7 @@ def _inverse_blowup(family: str, params: np.ndarray, delta: float):
     raise InvalidParameterError(f"family must be one of {FAMILIES}, got family={family!r}")
 
 
-def fdp_consistent(m: int, guesses: int, correct: int, params, *, family: str = "gdp", delta: float = 0.0,
+def fdp_consistent(m: int, guesses: int, correct: int, params: ArrayLike, *, family: str = "gdp", delta: float = 0.0,
                    level: float = 0.05) -> np.ndarray:
     """Whether ``correct`` of ``guesses`` with probability ≥ ``level`` is possible under each hypothesis.
 
@@ -177,16 +179,31 @@ def _checked(scores, signs) -> tuple[np.ndarray, np.ndarray]:
     return s, sg
 
 
-def guess_counts(scores, signs, k: int) -> tuple[int, int]:
-    """(guesses, correct) of guessing +1 for the k highest and −1 for the k lowest scores."""
+def guess_counts(scores: ArrayLike, signs: ArrayLike, k: int) -> tuple[int, int]:
+    """(guesses, correct) of guessing +1 for the k highest and −1 for the k lowest scores.
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,)
+        Attack score per canary; higher means "included".
+    signs : array-like of ±1, shape (m,)
+        The true inclusion bits.
+    k : int
+        Guesses per side (2k ≤ m).
+
+    Returns
+    -------
+    (int, int)
+        The 2k guesses and how many match ``signs``.
+    """
     s, sg = _checked(scores, signs)
     order = np.argsort(s, kind="stable")
     k = check_int("k", k)
     return 2 * k, int(np.sum(sg[order[-k:]] == 1) + np.sum(sg[order[:k]] == -1))
 
 
-def one_run_fdp_bound(scores, signs, *, delta: float, confidence: float = 0.95, k=None,
-                      family: str = "approx-dp") -> FDPOneRunBound:
+def one_run_fdp_bound(scores: ArrayLike, signs: ArrayLike, *, delta: float, confidence: float = 0.95,
+                      k: int | Sequence[int] | None = None, family: str = "approx-dp") -> FDPOneRunBound:
     """ε̲ from one run with m canaries by the f-DP analysis of Mahloujifar, Melis & Chaudhuri (2025).
 
     Parameters
@@ -256,7 +273,8 @@ class GaussianOneRunEstimate:
     assumption: str = "scores of included and excluded canaries are Gaussian with one variance (CLT over steps)"
 
 
-def one_run_gaussian_estimate(scores, signs, *, delta: float, confidence: float = 0.95) -> GaussianOneRunEstimate:
+def one_run_gaussian_estimate(scores: ArrayLike, signs: ArrayLike, *, delta: float,
+                              confidence: float = 0.95) -> GaussianOneRunEstimate:
     """μ̲ and ε̲ = ε_{μ̲}(δ) from the standardised mean difference of the canaries' scores.
 
     Parameters
