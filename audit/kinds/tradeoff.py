@@ -400,9 +400,7 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
                 label=f"certified f(ε̲={fnum(eps_lb)}, δ), "
                       + ("GDP fit" if res.estimator == "gdp" else "Clopper–Pearson"))
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
-        order = np.argsort(fpr, kind="stable")
-        ax.plot(fpr[order], fnr[order], color="tab:blue", lw=1.2, drawstyle="steps-post",
-                label="empirical (attack)")
+        ax.plot(*empirical_curve_points(fpr, fnr, grid), color="tab:blue", lw=1.2, label="empirical (attack)")
     point = certifying_point(res)
     if point is not None:
         ax.plot([point[0]], [point[1]], marker="o", ms=7, mfc="none", mec="tab:orange", mew=1.8, ls="none",
@@ -427,6 +425,32 @@ def _title(what: str, label: str, width: int = 48) -> str:
 
     lines = textwrap.wrap(f"{what}: {label}", width)
     return "\n".join(lines[:2]) + ("…" if len(lines) > 2 else "")
+
+
+def empirical_curve_points(fpr: np.ndarray, fnr: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The empirical trade-off curve as the confidence band reads it: linear between its vertices.
+
+    Between two threshold tests the randomised tests (one or the other by a coin) reach the
+    segment joining them, and :func:`~privaudit.audit.stats.epsilon_bounds.dkw_band` interpolates
+    the curve linearly; drawn as steps, a discrete mechanism's few-vertex curve left its own band.
+    The vertices and ``grid`` (dense where a log axis needs it) are both kept.
+
+    Parameters
+    ----------
+    fpr, fnr : ndarray
+        The curve's vertices.
+    grid : ndarray
+        Extra FPR values in [0, 1] to evaluate the line at.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Increasing FPRs and the curve's FNR there.
+    """
+    order = np.argsort(fpr, kind="stable")
+    a, b = fpr[order], fnr[order]
+    x = np.union1d(a, np.clip(grid, 0.0, 1.0))
+    return x, np.interp(x, a, b, left=1.0, right=0.0)
 
 
 def _crossings(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float) -> np.ndarray:
@@ -574,8 +598,9 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha,
         ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
     order = np.argsort(fpr, kind="stable")
     f_sorted, t_sorted = fpr[order], 1 - fnr[order]
-    ax.plot(np.clip(f_sorted, floor, 1), np.clip(t_sorted, floor, 1), color="tab:blue", drawstyle="steps-post",
-            label="empirical ROC")
+    f_line, b_line = empirical_curve_points(fpr, fnr, g)
+    keep = f_line >= floor
+    ax.plot(f_line[keep], np.clip(1 - b_line[keep], floor, 1), color="tab:blue", label="empirical ROC")
     ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
     point = certifying_point(res)
     if point is not None:
