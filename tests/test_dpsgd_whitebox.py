@@ -145,3 +145,47 @@ def test_clopper_pearson_over_runs_is_below_the_claim_and_catches_the_broken_eng
     assert 0 < ok.epsilon <= 2.0 and ok.runs == 2000
     bad = engine_canary_runs(2000, epsilon=2.0, epochs=10, noise_scale=0.25, rng=4)
     assert bad.epsilon > 2.0
+
+
+# --- planned guesses, the methods audit and its kind ----------------------------------------------
+def test_planned_k_depends_on_the_claim_only_and_beats_steinke_by_half_at_eps_8():
+    from privaudit.audit.engines.one_run import planned_k
+
+    plan = planned_k(1000, 8.0, 1e-5)
+    assert plan == planned_k(1000, 8.0, 1e-5)  # fixed before any run: a deterministic function of the claim
+    assert set(plan) == {"steinke", "fdp-approx-dp", "fdp-gdp"}
+    obs = engine_canary_steps(random_signs(1000, 40), epsilon=8.0, epochs=10, rng=41)
+    rows = {r["method"]: r["epsilon_lb"] for r in one_run_table(obs.steps.sum(0), obs.signs, delta=1e-5, plan=plan)}
+    assert rows["fdp-gdp"] >= 1.5 * rows["steinke"] > 0
+    assert rows["fdp-gdp"] < 8.0
+
+
+def test_methods_audit_passes_the_engine_and_catches_a_quarter_of_the_noise():
+    from privaudit.audit.engines.dpsgd_methods import audit_dpsgd_methods
+
+    ok = audit_dpsgd_methods(library="engine", epsilon=2.0, canaries=200, whitebox_runs=2, cp_runs=400, rng=0)
+    assert ok.verdict == "pass" and ok.epsilon_lb <= 2.0
+    names = [m["method"] for m in ok.methods]
+    assert names[0].startswith("per-step") and "Clopper–Pearson over runs" in names and len(names) == 6
+    assert all(m["runs"] >= 1 and m["seconds"] >= 0 and m["assumption"] for m in ok.methods)
+    bad = audit_dpsgd_methods(library="engine", epsilon=2.0, canaries=1000, whitebox_runs=1, cp_runs=0,
+                              noise_scale=0.25, rng=0)
+    assert bad.verdict == "violation" and bad.epsilon_lb > 2.0
+    with pytest.raises(InvalidParameterError, match="library"):
+        audit_dpsgd_methods(library="tensorflow")
+    with pytest.raises(InvalidParameterError, match="cp_runs"):
+        audit_dpsgd_methods(library="opacus", cp_runs=10)
+
+
+def test_dpsgd_methods_kind_round_trips_and_renders():
+    from privaudit.audit.engines.dpsgd_methods import DPSGDMethodsAudit, audit_dpsgd_methods
+    from privaudit.audit.kinds import KINDS
+    from privaudit.audit.results import as_entry
+
+    kind = KINDS.get("dpsgd-methods")
+    res = audit_dpsgd_methods(library="engine", epsilon=4.0, canaries=100, whitebox_runs=1, cp_runs=0, rng=1)
+    assert DPSGDMethodsAudit.from_dict(res.to_dict()).to_dict() == res.to_dict()
+    entry = as_entry(res)
+    text = kind.headline(entry)
+    assert "Steinke" in text and "f-DP GDP" in text and "assumption" in text
+    assert len(kind.table_rows["epsilon"](entry)) == 9
