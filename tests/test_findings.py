@@ -323,3 +323,33 @@ def test_json_prints_an_error_object_for_exit_2(tmp_path, capsys):
     assert got["exit_code"] == 2 and "argument --samples" in got["error"]
     # without --json stdout stays empty
     assert main(["run", str(bad), "--out", str(tmp_path / "out")]) == 2 and capsys.readouterr().out == ""
+
+
+# --------------------------------------------------------------------------- reconstruction bars, narrow screens
+def test_a_bound_that_does_not_apply_does_not_tower_over_the_attacker():
+    from result_factories import reconstruction_result
+
+    from privaudit.audit.kinds.reconstruction import reconstruction_figures
+
+    # CRB 3 (not applicable: a biased attacker), MSE 0.5, van Trees 0.3: within a decade of each other, so on
+    # a linear axis, where the inapplicable bar was 6x the attacker's
+    res = reconstruction_result(crb=3.0, applies={"crb": False, "van_trees": True}, attacker_unbiased=False)
+    [(_, fig, _)] = reconstruction_figures(AuditEntry(res))
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "linear"
+    assert ax.get_ylim()[1] == pytest.approx(1.25 * 0.56)  # the attacker's CI, not the inapplicable bound
+    assert any(t.get_text() == "3 ↑" for t in ax.texts)
+    crb_bar = ax.patches[1]
+    assert crb_bar.get_facecolor()[3] == 0 and crb_bar.get_hatch() == "//"  # unfilled, hatched
+    # far apart: a log axis shows every bar
+    [(_, fig, _)] = reconstruction_figures(AuditEntry(reconstruction_result(crb=60.0)))
+    assert fig.axes[0].get_yscale() == "log"
+
+
+def test_phone_width_keeps_the_certified_and_ceiling_columns(tmp_path):
+    html = write_report([AuditEntry(tradeoff_result())], tmp_path / "narrow", figures=False) / "report.html"
+    text = html.read_text(encoding="utf-8")
+    assert "table.summary .wide-only{display:none}" in text
+    header = text.split("<table class='summary'>", 1)[1].split("</tr>", 1)[0]
+    assert "<th class=wide-only>estimator (assumption)</th>" in header
+    assert "<th>certified ε̲</th>" in header and "<th>max certifiable ε</th>" in header

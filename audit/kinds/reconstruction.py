@@ -154,7 +154,7 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     mse = num(res.mse)
     if mse is None:
         return []
-    labels, values, colors = ["attacker MSE"], [mse], ["tab:blue"]
+    labels, values, applicable = ["attacker MSE"], [mse], [True]
     applies = res.applies if isinstance(res.applies, dict) else {}
     for k in BOUND_KEYS:
         v = num(getattr(res, k))
@@ -162,16 +162,33 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
             ok = applies.get(k, True)
             labels.append(BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
             values.append(v)
-            colors.append("tab:gray" if ok else "lightgray")
+            applicable.append(ok)
     fig, ax = new_figure(size=(6.4, 3.8))
     ax = ax[0, 0]
-    ax.bar(range(len(values)), values, color=colors)
     ci = arr(res.mse_ci)
-    if ci is not None and ci.size == 2:
+    has_ci = ci is not None and ci.size == 2
+    # Over a decade apart the bars are compared on a log axis; on a linear one the axis is scaled to the
+    # attacker and the bounds that apply, and a bound that does not apply (hatched, unfilled) is cut at
+    # the top with its value written, instead of towering over the bar it says nothing about.
+    log = all(v > 0 for v in values) and max(values) / min(values) > 10
+    top = None
+    if not log:
+        top = 1.25 * max([v for v, ok in zip(values, applicable) if ok] + ([float(ci[1])] if has_ci else []))
+    for j, (v, ok) in enumerate(zip(values, applicable)):
+        shown = v if top is None else min(v, top)
+        if ok:
+            ax.bar(j, shown, color="tab:blue" if j == 0 else "tab:gray")
+        else:
+            ax.bar(j, shown, facecolor="none", edgecolor="grey", hatch="//")
+            if top is not None and v > top:
+                ax.text(j, top, f"{fnum(v)} ↑", ha="center", va="top", fontsize=LEGEND_PT - 1, color="grey")
+    if has_ci:
         ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
     ax.set_xticks(range(len(values)), labels, rotation=20, ha="right", rotation_mode="anchor", fontsize=LEGEND_PT)
-    if all(v > 0 for v in values) and max(values) / min(values) > 50:
+    if log:
         ax.set_yscale("log")
+    elif top is not None and top > 0:
+        ax.set_ylim(0, top)
     ax.set(ylabel="mean squared error", title=f"Reconstruction: {entry.label}"[:70])
     ax.title.set_fontsize(10)
     if not applied_bounds(res):
