@@ -168,17 +168,54 @@ def _read_secret(path: Path) -> bytes:
 
 
 def entry_key(task_key: str) -> str:
-    """Key of a task's entry under the current code: SHA-256(task key ‖ code fingerprint)."""
+    """Key of a task's entry under the current code: SHA-256(task key ‖ code fingerprint).
+
+    Parameters
+    ----------
+    task_key : str
+        The task's content hash (:func:`~privaudit.audit.app.tasks.task_key`).
+
+    Returns
+    -------
+    str
+        Hex digest.
+    """
     return hashlib.sha256(f"{task_key}\0{code_fingerprint()}".encode()).hexdigest()[:32]
 
 
 def entry_name(index: int, task_key: str) -> str:
-    """``<index>-<entry key>.json``: the index first, so a listing reads in task order."""
+    """``<index>-<entry key>.json``: the index first, so a listing reads in task order.
+
+    Parameters
+    ----------
+    index : int
+        The task's position in the configuration.
+    task_key : str
+        The task's content hash (:func:`~privaudit.audit.app.tasks.task_key`).
+
+    Returns
+    -------
+    str
+    """
     return f"{index:03d}-{entry_key(task_key)}.json"
 
 
 def entry_path(cache_dir: Path, index: int, task_key: str) -> Path:
-    """``<cache_dir>/<index>-<entry key>.json``."""
+    """``<cache_dir>/<index>-<entry key>.json``.
+
+    Parameters
+    ----------
+    cache_dir : Path
+        The set's cache folder.
+    index : int
+        The task's position in the configuration.
+    task_key : str
+        The task's content hash (:func:`~privaudit.audit.app.tasks.task_key`).
+
+    Returns
+    -------
+    Path
+    """
     return Path(cache_dir) / entry_name(index, task_key)
 
 
@@ -266,7 +303,17 @@ def _depth(value: Any) -> int:
 
 
 def result_problem(result: Any) -> str | None:
-    """Why ``result`` does not match the result schema (None when it does)."""
+    """Why ``result`` does not match the result schema (None when it does).
+
+    Parameters
+    ----------
+    result : object
+        A decoded cache entry's result.
+
+    Returns
+    -------
+    str or None
+    """
     if not isinstance(result, dict):
         return f"a result is {type(result).__name__}, not an object"
     for field in ("kind", "target", "verdict"):

@@ -261,7 +261,18 @@ def _prepare(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``privaudit run``: load and preflight (every problem exit 2), then run and summarise."""
+    """``privaudit run``: load and preflight (every problem exit 2), then run and summarise.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a failed audit or violation, 2 bad input.
+    """
     usage = _usage_errors()
     try:
         with _plugin_warnings():
@@ -345,7 +356,18 @@ def _print_summary(args: argparse.Namespace, result) -> None:
 
 # --------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
-    """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``)."""
+    """``privaudit list``: presets, kinds, mechanisms, learners, attackers (text or ``--json``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code (0).
+    """
     from privaudit.audit.app.catalogue import listing, plugin_sections
 
     # Only plugins warn; without them the listing comes from the snapshot and imports no registry
@@ -368,7 +390,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- bench
 def cmd_search(args: argparse.Namespace) -> int:
-    """``privaudit search``: search_pairs on one mechanism; exit 1 on a certified violation, 2 on bad input."""
+    """``privaudit search``: search_pairs on one mechanism; exit 1 on a certified violation, 2 on bad input.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a failed audit or violation, 2 bad input.
+    """
     import numpy as np
 
     from privaudit.audit.engines.pair_search import search_pairs
@@ -404,12 +437,34 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_attackers(args: argparse.Namespace) -> int:
-    """``privaudit bench attackers`` through argparse (``main`` usually short-cuts to :func:`bench_attackers`)."""
+    """``privaudit bench attackers`` through argparse (``main`` usually short-cuts to :func:`bench_attackers`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a failed audit or violation, 2 bad input.
+    """
     return bench_attackers(args.args)
 
 
 def bench_attackers(argv: list[str]) -> int:
-    """``privaudit bench attackers ARGS``: check ``--out`` first, run the benchmark, print its leaderboard."""
+    """``privaudit bench attackers ARGS``: check ``--out`` first, run the benchmark, print its leaderboard.
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after ``bench attackers``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a failed audit or violation, 2 bad input.
+    """
     try:
         from privaudit.audit.app.bench import _parser as bench_parser
         from privaudit.audit.app.bench import main as bench_main
@@ -434,7 +489,18 @@ def bench_attackers(argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``privaudit`` console script; returns the exit code."""
+    """Entry point of the ``privaudit`` console script; returns the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a failed audit or violation, 2 bad input.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["bench", "attackers"]:  # its options (and --help) belong to the benchmark
         return bench_attackers(argv[2:])

@@ -70,6 +70,20 @@ def scale_params(kind: AuditKind, params: dict, samples: float) -> dict:
 
     Integer fields are rounded and kept at least at the field's minimum (and ≥ 1);
     float fields (scale factors such as ``n_scale``) are multiplied as they are.
+
+    Parameters
+    ----------
+    kind : AuditKind
+        The entry's kind (its fields say which are sample sizes).
+    params : dict
+        The entry's validated parameters.
+    samples : float
+        The sample-size factor (``--samples``).
+
+    Returns
+    -------
+    dict
+        A new parameter dict.
     """
     out = dict(params)
     for name, field in kind.fields.items():
@@ -83,7 +97,26 @@ def scale_params(kind: AuditKind, params: dict, samples: float) -> dict:
 
 
 def task_key(kind: str, target: str, params: dict, seed: int, index: int) -> str:
-    """Content hash of a task: what determines its result, plus the privaudit version."""
+    """Content hash of a task: what determines its result, plus the privaudit version.
+
+    Parameters
+    ----------
+    kind : str
+        The kind's name.
+    target : str
+        The entry's label.
+    params : dict
+        The entry's scaled parameters.
+    seed : int
+        The run's root seed.
+    index : int
+        The entry's position.
+
+    Returns
+    -------
+    str
+        Hex digest.
+    """
     payload = {"format": TASK_FORMAT, "kind": kind, "target": target, "params": params, "seed": seed,
                "index": index, "version": privaudit_version()}
     blob = json.dumps(to_jsonable(payload), sort_keys=True, separators=(",", ":"))
@@ -91,7 +124,17 @@ def task_key(kind: str, target: str, params: dict, seed: int, index: int) -> str
 
 
 def plan_tasks(config: Config) -> list[Task]:
-    """The tasks of ``config``, one per ``[[audits]]`` entry, with scaled sample sizes and keys."""
+    """The tasks of ``config``, one per ``[[audits]]`` entry, with scaled sample sizes and keys.
+
+    Parameters
+    ----------
+    config : Config
+        A loaded configuration.
+
+    Returns
+    -------
+    list of Task
+    """
     tasks = []
     for spec in config.audits:
         kind = get_kind(spec.kind)
@@ -178,6 +221,13 @@ def execute_task(task: Task, run: Callable | None = None) -> dict:
     :class:`~privaudit.audit.results.FailedTask`), its exception and a traceback, so
     that the other tasks of the run still complete. ``KeyboardInterrupt`` and
     ``SystemExit`` propagate (an interrupted run is resumed from the cache).
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+    run : callable, optional
+        The kind's function (default: looked up in this process's registry).
     """
     try:
         run = run if run is not None else get_kind(task.kind).run

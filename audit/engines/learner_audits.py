@@ -19,14 +19,17 @@ local release, a DP-SGD view) and never switch on a mechanism's class.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.attacks.pairs import label_canaries
 from privaudit.learners.iwp_view import RecordRelease
 from privaudit.learners.modulated_view import TranscriptRelease
 from privaudit.learners.release_view import DeclaresTradeoffSetup, TradeoffSetup
+from privaudit.mechanisms.randomness import RandomLike
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
 from privaudit.audit.engines.release_views import audit_tradeoff_setup
@@ -36,10 +39,9 @@ from privaudit.audit.results import stable_repr
 
 
 # ================================================================== (a) modulated transcripts
-def audit_modulated(
-    learner_or_mechanisms: Any, *, phase_known: bool = True, rounds: int | None = None, n: int = 100_000,
-    estimator: str | None = None, confidence: float = 0.95, rng=None, direction=None,
-) -> TradeoffAudit:
+def audit_modulated(learner_or_mechanisms: Any, *, phase_known: bool = True, rounds: int | None = None,
+                    n: int = 100_000, estimator: str | None = None, confidence: float = 0.95, rng: RandomLike = None,
+                    direction: ArrayLike | None = None) -> TradeoffAudit:
     """Audit seed 000's client transcript (or one round, ``rounds=1``).
 
     With the phase known the release is exactly Gaussian, so the default estimator is
@@ -77,10 +79,9 @@ def audit_modulated(
 
 
 # ================================================================== (b) IWP record release
-def audit_iwp_release(
-    release: Any, *, bounds=None, n: int = 100_000, confidence: float = 0.95, estimator: str = "clopper-pearson",
-    rng=None,
-) -> TradeoffAudit:
+def audit_iwp_release(release: Any, *, bounds: tuple[ArrayLike, ArrayLike] | None = None, n: int = 100_000,
+                      confidence: float = 0.95, estimator: str = "clopper-pearson",
+                      rng: RandomLike = None) -> TradeoffAudit:
     """Audit seed 001's record release on its worst-case pair.
 
     x and x′ are opposite corners of the declared feature box (so ‖x − x′‖₂ is the
@@ -111,9 +112,8 @@ def audit_iwp_release(
 
 
 # ================================================================== (c) DP-SGD under label DP
-def audit_dpsgd_label(
-    mechanism: Any, *, n: int = 20_000, estimator: str = "gdp", confidence: float = 0.95, rng=None,
-) -> TradeoffAudit:
+def audit_dpsgd_label(mechanism: Any, *, n: int = 20_000, estimator: str = "gdp", confidence: float = 0.95,
+                      rng: RandomLike = None) -> TradeoffAudit:
     """Audit a label-DP DP-SGD view (:class:`LabelCanarySteps` or :class:`DPSGDLabelCanary`) on the canary flip.
 
     The view declares its attacker: white-box engine runs are scored by the sum of the
@@ -149,10 +149,9 @@ def audit_dpsgd_label(
     return audit_tradeoff_setup(setup, n=n, estimator=estimator, confidence=confidence, rng=rng)
 
 
-def one_run_label_audit(
-    *, m: int = 1000, epsilon: float, delta: float = 1e-5, clip: float = 1.0, epochs: int = 10, lr: float = 0.05,
-    adjacency: str = "label", confidence: float = 0.95, k=None, rng=None,
-) -> OneRunBound:
+def one_run_label_audit(*, m: int = 1000, epsilon: float, delta: float = 1e-5, clip: float = 1.0, epochs: int = 10,
+                        lr: float = 0.05, adjacency: str = "label", confidence: float = 0.95,
+                        k: int | Sequence[int] | None = None, rng: RandomLike = None) -> OneRunBound:
     """One training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023).
 
     Canary i has feature e_{d+i} (its own coordinate) and label S_i·Y with S_i = ±1

@@ -53,9 +53,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtri
 
 from privaudit.attacks.protocol import FinitePrior, Reconstructor, declares_unbiased
@@ -67,7 +68,7 @@ from privaudit.mechanisms.protocol import (
     IsotropicGaussianRelease,
     ModulatedRelease,
 )
-from privaudit.mechanisms.randomness import draw_seed, resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, draw_seed, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -290,12 +291,14 @@ class Setting:
         return self.information != "hidden"
 
     @property
-    def mechanism(self):
-        """The release as attackers take it: one mechanism, or the list of rounds."""
+    def mechanism(self) -> Any:
+        """The release as attackers take it: one mechanism, or the list of rounds.
+        """
         return self.rounds if len(self.rounds) > 1 else self.rounds[0]
 
 
-def plan_setting(mechanism, x=None, prior=None, phase="known", beta=None, sigma_y: float | None = None) -> Setting:
+def plan_setting(mechanism: Any, x: ArrayLike | None = None, prior: Any = None, phase: Any = "known",
+                 beta: ArrayLike | None = None, sigma_y: float | None = None) -> Setting:
     """Stage *setting*: validate what is audited and resolve the dimension, the input and the phases.
 
     Parameters
@@ -355,7 +358,7 @@ def _phases(setting: Setting, n: int, gen: np.random.Generator) -> np.ndarray:
     return np.broadcast_to(setting.fixed[None], shape) if setting.fixed is not None else gen.random(shape) * (2 * np.pi)
 
 
-def prepare_attacker(attacker, setting: Setting, n: int, gen: np.random.Generator) -> tuple[str, object]:
+def prepare_attacker(attacker: Any, setting: Setting, n: int, gen: np.random.Generator) -> tuple[str, object]:
     """Stage *select*: resolve the attacker; build a class and fit it on a population split of its own.
 
     Parameters
@@ -424,7 +427,7 @@ def draw_releases(setting: Setting, n: int, gen: np.random.Generator) -> Draws:
     return Draws(X, phases, outs, y)
 
 
-def reconstruct(name: str, attacker, setting: Setting, draws: Draws) -> np.ndarray:
+def reconstruct(name: str, attacker: Any, setting: Setting, draws: Draws) -> np.ndarray:
     """Stage *attack*: the attacker's estimates (n, d), given what it may see of the phases.
 
     Parameters
@@ -739,10 +742,10 @@ def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: dict | None, un
 
 
 # --- the audit --------------------------------------------------------------------------------------
-def audit_reconstruction(
-    mechanism, attacker=None, x=None, prior=None, *, n: int = 10_000, rng=None, phase="known",
-    beta=None, sigma_y: float | None = None, confidence: float = 0.95, hcr: bool = True, n_mc: int = 20_000,
-) -> ReconstructionAudit:
+def audit_reconstruction(mechanism: Any, attacker: Any = None, x: ArrayLike | None = None, prior: Any = None, *,
+                         n: int = 10_000, rng: RandomLike = None, phase: Any = "known", beta: ArrayLike | None = None,
+                         sigma_y: float | None = None, confidence: float = 0.95, hcr: bool = True,
+                         n_mc: int = 20_000) -> ReconstructionAudit:
     """Measure a reconstruction attacker against Cramér–Rao, HCR, van Trees and ReRo bounds.
 
     The audit is the pipeline :func:`plan_setting` → :func:`prepare_attacker` →
@@ -844,16 +847,37 @@ def _with_sigma(mechanism, sigma: float):
     raise InvalidParameterError(f"cannot change σ of {mechanism!r}; pass a factory sigma -> mechanism")
 
 
-def mse_crb_curve(
-    mechanism, sigmas, *, attackers=("split-mle", "autodiff-mle", "naive"), x=None, phase="known",
-    bound: str = "crb", n: int = 20_000, rng=None, confidence: float = 0.95,
-) -> ExperimentResult:
+def mse_crb_curve(mechanism: Any, sigmas: ArrayLike, *,
+                  attackers: tuple[str, ...] = ("split-mle", "autodiff-mle", "naive"), x: ArrayLike | None = None,
+                  phase: Any = "known", bound: str = "crb", n: int = 20_000, rng: RandomLike = None,
+                  confidence: float = 0.95) -> ExperimentResult:
     """MSE/bound against the noise σ, one series per attacker (the low-noise limit).
 
     For efficient (MLE) attackers MSE/CRB → 1 as σ → 0: the likelihood becomes locally
     linear-Gaussian. ``mechanism`` is a template whose σ is replaced (or a factory
     ``sigma -> mechanism``). With fresh known phases use ``bound="crb_phase_conditional"``
     (the split MLE is unbiased at each phase), or pass a fixed ``phase`` array.
+
+    Parameters
+    ----------
+    mechanism : mechanism or callable
+        A template whose σ is replaced, or a factory ``sigma -> mechanism``.
+    sigmas : array-like
+        Noise levels σ > 0.
+    attackers : tuple of str
+        Registered reconstruction attackers, one series each.
+    x : array-like, optional
+        The client input (default: the audit's).
+    phase : {"known", "hidden"} or array
+        What the attacker sees of the phases, or fixed known phases.
+    bound : str
+        Which bound the MSE is divided by (a key of the audit's ``ratio``: ``"crb"``, ``"crb_phase_conditional"``, ``"van_trees"`` …).
+    n : int
+        Releases per audit.
+    rng : int, Generator, SeedSequence or None
+        Root randomness (one child stream per audit).
+    confidence : float
+        Level of the MSE/bound confidence intervals.
 
     Returns
     -------
@@ -889,10 +913,10 @@ def mse_crb_curve(
     )
 
 
-def composition_curve(
-    mechanism, rounds=(1, 2, 4, 8), *, attackers=("split-mle", "naive"), x=None, phase="known",
-    bound: str = "crb", n: int = 10_000, rng=None, confidence: float = 0.95,
-) -> ExperimentResult:
+def composition_curve(mechanism: Any, rounds: tuple[int, ...] = (1, 2, 4, 8), *,
+                      attackers: tuple[str, ...] = ("split-mle", "naive"), x: ArrayLike | None = None,
+                      phase: Any = "known", bound: str = "crb", n: int = 10_000, rng: RandomLike = None,
+                      confidence: float = 0.95) -> ExperimentResult:
     """MSE and the CRB over T rounds of the iterative protocol (fresh random basis per round).
 
     Fisher information adds over rounds, so for λ = 0 the CRB is tr(I₁⁻¹)/T exactly and
@@ -901,6 +925,27 @@ def composition_curve(
     ``bound``) and, per attacker, MSE/bound. With fresh known phases the per-round split
     MLE is unbiased at each phase, so ``bound="crb_phase_conditional"`` is the one it
     tracks; the joint CRB is the smaller, attacker-independent bound.
+
+    Parameters
+    ----------
+    mechanism : mechanism
+        One round's release (each round gets a fresh random basis).
+    rounds : tuple of int
+        Numbers T of rounds.
+    attackers : tuple of str
+        Registered reconstruction attackers, one series each.
+    x : array-like, optional
+        The client input (default: the audit's).
+    phase : {"known", "hidden"} or array
+        What the attacker sees of the phases, or fixed known phases.
+    bound : str
+        Which bound the MSE is divided by (a key of the audit's ``ratio``: ``"crb"``, ``"crb_phase_conditional"``, ``"van_trees"`` …).
+    n : int
+        Releases per audit.
+    rng : int, Generator, SeedSequence or None
+        Root randomness (one child stream per audit).
+    confidence : float
+        Level of the MSE/bound confidence intervals.
     """
     from privaudit.mechanisms import random_orthonormal_basis
 

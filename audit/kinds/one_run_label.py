@@ -71,6 +71,15 @@ class OneRunLabelAudit(AuditResult):
     def from_dict(cls, data: Mapping[str, Any]) -> OneRunLabelAudit:
         """The audit whose :meth:`to_dict` is ``data`` (extra keys of a report entry are ignored).
 
+        Parameters
+        ----------
+        data : mapping
+            The audit's :meth:`to_dict` (or a report entry).
+
+        Returns
+        -------
+        OneRunLabelAudit
+
         Raises
         ------
         ValueError
@@ -147,7 +156,19 @@ def check(path: str, params: dict) -> None:
 
 
 def run(params: dict, rng: np.random.Generator) -> OneRunLabelAudit:
-    """One DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023)."""
+    """One DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated, scaled parameters.
+    rng : Generator
+        The task's randomness.
+
+    Returns
+    -------
+    OneRunLabelAudit
+    """
     kw = {k: params[k] for k in ("m", "epsilon", "delta", "clip", "epochs", "lr", "adjacency", "confidence")}
     bound = one_run_label_audit(**kw, rng=rng)
     claim = PrivacyClaim(params["epsilon"], params["delta"], params["adjacency"])
@@ -158,7 +179,17 @@ def run(params: dict, rng: np.random.Generator) -> OneRunLabelAudit:
 
 
 def headline(entry: AuditEntry) -> str:
-    """``ε_lb = … vs claimed ε = … (correct/guesses canary guesses correct, m = …)``."""
+    """``ε_lb = … vs claimed ε = … (correct/guesses canary guesses correct, m = …)``.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`OneRunLabelAudit`.
+
+    Returns
+    -------
+    str
+    """
     res: OneRunLabelAudit = entry.result
     b = res.bound
     return (f"ε_lb = {fnum(b.epsilon)} vs claimed ε = {fnum(res.claim.epsilon)} "
@@ -166,7 +197,18 @@ def headline(entry: AuditEntry) -> str:
 
 
 def epsilon_row(entry: AuditEntry) -> list[str]:
-    """Row of the ε table: the one-run ε̲ with m canaries."""
+    """Row of the ε table: the one-run ε̲ with m canaries.
+
+    Parameters
+    ----------
+    entry : AuditEntry
+        An entry whose result is a :class:`OneRunLabelAudit`.
+
+    Returns
+    -------
+    list of str
+        The cells, in the ε table's column order.
+    """
     b = entry.result.bound
     return epsilon_table_row(entry, certified=fnum(b.epsilon),
                              estimator="one run (Steinke, Nasr & Jagielski 2023; no assumption)",
