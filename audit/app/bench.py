@@ -18,15 +18,25 @@ Both:
     ``seconds_per_1e5``: wall time of the audit per 10⁵ releases. Timing is the only
     field that is not a function of the seed; everything else is deterministic.
 
-Results go to ``OUT/attackers/``: ``leaderboard.json``, ``leaderboard.md`` and
-``figures/*.png``, each written atomically.
+Cells
+-----
+A cell is ``"ok"``; ``"n/a"`` when the attacker does not apply to the setting (it needs a
+density the mechanism lacks, a reconstruction setting, or it refuses the mechanism with an
+:class:`~privaudit.mechanisms.validation.InvalidParameterError`, e.g. a reachability attacker
+on a mechanism without a noise scale), with the reason; or ``"error"`` when it crashed.
+
+Results go to ``OUT/attackers/``: ``leaderboard.json``, ``leaderboard.md``,
+``leaderboard.html`` (self-contained, in the style of the audit reports) and
+``figures/*.png``, each written atomically. The attackers of a figure have distinct colours.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import html
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +56,7 @@ from privaudit.mechanisms import (
 from privaudit.audit.app.report_store import atomic_write
 from privaudit.audit.results import to_jsonable
 from privaudit.mechanisms.randomness import uint32_seed
+from privaudit.mechanisms.validation import InvalidParameterError
 
 SCHEMA = "privaudit.leaderboard/1"
 
@@ -193,6 +204,8 @@ def run_attacker_benchmark(
                     cell = _distinguisher_cell(grid[s], a, cls, samples, setting_seeds[s], confidence)
                 else:
                     cell = _reconstruction_cell(grid[s], a, cls, samples, setting_seeds[s][0])
+            except InvalidParameterError as exc:  # the attacker refuses this mechanism: it does not apply
+                cell = {"status": "n/a", "reason": str(exc)}
             except Exception as exc:  # a broken cell must not sink the leaderboard
                 cell = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
             rows.append({"setting": s, "attacker": a, "kind": cls.kind, **cell})
@@ -200,41 +213,131 @@ def run_attacker_benchmark(
             "settings": chosen, "attackers": names, "rows": to_jsonable(rows)}
 
 
-def render_markdown(board: dict) -> str:
-    """The leaderboard as Markdown tables, one per attacker kind, best first within a setting."""
-    lines = [f"# Attacker leaderboard\n\nseed {board['seed']}, {board['samples']} releases per hypothesis, "
-             f"distinguisher metrics averaged over {board.get('repeats', 1)} audits (ε_lb ± its sd), "
-             f"confidence {board['confidence']}. Every attacker saw the same releases within a setting. "
-             "Attackers whose scores rank releases like the likelihood ratio (projection for a Gaussian shift, "
-             "a quadratic logistic model) have the same ROC, so their ε_lb differ only by threshold-selection "
-             "noise and may exceed the LR's; an attacker that is *not* ROC-equivalent cannot beat it beyond "
-             "that noise.\n"]
+def _intro(board: dict) -> str:
+    return (f"seed {board['seed']}, {board['samples']} releases per hypothesis, "
+            f"distinguisher metrics averaged over {board.get('repeats', 1)} audits (ε_lb ± its sd), "
+            f"confidence {board['confidence']}. Every attacker saw the same releases within a setting. "
+            "Attackers whose scores rank releases like the likelihood ratio (projection for a Gaussian shift, "
+            "a quadratic logistic model) have the same ROC, so their ε_lb differ only by threshold-selection "
+            "noise and may exceed the LR's; an attacker that is *not* ROC-equivalent cannot beat it beyond "
+            "that noise.")
+
+
+def _not_applicable_rows(board: dict) -> list[list[str]]:
+    """``[attacker, settings, reason]`` per attacker and reason, settings joined (one row per reason, not per cell)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for r in board["rows"]:
+        if r["status"] == "n/a":
+            grouped.setdefault((r["attacker"], r["reason"]), []).append(r["setting"])
+    return [[attacker, ", ".join(settings), reason] for (attacker, reason), settings in sorted(grouped.items())]
+
+
+def leaderboard_tables(board: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The leaderboard's tables as ``(title, header, rows)`` of text cells, in the order they are shown.
+
+    Distinguishers (best ε_lb first within a setting), reconstruction attackers (lowest MSE
+    first), attackers that do not apply (grouped by attacker and reason) and cells that
+    crashed; a table without rows is left out.
+
+    Parameters
+    ----------
+    board : dict
+        A leaderboard (:func:`run_attacker_benchmark`, or its JSON read back).
+
+    Returns
+    -------
+    list of (str, list of str, list of list of str)
+    """
+    tables = []
     dist = [r for r in board["rows"] if r["kind"] == "distinguisher" and r["status"] == "ok"]
     rec = [r for r in board["rows"] if r["kind"] == "reconstruction" and r["status"] == "ok"]
     if dist:
-        lines += ["## Distinguishers\n", "| setting | attacker | ε_lb (mean ± sd) | claim ε | exact ε | TPR@1e-3 | TPR@1e-2 | AUC | s / 1e5 |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        rows = []
         for r in sorted(dist, key=lambda r: (r["setting"], -float(r["epsilon_lb"]))):
             exact = "–" if r["epsilon_exact"] is None else f"{float(r['epsilon_exact']):.3f}"
             sd = "" if r.get("epsilon_lb_sd") is None else f" ± {float(r['epsilon_lb_sd']):.3f}"
-            lines.append(f"| {r['setting']} | {r['attacker']} | {float(r['epsilon_lb']):.3f}{sd} | {r['epsilon_claim']} | {exact} "
-                         f"| {r['tpr_at_fpr_1e-3']:.4f} | {r['tpr_at_fpr_1e-2']:.4f} | {r['auc']:.4f} | {r['seconds_per_1e5']:.3f} |")
+            rows.append([r["setting"], r["attacker"], f"{float(r['epsilon_lb']):.3f}{sd}", str(r["epsilon_claim"]),
+                         exact, f"{r['tpr_at_fpr_1e-3']:.4f}", f"{r['tpr_at_fpr_1e-2']:.4f}", f"{r['auc']:.4f}",
+                         f"{r['seconds_per_1e5']:.3f}"])
+        tables.append(("Distinguishers", ["setting", "attacker", "ε_lb (mean ± sd)", "claim ε", "exact ε", "TPR@1e-3",
+                                          "TPR@1e-2", "AUC", "s / 1e5"], rows))
     if rec:
-        lines += ["\n## Reconstruction attackers\n", "| setting | attacker | MSE | MSE/CRB | MSE/van Trees | verdict | s / 1e5 |",
-                  "|---|---|---|---|---|---|---|"]
+        rows = []
         for r in sorted(rec, key=lambda r: (r["setting"], float(r["mse"]))):
             crb = "–" if r["mse_over_crb"] is None else f"{float(r['mse_over_crb']):.3f}"
             vt = "–" if r["mse_over_van_trees"] is None else f"{float(r['mse_over_van_trees']):.3f}"
-            lines.append(f"| {r['setting']} | {r['attacker']} | {float(r['mse']):.4g} | {crb} | {vt} | {r['verdict']} "
-                         f"| {r['seconds_per_1e5']:.3f} |")
-    errors = [r for r in board["rows"] if r["status"] == "error"]
+            rows.append([r["setting"], r["attacker"], f"{float(r['mse']):.4g}", crb, vt, str(r["verdict"]),
+                         f"{r['seconds_per_1e5']:.3f}"])
+        tables.append(("Reconstruction attackers", ["setting", "attacker", "MSE", "MSE/CRB", "MSE/van Trees", "verdict",
+                                                    "s / 1e5"], rows))
+    not_applicable = _not_applicable_rows(board)
+    if not_applicable:
+        tables.append(("Not applicable", ["attacker", "settings", "why"], not_applicable))
+    errors = [[r["setting"], r["attacker"], r["error"]] for r in board["rows"] if r["status"] == "error"]
     if errors:
-        lines += ["\n## Errors\n"] + [f"- {r['setting']} / {r['attacker']}: {r['error']}" for r in errors]
+        tables.append(("Errors", ["setting", "attacker", "error"], errors))
+    return tables
+
+
+def render_markdown(board: dict) -> str:
+    """The leaderboard as Markdown: one table per section of :func:`leaderboard_tables`.
+
+    Parameters
+    ----------
+    board : dict
+        A leaderboard.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f"# Attacker leaderboard\n\n{_intro(board)}\n"]
+    for k, (title, header, rows) in enumerate(leaderboard_tables(board)):
+        lines += [f"{'' if k == 0 else chr(10)}## {title}\n", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in rows]
     return "\n".join(lines) + "\n"
 
 
+def attacker_colours(names: Sequence[str]) -> dict[str, tuple[float, float, float, float]]:
+    """One distinct colour per attacker (the attackers of one figure).
+
+    The ten strong colours of matplotlib's ``tab20`` come first, then its ten light ones;
+    beyond twenty attackers, hues evenly spaced around the colour wheel.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Attackers, in the order they get colours (the board's ``attackers``).
+
+    Returns
+    -------
+    dict of str to RGBA tuple
+    """
+    import matplotlib
+
+    n = len(names)
+    if n <= 20:
+        tab20 = matplotlib.colormaps["tab20"].colors
+        palette = [*tab20[0::2], *tab20[1::2]]
+    else:
+        palette = [matplotlib.colormaps["hsv"](i / n) for i in range(n)]
+    return {name: matplotlib.colors.to_rgba(palette[i]) for i, name in enumerate(names)}
+
+
 def render_figures(board: dict) -> dict[str, bytes]:
-    """Bar charts: ε_lb per setting and attacker; MSE/van Trees per setting and attacker."""
+    """Bar charts: ε_lb per setting and attacker; MSE/van Trees per setting and attacker.
+
+    Parameters
+    ----------
+    board : dict
+        A leaderboard.
+
+    Returns
+    -------
+    dict of str to bytes
+        PNG per file name (``distinguishers.png``, ``reconstructions.png``; one without rows is left out).
+    """
     import io
 
     import matplotlib
@@ -250,12 +353,13 @@ def render_figures(board: dict) -> dict[str, bytes]:
             continue
         settings = sorted({r["setting"] for r in rows})
         names = sorted({r["attacker"] for r in rows})
+        colours = attacker_colours(names)  # per figure: an attacker has one kind, so it is in one figure only
         fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(settings)), 3.6))
         width = 0.8 / len(names)
         for i, a in enumerate(names):
             vals = [next((float(r[metric]) for r in rows if r["setting"] == s and r["attacker"] == a), np.nan)
                     for s in settings]
-            ax.bar(np.arange(len(settings)) + i * width, vals, width, label=a)
+            ax.bar(np.arange(len(settings)) + i * width, vals, width, label=a, color=colours[a])
         ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2, settings, rotation=20, ha="right", fontsize=8)
         ax.set_ylabel(label)
         if kind == "reconstruction":
@@ -269,13 +373,69 @@ def render_figures(board: dict) -> dict[str, bytes]:
     return out
 
 
+#: Caption of each leaderboard figure, by file name.
+_CAPTIONS = {"distinguishers.png": "Certified ε lower bound per setting and distinguisher (mean over the repeats).",
+             "reconstructions.png": "Reconstruction MSE over the van Trees bound per setting and attacker "
+                                    "(dashed: the bound; below it would be a violation)."}
+#: The figure shown after each table.
+_TABLE_FIGURE = {"Distinguishers": "distinguishers.png", "Reconstruction attackers": "reconstructions.png"}
+
+
+def render_html(board: dict, figures: dict[str, bytes]) -> str:
+    """The leaderboard as one self-contained HTML page in the style of the audit reports.
+
+    Parameters
+    ----------
+    board : dict
+        A leaderboard.
+    figures : dict of str to bytes
+        :func:`render_figures` of it, embedded as base64 PNG (each enlarges on click, CSS only).
+
+    Returns
+    -------
+    str
+    """
+    # The audit report's stylesheet, table and figure markup (one look for every privaudit page).
+    from privaudit.audit.reporting.render import _CSS, _figure, _html_table
+
+    e = html.escape
+    intro = re.sub(r"\*(\w+)\*", r"<em>\1</em>", e(_intro(board)))  # the intro's Markdown emphasis as HTML
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+             f"<title>privaudit attacker leaderboard</title><style>{_CSS}</style></head><body>",
+             "<h1>privaudit attacker leaderboard</h1>", f"<p class='meta'>{intro}</p>"]
+    for title, header, rows in leaderboard_tables(board):
+        slug = title.lower().replace(" ", "-")
+        parts += [f"<h2 id='{slug}'>{e(title)}</h2>", _html_table(header, rows, cls="summary")]
+        name = _TABLE_FIGURE.get(title)
+        if name in figures:
+            parts.append(f"<div class='figs'>{_figure(name, figures[name], _CAPTIONS[name])}</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
 def write_leaderboard(board: dict, out_dir: str | Path) -> Path:
-    """Write ``leaderboard.json``, ``leaderboard.md`` and ``figures/*.png`` into ``out_dir``."""
+    """Write ``leaderboard.json``, ``leaderboard.md``, ``leaderboard.html`` and ``figures/*.png`` into ``out_dir``.
+
+    Parameters
+    ----------
+    board : dict
+        A leaderboard.
+    out_dir : path
+        Folder to write into (created if needed).
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+    """
     out_dir = Path(out_dir)
-    for name, png in render_figures(board).items():
+    figures = render_figures(board)
+    for name, png in figures.items():
         atomic_write(out_dir / "figures" / name, png)
     atomic_write(out_dir / "leaderboard.json", json.dumps(board, indent=2, allow_nan=False) + "\n")
     atomic_write(out_dir / "leaderboard.md", render_markdown(board))
+    atomic_write(out_dir / "leaderboard.html", render_html(board, figures))
     return out_dir
 
 
