@@ -36,6 +36,16 @@ _SELECT_LEVEL = 0.7
 #: that a rare but perfect leak (tens of hits, no false positive) is not lost to a bulk attacker.
 RANK_LEVEL = 0.8413
 _POOL_TOP = 24  # forward × reverse candidates examined for pooling
+#: The criterion of a test is its ε̲ at the evaluation size, but at most this many times the
+#: selection part it was estimated on. Why: the selection block is capped (the engine's
+#: ``MAX_SELECT``) while the evaluation block grows with n; the Clopper–Pearson penalty at the
+#: evaluation size is what keeps the winner's curse from choosing a tail test whose few selection
+#: counts were lucky, and it vanishes as n grows. Without the cap, ε̲ *fell* with n: Laplace
+#: ε = 0.1, counted rates, mean ε̲ 0.094 at n = 10⁶ and 0.051 at n = 10⁷ (chosen FPR ~3·10⁻⁴).
+#: With it, above the size where the cap binds the choice is the same in distribution at every n
+#: and only the evaluation grows, so ε̲ cannot get worse in expectation. 8 is the ratio of the
+#: default splits (evaluation 0.8·n against halves of 0.1·n), so audits up to n ≈ 10⁶ are unchanged.
+MAX_EVAL_PER_SELECT = 8
 #: Selection settings for exact log-likelihood-ratio scores (:func:`_llr_counts`): the pooled
 #: estimates carry little selection noise, so rates are used as point estimates, without the
 #: cross-validated minimum (measured on Gaussians, ε = 0.5–4, n = 1e6, 12 seeds: median ε̲ 0.98–0.99 of
@@ -382,7 +392,8 @@ def select_threshold(
     evaluation split of sizes ``(n0_eval, n1_eval)``, after replacing the selection
     rates by upper bounds at ``select_level``; it is computed on both halves of the
     selection split and the smaller value is kept (cross-validated against the
-    winner's curse). The best forward threshold,
+    winner's curse). The evaluation sizes are capped at :data:`MAX_EVAL_PER_SELECT` times
+    the selection part, so that the choice does not drift to tail tests as n grows. The best forward threshold,
     the best reverse threshold and their pooled test are compared and the best is
     returned. Also used to pick the best attacker of a suite; the evaluation split
     is never looked at.
@@ -426,6 +437,9 @@ def select_threshold(
         When a score array is empty or contains NaN.
     """
     raw0, raw1 = _scores("select0", select0), _scores("select1", select1)
+    part0, part1 = (raw0.size // 2, raw1.size // 2) if cross_validate else (raw0.size, raw1.size)
+    n0_eval = min(n0_eval, MAX_EVAL_PER_SELECT * max(part0, 1))
+    n1_eval = min(n1_eval, MAX_EVAL_PER_SELECT * max(part1, 1))
     spacing = "linear" if estimator == "gdp" else "tails"
     cands = candidate_thresholds(raw0, raw1, n_thresholds, spacing)
     level = 1 - (1 - confidence) / 2
