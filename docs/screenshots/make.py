@@ -110,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.presets) - set(available_presets()))
     if unknown:
         parser.error(f"unknown presets {unknown}; presets: {', '.join(available_presets())}")
-    make(args.presets or available_presets(), args.reports, args.out, args.height)
+    presets = args.presets
+    if not presets:  # every preset with a report (a preset added since reports/ was made is named, not fatal)
+        presets = [p for p in available_presets() if (args.reports / p / "report.json").is_file()]
+        for p in sorted(set(available_presets()) - set(presets)):
+            print(f"make.py: no report for preset {p!r} under {args.reports}: skipped (run `privaudit run {p}`)",
+                  file=sys.stderr)
+    make(presets, args.reports, args.out, args.height)
     return 0
 
 
