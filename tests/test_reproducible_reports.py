@@ -61,3 +61,18 @@ def test_a_user_object_is_recorded_by_class_path_and_parameters_never_by_address
 
     mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
     assert stable_repr(mech) == repr(mech)  # an object's own repr is kept: built-in targets are unchanged
+
+
+def test_report_json_floats_have_12_significant_digits_so_one_ulp_vanishes():
+    import math
+
+    import numpy as np
+
+    x = 0.1 + 0.2
+    doc = {"a": x, "b": [1 / 3, {"c": np.float64(2.0) / 3}], "n": 7, "t": (1e-300,), "s": "0.30000000000000004"}
+    twin = {**doc, "a": float(np.nextafter(x, 1.0))}
+    assert render.report_json(doc) == render.report_json(twin)
+    data = json.loads(render.report_json(doc))
+    assert data == {"a": 0.3, "b": [0.333333333333, {"c": 0.666666666667}], "n": 7, "t": [1e-300],
+                    "s": "0.30000000000000004"}
+    assert render.significant(math.inf) == math.inf and render.significant(data) == data  # idempotent

@@ -203,6 +203,10 @@ def scalar_rows(entry: AuditEntry, *, max_list: int = 4) -> list[tuple[str, str]
             rows.append((key, fmt(value)))
         elif isinstance(value, dict) and len(value) <= 8 and all(_is_scalar(v) for v in value.values()):
             rows.append((key, fmt({k: v for k, v in value.items() if v is not None})))
+        elif isinstance(value, dict) and len(value) <= 8 and all(
+                isinstance(v, dict) and len(v) <= 8 and all(_is_scalar(x) for x in v.values()) for v in value.values()):
+            # A small table of records (a trade-off's epsilon_lb_by_family): one row per record.
+            rows += [(f"{key}.{k}", fmt({f: x for f, x in v.items() if x is not None})) for k, v in value.items()]
     return rows
 
 
@@ -642,9 +646,42 @@ def result_html(result) -> str:
     return "\n".join(parts + ["</div>"])
 
 
+#: Significant digits of every float a report writes. Sums and BLAS kernels may differ in the last bit
+#: between two machines of one kind (a 1-ulp difference in a bias statistic); 12 digits keep every number
+#: a report shows and drop those differences, so the same run writes the same bytes.
+SIGNIFICANT_DIGITS = 12
+
+
+def significant(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
+    """``value`` with every float (in nested dicts, lists and tuples) rounded to ``digits`` significant digits.
+
+    Parameters
+    ----------
+    value : object
+        A JSON-like document.
+    digits : int
+        Significant digits kept.
+
+    Returns
+    -------
+    object
+        The same structure (tuples become lists, as JSON writes them); ints, strings,
+        booleans and None unchanged; ``float(f"{x:.{digits}g}")`` for each float (±inf and
+        NaN unchanged).
+    """
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: significant(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [significant(v, digits) for v in value]
+    return value
+
+
 def report_json(report: dict) -> bytes:
-    """The bytes of ``report.json``: the record, keys in the order the report was built, strict JSON."""
-    return (json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
+    """The bytes of ``report.json``: the record, keys in the order the report was built, strict JSON,
+    every float at :data:`SIGNIFICANT_DIGITS` significant digits."""
+    return (json.dumps(significant(report), indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
 
 
 def report_files(report: dict, *, figures: bool = True) -> dict[str, bytes]:
@@ -663,6 +700,7 @@ def report_files(report: dict, *, figures: bool = True) -> dict[str, bytes]:
     -------
     dict of str to bytes
     """
+    report = significant(report)  # the numbers report.json holds, so that every file shows the same
     entries = report_entries(report)
     figs = render_figures(entries) if figures else {}
     tables = summary_tables(entries)
