@@ -50,7 +50,19 @@ def _kind(st: os.stat_result) -> str:
 
 
 def lstat_at(name: str, dir_fd: int | None = None) -> os.stat_result | None:
-    """``lstat`` of ``name`` in the folder ``dir_fd`` (None when it does not exist)."""
+    """``lstat`` of ``name`` in the folder ``dir_fd`` (None when it does not exist).
+
+    Parameters
+    ----------
+    name : str
+        A plain name inside the folder.
+    dir_fd : int or None
+        Descriptor of the folder (None: the working directory).
+
+    Returns
+    -------
+    os.stat_result or None
+    """
     try:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -108,7 +120,24 @@ def open_dir(path: str | Path, *, dir_fd: int | None = None, create: bool = Fals
 @contextlib.contextmanager
 def opened_dir(path: str | Path, *, dir_fd: int | None = None, create: bool = False,
                shown: str | None = None) -> Iterator[int]:
-    """:func:`open_dir` as a context manager that closes the descriptor."""
+    """:func:`open_dir` as a context manager that closes the descriptor.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder.
+    dir_fd : int or None
+        Descriptor of the folder (None: the working directory).
+    create : bool
+        Create it when missing.
+    shown : str, optional
+        How the folder is named in errors (default ``path``).
+
+    Yields
+    ------
+    int
+        The folder's descriptor, closed on exit.
+    """
     fd = open_dir(path, dir_fd=dir_fd, create=create, shown=shown)
     try:
         yield fd
@@ -201,7 +230,15 @@ def write_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
 
 
 def remove_at(name: str, dir_fd: int) -> None:
-    """Delete ``name`` in ``dir_fd``: a folder recursively (links inside are removed, never followed)."""
+    """Delete ``name`` in ``dir_fd``: a folder recursively (links inside are removed, never followed).
+
+    Parameters
+    ----------
+    name : str
+        A plain name inside the folder.
+    dir_fd : int
+        Descriptor of the folder.
+    """
     import shutil
 
     st = lstat_at(name, dir_fd)

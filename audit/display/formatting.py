@@ -12,7 +12,13 @@ from typing import Any
 
 
 def fmt(value: Any) -> str:
-    """Compact human formatting of a scalar (4 significant digits)."""
+    """Compact human formatting of a scalar (4 significant digits).
+
+    Parameters
+    ----------
+    value : object
+        A scalar (numbers, ``None``, strings, or JSON strings such as ``"inf"``).
+    """
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -33,7 +39,13 @@ def fmt(value: Any) -> str:
 
 
 def num(value: Any) -> float | None:
-    """A float from a JSON scalar (``"inf"``/``"nan"`` strings included), else None."""
+    """A float from a JSON scalar (``"inf"``/``"nan"`` strings included), else None.
+
+    Parameters
+    ----------
+    value : object
+        A scalar (numbers, ``None``, strings, or JSON strings such as ``"inf"``).
+    """
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -44,7 +56,13 @@ def num(value: Any) -> float | None:
 
 
 def fnum(value: Any) -> str:
-    """:func:`fmt` of a JSON value, with ``"inf"``-style strings read as floats."""
+    """:func:`fmt` of a JSON value, with ``"inf"``-style strings read as floats.
+
+    Parameters
+    ----------
+    value : object
+        A scalar (numbers, ``None``, strings, or JSON strings such as ``"inf"``).
+    """
     if isinstance(value, str) and num(value) is not None:
         value = num(value)
     return fmt(value)

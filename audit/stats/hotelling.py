@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 
@@ -28,8 +29,22 @@ class HotellingTest:
     p_value: float
 
 
-def hotelling_from_moments(mean, cov, n: int) -> HotellingTest:
-    """Hotelling's T² test from a sample mean (p,), covariance (p, p) and size n."""
+def hotelling_from_moments(mean: ArrayLike, cov: ArrayLike, n: int) -> HotellingTest:
+    """Hotelling's T² test from a sample mean (p,), covariance (p, p) and size n.
+
+    Parameters
+    ----------
+    mean : array-like of shape (p,)
+        Sample mean.
+    cov : array-like of shape (p, p)
+        Sample covariance.
+    n : int
+        Sample size.
+
+    Returns
+    -------
+    HotellingTest
+    """
     b = np.atleast_1d(np.asarray(mean, dtype=float))
     p = b.size
     s = np.asarray(cov, dtype=float).reshape(p, p)
@@ -43,8 +58,18 @@ def hotelling_from_moments(mean, cov, n: int) -> HotellingTest:
     return HotellingTest(t2, f, p, n - p, float(stats.f.sf(f, p, n - p)))
 
 
-def hotelling_test(samples) -> HotellingTest:
-    """Hotelling's T² test of E[X] = 0 from samples, shape (n, p)."""
+def hotelling_test(samples: ArrayLike) -> HotellingTest:
+    """Hotelling's T² test of E[X] = 0 from samples, shape (n, p).
+
+    Parameters
+    ----------
+    samples : array-like of shape (n, p)
+        Draws of X.
+
+    Returns
+    -------
+    HotellingTest
+    """
     x = np.asarray(samples, dtype=float)
     x = x.reshape(x.shape[0], -1)
     n, p = x.shape

@@ -34,6 +34,24 @@ def cp_ceiling(curve_beta: np.ndarray, alpha: np.ndarray, m: int, delta: float, 
     """Largest Clopper–Pearson ε̲ over tests whose *true* rates are (α, β(α)), at expected counts out of m.
 
     Both rate bounds are taken at level 1 − (1 − c)/2 (the split estimator's joint level).
+
+    Parameters
+    ----------
+    curve_beta : ndarray
+        True β(α) of the tests, on the grid ``alpha``.
+    alpha : ndarray
+        Type-I errors of the tests.
+    m : int
+        Trials per rate.
+    delta : float
+        δ of the bound.
+    confidence : float
+        Joint confidence c.
+
+    Returns
+    -------
+    float
+        ε̲ ≥ 0.
     """
     level = 1 - (1 - confidence) / 2
     a_ub = clopper_pearson_upper(alpha * m, m, level)
@@ -69,6 +87,24 @@ def min_detectable_ratio(epsilon: float, delta: float, n_eval: int, confidence: 
     hypotheses' releases, hence m = 2·n_eval trials per rate. Returns ``inf`` when
     even ε′ = ∞ (a perfect test apart from δ) cannot lift ε̲ above ε: the audit
     cannot refute the claim at all.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claim's ε.
+    delta : float
+        δ of the bound.
+    n_eval : int
+        Evaluation releases per hypothesis.
+    confidence : float
+        Joint confidence c.
+    mu : float, optional
+        The claim's GDP μ (then the alternatives are G_μ′).
+
+    Returns
+    -------
+    float
+        ε′/ε ≥ 1, or ``inf``.
     """
     if not math.isfinite(epsilon):
         return math.inf

@@ -16,7 +16,19 @@ import numpy as np
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Least-squares slope of log y on log x; None unless every x and y is positive and finite (≥ 2 points)."""
+    """Least-squares slope of log y on log x; None unless every x and y is positive and finite (≥ 2 points).
+
+    Parameters
+    ----------
+    x : sequence of float
+        Abscissae.
+    y : sequence of float
+        Values, one per x.
+
+    Returns
+    -------
+    float or None
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.size < 2 or x.size != y.size or not (np.all(x > 0) and np.all(y > 0) and np.all(np.isfinite(x * y))):
         return None
@@ -30,6 +42,23 @@ def trend_sentence(subject: str, along: str, x: Sequence[float], y: Sequence[flo
     The shape is ``decreases``/``increases`` when every step goes that way,
     ``is flat within noise`` when every step is within two standard errors (``yerr``,
     independent points), and ``is not monotone`` otherwise.
+
+    Parameters
+    ----------
+    subject : str
+        What y is (the sentence's subject).
+    along : str
+        What x is.
+    x : sequence of float
+        Abscissae.
+    y : sequence of float
+        Values, one per x.
+    yerr : sequence of float, optional
+        Standard errors of y.
+
+    Returns
+    -------
+    str
     """
     y_arr = np.asarray(y, float)
     steps = np.diff(y_arr)

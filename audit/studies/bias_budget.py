@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.audit.engines.bias import BiasAudit, audit_bias, required_draws
 from privaudit.mechanisms.randomness import draw_seed, named_seed_sequence
@@ -54,16 +55,39 @@ def _chunk(per_draw: int) -> int:
     return int(max(64, min(20_000, 200_000 // max(per_draw, 1))))
 
 
-def powered_audit(
-    sampler: Callable, target, *, name: str, budget: _Budget, cap: int, small_cap: int, per_draw: int = 1,
-    pilot: int = 20_000, note: str = "",
-) -> BiasAudit:
+def powered_audit(sampler: Callable, target: ArrayLike, *, name: str, budget: _Budget, cap: int, small_cap: int,
+                  per_draw: int = 1, pilot: int = 20_000, note: str = "") -> BiasAudit:
     """Audit an estimator claimed unbiased at the n that detects a 1 % relative bias with power 0.9.
 
     A pilot audit (``pilot`` draws, its own seed) gives ``n_required``; the final audit
     draws n = max(pilot, 1.15·n_required) capped at ``budget.cap(cap, small_cap)``. The
     pilot is large because heavy-tailed estimators (e.g. the exponential-loss IWP
     gradient) have variances that small pilots underestimate.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(n, rng)`` returning n draws of the estimator, one per row.
+    target : array-like
+        The value the estimator is claimed (or known not) to be unbiased for.
+    name : str
+        The audit's name (also names its seeds).
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+    cap : int
+        Largest number of draws.
+    small_cap : int
+        Largest number of draws in a small run.
+    per_draw : int
+        Values per draw (sizes the chunks).
+    pilot : int
+        Draws of the pilot audit.
+    note : str
+        Note recorded in the audit.
+
+    Returns
+    -------
+    BiasAudit
     """
     seed = budget.seed(name)
     chunk = _chunk(per_draw)
@@ -87,14 +111,43 @@ def powered_audit(
                       note=(note + " " if note else "") + sized)
 
 
-def negative_control(sampler: Callable, target, *, name: str, budget: _Budget, n: int, small_n: int,
-                     per_draw: int = 1, note: str = "", known_bias=None, pilot: int = 2000) -> BiasAudit:
+def negative_control(sampler: Callable, target: ArrayLike, *, name: str, budget: _Budget, n: int, small_n: int,
+                     per_draw: int = 1, note: str = "", known_bias: ArrayLike | None = None,
+                     pilot: int = 2000) -> BiasAudit:
     """Audit a known-biased estimator (``expect="biased"``): it must be flagged.
 
     With ``known_bias`` (the exact bias, computed independently) the number of draws is
     sized so that a bias of that norm, in the worst direction, is detected with power
     0.9: n = 1.15·n_required·(0.01‖θ‖/‖b‖)² from a pilot audit, capped at
     ``budget.cap(n, small_n)``. Otherwise n = ``budget.cap(n, small_n)``.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(n, rng)`` returning n draws of the estimator, one per row.
+    target : array-like
+        The value the estimator is claimed (or known not) to be unbiased for.
+    name : str
+        The audit's name (also names its seeds).
+    budget : Budget
+        The preset's sampling budget (caps, ``small``) and per-check seeds.
+    n : int
+        Draws without ``known_bias`` (and the cap with it).
+    small_n : int
+        The same for a small run.
+    per_draw : int
+        Values per draw (sizes the chunks).
+    note : str
+        Note recorded in the audit.
+    known_bias : array-like, optional
+        The exact bias, computed independently.
+    pilot : int
+        Draws of the pilot audit.
+
+    Returns
+    -------
+    BiasAudit
+        With ``expect="biased"``.
     """
     seed, chunk = budget.seed(name), _chunk(per_draw)
     limit = budget.cap(n, small_n)

@@ -52,7 +52,22 @@ def _run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def screenshot(page: str | Path, out: str | Path, size: tuple[int, int]) -> Path:
-    """PNG of the first screen of ``page`` at ``size`` = (width, height) CSS pixels."""
+    """PNG of the first screen of ``page`` at ``size`` = (width, height) CSS pixels.
+
+    Parameters
+    ----------
+    page : str or Path
+        A ``report.html`` file.
+    out : str or Path
+        The PNG to write.
+    size : (int, int)
+        (width, height) of the viewport, CSS pixels.
+
+    Returns
+    -------
+    Path
+        ``out``.
+    """
     out = Path(out)
     done = _run([f"--screenshot={out}", f"--window-size={size[0]},{size[1]}", Path(page).resolve().as_uri()])
     if done.returncode != 0 or not out.is_file():
@@ -61,7 +76,19 @@ def screenshot(page: str | Path, out: str | Path, size: tuple[int, int]) -> Path
 
 
 def layout(page: str | Path, size: tuple[int, int]) -> dict[str, float]:
-    """Viewport, verdict bottom, first table's top/bottom and page scroll width (CSS px) at ``size``."""
+    """Viewport, verdict bottom, first table's top/bottom and page scroll width (CSS px) at ``size``.
+
+    Parameters
+    ----------
+    page : str or Path
+        A ``report.html`` file.
+    size : (int, int)
+        (width, height) of the viewport, CSS pixels.
+
+    Returns
+    -------
+    dict of str to float
+    """
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "page.html").write_text(Path(page).read_text().replace("</body>", _PROBE + "</body>"))
         frame = Path(tmp) / "frame.html"
@@ -76,6 +103,18 @@ def layout(page: str | Path, size: tuple[int, int]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Screenshot each report page at desktop and phone width into ``--out``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments: report pages and ``--out`` (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     parser = argparse.ArgumentParser(description="Screenshots of report.html files at desktop and phone width.")
     parser.add_argument("pages", nargs="+", help="report.html files (the report's folder names the screenshot)")
     parser.add_argument("--out", default="docs/screenshots", help="folder of the PNGs (default: docs/screenshots)")

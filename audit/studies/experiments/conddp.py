@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import int_seeds, resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, int_seeds, resolve_seed
 from privaudit.learners.conddp import CondDPRegressor, DPSGDRegressor
 from privaudit.learners.conditioning import conditioning_matrix
 from privaudit.learners.dpsgd import train_linear_dpsgd_runs
@@ -186,13 +186,32 @@ def _spectral_problem(n, n_val, d, p, rng, signal="parameter"):
 
 
 @_single_threaded
-def run_conddp_synthetic(*, small: bool = False, rng=0, n_runs: int | None = None,
-                         powers=(0.0, 0.2, 0.5, 1.0), epsilons=EPSILONS) -> ExperimentResult:
+def run_conddp_synthetic(*, small: bool = False, rng: RandomLike = 0, n_runs: int | None = None,
+                         powers: tuple[float, ...] = (0.0, 0.2, 0.5, 1.0),
+                         epsilons: tuple[float, ...] = EPSILONS) -> ExperimentResult:
     """Seed 002 §5.1: validation MSE vs ε on synthetic spectra Σ_ii = 1/i^p, every method.
 
     ``small=True`` is a seconds-long smoke run (n=200, d=10, 64 epochs, 2 runs, 2 powers,
     3 ε). Default: n = 1000 train + 1000 validation, d = 50, 1024 full-batch epochs,
     5 evaluation runs, 2 tuning seeds per grid point.
+
+    Parameters
+    ----------
+    small : bool
+        A seconds-long smoke run instead of the paper's sizes.
+    rng : int, Generator, SeedSequence or None
+        Root seed (recorded in the result).
+    n_runs : int, optional
+        Evaluation runs per (method, ε) (default: 2 when small, else 5; 3 for the MLP).
+    powers : tuple of float
+        Spectrum decay exponents p of Σ_ii = 1/i^p.
+    epsilons : tuple of float
+        Total ε of each fit (``inf``: non-private).
+
+    Returns
+    -------
+    ExperimentResult
+        Validation MSE against ε, one series per method, with the tuned hyperparameters in its table.
     """
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
@@ -273,9 +292,26 @@ def _real_datasets(rng, small):
 
 
 @_single_threaded
-def run_conddp_real(*, small: bool = False, rng=0, n_runs: int | None = None,
-                    epsilons=EPSILONS) -> ExperimentResult:
-    """Seed 002 §5.2: private linear regression on offline real data (diabetes, fair, randhie), with spectra."""
+def run_conddp_real(*, small: bool = False, rng: RandomLike = 0, n_runs: int | None = None,
+                    epsilons: tuple[float, ...] = EPSILONS) -> ExperimentResult:
+    """Seed 002 §5.2: private linear regression on offline real data (diabetes, fair, randhie), with spectra.
+
+    Parameters
+    ----------
+    small : bool
+        A seconds-long smoke run instead of the paper's sizes.
+    rng : int, Generator, SeedSequence or None
+        Root seed (recorded in the result).
+    n_runs : int, optional
+        Evaluation runs per (method, ε) (default: 2 when small, else 5; 3 for the MLP).
+    epsilons : tuple of float
+        Total ε of each fit (``inf``: non-private).
+
+    Returns
+    -------
+    ExperimentResult
+        Validation MSE against ε, one series per method, with the tuned hyperparameters in its table.
+    """
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
     epochs, n_tune = (32, 1) if small else (128, 2)
@@ -326,9 +362,26 @@ def _mlp_problems(rng, small):
 
 
 @_single_threaded
-def run_conddp_mlp(*, small: bool = False, rng=0, n_runs: int | None = None,
-                   epsilons=EPSILONS) -> ExperimentResult:
-    """Seed 002 §5.3: linear input layer (16) + MLP head (16, 8); Switch-Cond-DP vs DP-SGD (and Cond-DP)."""
+def run_conddp_mlp(*, small: bool = False, rng: RandomLike = 0, n_runs: int | None = None,
+                   epsilons: tuple[float, ...] = EPSILONS) -> ExperimentResult:
+    """Seed 002 §5.3: linear input layer (16) + MLP head (16, 8); Switch-Cond-DP vs DP-SGD (and Cond-DP).
+
+    Parameters
+    ----------
+    small : bool
+        A seconds-long smoke run instead of the paper's sizes.
+    rng : int, Generator, SeedSequence or None
+        Root seed (recorded in the result).
+    n_runs : int, optional
+        Evaluation runs per (method, ε) (default: 2 when small, else 5; 3 for the MLP).
+    epsilons : tuple of float
+        Total ε of each fit (``inf``: non-private).
+
+    Returns
+    -------
+    ExperimentResult
+        Validation MSE against ε, one series per method, with the tuned hyperparameters in its table.
+    """
     root, seed = resolve_seed(rng)
     rng = np.random.default_rng(root)
     epochs = 20 if small else 200

@@ -35,13 +35,14 @@ scaling constants are therefore not covered by the LDP claim (stated in the note
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import keyed_seed_sequence, resolve_seed, uint32_seed
+from privaudit.mechanisms.randomness import RandomLike, keyed_seed_sequence, resolve_seed, uint32_seed
 from privaudit.learners import weierstrass_transforms as W
 from privaudit.learners.iwp import IWPSGDClassifier, NoisySGDClassifier, SGDRealClassifier
 from privaudit.learners.iwp_losses import glm_risk
@@ -118,12 +119,12 @@ def _minimisers(Xte, yte, lam, sigma, eps_y):
     return (minimize(clean, x0, jac=True, method="L-BFGS-B").x, minimize(noisy, x0, jac=True, method="L-BFGS-B").x)
 
 
-def run_iwp_figure1(
-    *, p=None, epsilon=None, delta: float = 1e-5, n: int = 10**6, loss: str | None = None, lam: float | None = None,
-    batch_size: int | None = None, step: float | None = None, n_repeats: int | None = None, rng=0,
-    small: bool = False, variant: str = "synthetic", split: float = 0.5, n_terms: int = 1,
-    radius: float | None = None, n_test: int = 100_000, n_points: int = 60,
-) -> ExperimentResult:
+def run_iwp_figure1(*, p: int | Sequence[int] | None = None, epsilon: float | Sequence[float] | None = None,
+                    delta: float = 1e-5, n: int = 10**6, loss: str | None = None, lam: float | None = None,
+                    batch_size: int | None = None, step: float | None = None, n_repeats: int | None = None,
+                    rng: RandomLike = 0, small: bool = False, variant: str = "synthetic", split: float = 0.5,
+                    n_terms: int = 1, radius: float | None = None, n_test: int = 100_000,
+                    n_points: int = 60) -> ExperimentResult:
     """Reproduce seed 001's Figure 1 (or its logistic / real-data variants); see the module docstring.
 
     Parameters

@@ -36,12 +36,15 @@ central, replace-one.
 from __future__ import annotations
 
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
 
 from privaudit.audit.results import ExperimentResult
-from privaudit.mechanisms.randomness import keyed_seed_sequence, resolve_seed, uint32_seed
+from privaudit.mechanisms.randomness import RandomLike, keyed_seed_sequence, resolve_seed, uint32_seed
 from privaudit.learners.datasets import PAPER_OLS_R2, TASKS, load_task
 from privaudit.learners.fedavg import FedAvgDPSGDRegressor
 from privaudit.learners.modulated import ModulatedRegressor, OneShotModulatedRegressor
@@ -82,11 +85,11 @@ def _make(method: str, eps: float, hyper: dict, seed: int, *, delta, alpha, lam,
                                 **hyper)
 
 
-def run_modulated_figure1(
-    *, tasks=TASKS, epsilons=EPSILONS, n_repeats: int = 10, n_tune: int = 2, rng=0, grids=None,
-    small: bool = False, delta: float = 1e-5, alpha: float = 0.2, lam: float = 0.1, omega: float = 1.0,
-    rounds: int = 10, conversion: str = "seed", statistic: str = "median", simulation: str = "sufficient",
-) -> ExperimentResult:
+def run_modulated_figure1(*, tasks: Sequence[str] = TASKS, epsilons: Sequence[float] = EPSILONS, n_repeats: int = 10,
+                          n_tune: int = 2, rng: RandomLike = 0, grids: Mapping[str, Any] | None = None,
+                          small: bool = False, delta: float = 1e-5, alpha: float = 0.2, lam: float = 0.1,
+                          omega: float = 1.0, rounds: int = 10, conversion: str = "seed", statistic: str = "median",
+                          simulation: str = "sufficient") -> ExperimentResult:
     """Reproduce seed 000's Figure 1 (test R² vs ε per task) and its Tables 1–2.
 
     Parameters
