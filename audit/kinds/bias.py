@@ -24,7 +24,25 @@ from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, AuditKind
 
 
 def validate_sampler(path: str, name: str) -> str:
-    """A registered sampler, or an allowed ``module:function`` reference; imported, not called."""
+    """A registered sampler, or an allowed ``module:function`` reference; imported, not called.
+
+    Parameters
+    ----------
+    path : str
+        Key path of the value, named in errors.
+    name : str
+        A registered sampler name or a ``"module:function"`` reference.
+
+    Returns
+    -------
+    str
+        ``name``, unchanged.
+
+    Raises
+    ------
+    ConfigValueError
+        For an unknown name or a reference that is not allowed or cannot be imported.
+    """
     obj, _ = SAMPLERS.resolve(name, path)
     if not callable(obj):
         raise ConfigTypeError(f"{path} = {name!r} is not callable")
@@ -47,7 +65,19 @@ def _name(params: dict) -> str:
 
 
 def run(params: dict, rng: np.random.Generator) -> BiasAudit:
-    """Bias audit of a user estimator: is E[sampler(n, rng)] equal to target_value? (audit_bias)."""
+    """Bias audit of a user estimator: is E[sampler(n, rng)] equal to target_value? (audit_bias).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    BiasAudit
+    """
     sampler, _ = SAMPLERS.resolve_validated(params["sampler"], "sampler")
     return audit_bias(sampler, np.asarray(params["target_value"]), n=params["n"], confidence=params["confidence"],
                       expect=params["expect"], name=_name(params), rng=rng)

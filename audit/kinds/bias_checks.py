@@ -23,7 +23,20 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> list:
-    """The catalogue of bias checks of every estimator the papers claim unbiased (run_bias_checks)."""
+    """The catalogue of bias checks of every estimator the papers claim unbiased (run_bias_checks).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    list
+        BiasAudit and ExperimentResult objects, in report order.
+    """
     return run_bias_checks(n_scale=params["n_scale"], random_state=int_seed(rng), small=params["small"])
 
 

@@ -24,7 +24,19 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
-    """Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration)."""
+    """Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+    """
     res = audit_calibration(MECHANISMS.build(params["mechanism"], "mechanism"))
     return apply_expectation(res, params["expect"], caught="violation")
 

@@ -35,7 +35,20 @@ FIELDS = {
 
 
 def check(path: str, params: dict) -> None:
-    """Opacus trains one model per run: no Clopper–Pearson runs; the one-run canaries fit in a run."""
+    """Opacus trains one model per run: no Clopper–Pearson runs; the one-run canaries fit in a run.
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[0]``), named in errors.
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+
+    Raises
+    ------
+    ConfigValueError
+        Naming ``path``, for Clopper–Pearson runs with Opacus or more one-run canaries than a run has.
+    """
     if params["library"] == "opacus" and params["cp_runs"]:
         raise ConfigValueError(f"{path}: cp_runs must be 0 for library = \"opacus\", got {params['cp_runs']}")
     m1 = params.get("one_run_canaries")
@@ -43,8 +56,21 @@ def check(path: str, params: dict) -> None:
         raise ConfigValueError(f"{path}: one_run_canaries ({m1}) must be <= canaries ({params['canaries']})")
 
 
-def run(params: dict, rng) -> AuditEntry:
-    """Every method on one DP-SGD configuration."""
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Every method on one DP-SGD configuration.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+        Every method's ε̲ side by side.
+    """
     kw = {k: v for k, v in params.items() if k != "expect"}
     return apply_expectation(audit_dpsgd_methods(**kw, rng=rng), params["expect"], caught="violation")
 

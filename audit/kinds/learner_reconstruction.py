@@ -37,7 +37,19 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
-    """Reconstruction from what a learner releases (its release_view), against the bounds that apply."""
+    """Reconstruction from what a learner releases (its release_view), against the bounds that apply.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+    """
     d = params["dim"]
     prior = None if params["prior_std"] is None else GaussianPrior(np.zeros(d), params["prior_std"] ** 2 * np.eye(d))
     # Reconstruction attacks see everything released: the white-box view.

@@ -32,7 +32,20 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
-    """Trade-off audit of what a learner releases (its release_view: transcript, record, label canary)."""
+    """Trade-off audit of what a learner releases (its release_view: transcript, record, label canary).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+        The trade-off audit of the learner's release.
+    """
     view = build_learner(params).release_view(n_train=params["n_train"], dim=params["dim"], mode=params["mode"],
                                               rng=rng)
     setup = tradeoff_setup(view, phase=params["phase"])

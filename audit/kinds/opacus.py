@@ -32,8 +32,20 @@ FIELDS = {
 }
 
 
-def run(params: dict, rng) -> AuditEntry:
-    """Opacus DP-SGD: Opacus' ε beside privaudit's ε̲ (one-run and/or trade-off views)."""
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """Opacus DP-SGD: Opacus' ε beside privaudit's ε̲ (one-run and/or trade-off views).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+    """
     kw = {k: v for k, v in params.items() if k not in ("expect", "views")}
     if params["views"] == "one-run":
         kw["n_runs"] = 0

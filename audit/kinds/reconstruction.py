@@ -40,7 +40,19 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> ReconstructionAudit:
-    """Reconstruction attacker's MSE against Cramér–Rao / van Trees bounds (audit_reconstruction)."""
+    """Reconstruction attacker's MSE against Cramér–Rao / van Trees bounds (audit_reconstruction).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    ReconstructionAudit
+    """
     mech = MECHANISMS.build(params["mechanism"], "mechanism")
     target = [mech] * params["rounds"] if params["rounds"] > 1 else mech
     prior = PRIORS.build(params["prior"], "prior") if params["prior"] is not None else None

@@ -33,7 +33,22 @@ def _validate_experiment(path: str, name: str) -> str:
 
 
 def check_params(path: str, params: dict) -> None:
-    """``params`` against the experiment's parameter specification (the experiment is not imported)."""
+    """``params`` against the experiment's parameter specification (the experiment is not imported).
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[0]``), named in errors.
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+
+    Raises
+    ------
+    ConfigKeyError
+        Naming ``path``, for a seed parameter (randomness comes from the run's seed).
+    ConfigError
+        Naming ``path``, for a parameter the experiment's specification refuses.
+    """
     comp = EXPERIMENTS.get(params["experiment"])
     spec = comp.constraints or {}
     table, loc = params["params"], f"{path}.params"
@@ -54,7 +69,19 @@ FIELDS = {
 
 
 def run(params: dict, rng: np.random.Generator) -> ExperimentResult:
-    """A paper experiment (utility curves, ExperimentResult) run at the configured size."""
+    """A paper experiment (utility curves, ExperimentResult) run at the configured size.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    ExperimentResult
+    """
     func = EXPERIMENTS.get(params["experiment"]).load("experiment")
     kwargs = dict(params["params"])
     names = keyword_names(func)
