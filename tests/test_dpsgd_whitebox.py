@@ -189,3 +189,22 @@ def test_dpsgd_methods_kind_round_trips_and_renders():
     text = kind.headline(entry)
     assert "Steinke" in text and "f-DP GDP" in text and "assumption" in text
     assert len(kind.table_rows["epsilon"](entry)) == 9
+
+
+# --- black box: the final model only, many runs, Clopper–Pearson ----------------------------------
+def test_engine_final_model_carries_the_white_box_statistic():
+    white = engine_canary_runs(2000, epsilon=2.0, epochs=10, view="white-box", rng=4)
+    black = engine_canary_runs(2000, epsilon=2.0, epochs=10, view="black-box", rng=4)
+    assert black.epsilon == pytest.approx(white.epsilon) and 0 < black.epsilon <= 2.0
+    assert engine_canary_runs(2000, epsilon=2.0, epochs=10, noise_scale=0.25, view="black-box", rng=4).epsilon > 2.0
+    with pytest.raises(InvalidParameterError, match="view"):
+        engine_canary_runs(10, epsilon=2.0, view="grey-box")
+
+
+def test_opacus_final_model_runs_pass_honest_and_catch_broken_noise():
+    from privaudit.audit.engines.dpsgd_whitebox import opacus_canary_runs
+
+    honest = opacus_canary_runs(80, epsilon=1.0, epochs=5, rng=1)
+    assert honest.epsilon <= 1.0 and honest.runs == 80
+    broken = opacus_canary_runs(80, epsilon=1.0, epochs=5, noise_scale=0.02, rng=1)
+    assert broken.epsilon > 1.0

@@ -413,12 +413,17 @@ class RunsBound:
 def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
                        batch_size: int | None = None, n_data: int = 20, dim: int = 3, clip: float = 1.0,
                        lr: float = 0.05, noise_scale: float = 1.0, confidence: float = 0.95,
+                       view: str = "white-box",
                        rng: int | np.random.Generator | torch.Generator | None = None) -> RunsBound:
     """ε̲ by Clopper–Pearson from ``runs`` independent engine runs with one Dirac canary each.
 
-    Run r has canary sign +1 for the first half of the runs and −1 for the second; its score is
-    Σ_t o_t. The runs are trained at once (the engine is vectorised over runs); each has its own
-    batches and noise. Parameters as :func:`engine_canary_steps`.
+    Run r has canary sign +1 for the first half of the runs and −1 for the second. The runs are
+    trained at once (the engine is vectorised over runs); each has its own batches and noise.
+    ``view="white-box"`` scores a run by Σ_t o_t (every update seen); ``"black-box"`` by the final
+    model alone: minus the canary's final weight. The canary is an input-space example (the unit
+    input e_dim, label ∓Y) and every run starts from the same worst-case initialisation θ = 0, so
+    the final weight −lr/(qn)·c·Σ_t o_t carries the whole white-box statistic (SGD on a coordinate
+    that only the canary touches). Parameters as :func:`engine_canary_steps`.
 
     Parameters
     ----------
@@ -444,6 +449,8 @@ def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs
         Train with z·noise_scale instead of the calibrated z (< 1: a broken mechanism whose claim still states z).
     confidence : float
         Confidence of the Clopper–Pearson bound.
+    view : {"white-box", "black-box"}
+        Score every update or the final model only.
     rng : int, Generator, torch.Generator or None
         Seeds the data, the batches and the noise.
 
@@ -452,6 +459,8 @@ def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs
     RunsBound
     """
     runs = check_int("runs", runs, minimum=8)
+    if view not in ("white-box", "black-box"):
+        raise InvalidParameterError(f"view must be 'white-box' or 'black-box', got view={view!r}")
     half = runs // 2
     signs = np.concatenate([np.ones(half), -np.ones(runs - half)])
     gen = torch_generator(rng, "rng")
@@ -468,11 +477,14 @@ def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs
         total[:] += info.noisy_sum[:, dim].numpy() / clip
 
     t0 = time.perf_counter()
-    train_linear_dpsgd_runs(X, y, epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr, optimizer="sgd",
-                            batch_size=batch_size, adjacency="label",
-                            noise_multiplier=z * check_positive("noise_scale", noise_scale),
-                            init=np.zeros(X.shape[1]), callback=observe, rng=gen)
+    final = train_linear_dpsgd_runs(X, y, epsilon=epsilon, delta=delta, clip=clip, epochs=epochs, lr=lr,
+                                    optimizer="sgd", batch_size=batch_size, adjacency="label",
+                                    noise_multiplier=z * check_positive("noise_scale", noise_scale),
+                                    init=np.zeros(X.shape[1]), callback=observe if view == "white-box" else None,
+                                    rng=gen)
     seconds = time.perf_counter() - t0
+    if view == "black-box":
+        total = -final[:, dim]
     pos, neg = total[:half], total[half:]
     # Threshold chosen on the first half of each sign's runs, evaluated on the second half.
     b = clopper_pearson_bound(neg[: neg.size // 2], pos[: pos.size // 2], neg[neg.size // 2:], pos[pos.size // 2:],
@@ -481,5 +493,59 @@ def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs
     return RunsBound(float(b.epsilon), exact, runs, seconds, confidence, float(b.fpr), float(b.fnr))
 
 
+def opacus_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
+                       sample_rate: float = 1.0, grad_sample_mode: str = "hooks", clip: float = 1.0,
+                       lr: float = 0.05, noise_scale: float = 1.0, confidence: float = 0.95,
+                       view: str = "black-box", rng=None) -> RunsBound:
+    """ε̲ by Clopper–Pearson from ``runs`` independent Opacus runs with one Dirac canary each.
+
+    Half the runs have the canary in, half out (add/remove); each run is one Opacus model
+    (:class:`~privaudit.mechanisms.external.opacus_canary.OpacusCanaryRuns`, zero initialisation,
+    the canary an input-space example with its own coordinate). ``view="black-box"`` scores the
+    canary's final weight, ``"white-box"`` the sum of its per-step gradient coordinates. The
+    threshold is chosen on half the runs of each side and evaluated on the other half.
+
+    Parameters
+    ----------
+    runs : int
+        Training runs (≥ 8), half per hypothesis.
+    epsilon, delta : float
+        Target handed to Opacus' calibration.
+    epochs, sample_rate, grad_sample_mode, clip, lr :
+        As :class:`~privaudit.mechanisms.external.opacus_canary.OpacusCanaryRuns`.
+    noise_scale : float
+        Train with Opacus' calibrated z times this (< 1: a broken configuration).
+    confidence : float
+    view : {"black-box", "white-box"}
+    rng : int, Generator or None
+
+    Returns
+    -------
+    RunsBound
+        ``epsilon_exact`` is dp_accounting's PLD ε of the calibrated z (the claim's noise).
+    """
+    from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
+
+    runs = check_int("runs", runs, minimum=8)
+    if view not in ("white-box", "black-box"):
+        raise InvalidParameterError(f"view must be 'white-box' or 'black-box', got view={view!r}")
+    spec = OpacusCanaryRuns(epsilon=epsilon, delta=delta, epochs=epochs, sample_rate=sample_rate,
+                            grad_sample_mode=grad_sample_mode, clip=clip, lr=lr, mode=view)
+    exact = spec.exact_epsilon(delta)
+    spec.noise_multiplier *= check_positive("noise_scale", noise_scale)
+    ss = np.random.SeedSequence(draw_seed(rng))
+    seed_in, seed_out = ss.spawn(2)
+    half = runs // 2
+    t0 = time.perf_counter()
+    pos = spec.sample(1.0, half, np.random.default_rng(seed_in)).sum(1)
+    neg = spec.sample(-1.0, runs - half, np.random.default_rng(seed_out)).sum(1)
+    seconds = time.perf_counter() - t0
+    # Both views grow with an included canary: its clipped gradient is −c, so descent raises its weight.
+    b = clopper_pearson_bound(neg[: neg.size // 2], pos[: pos.size // 2], neg[neg.size // 2:], pos[pos.size // 2:],
+                              delta=delta, confidence=confidence)
+    return RunsBound(float(b.epsilon), exact, runs, seconds, confidence, float(b.fpr), float(b.fnr))
+
+
 __all__ = ["ASSUMPTION", "CANARY_LABEL", "CanarySteps", "RunsBound", "WhiteboxEstimate", "concatenate",
-           "engine_canary_runs", "engine_canary_steps", "opacus_canary_steps", "random_signs", "whitebox_estimate"]
+           "engine_canary_runs", "engine_canary_steps", "opacus_canary_runs", "opacus_canary_steps", "random_signs",
+           "whitebox_estimate"]
