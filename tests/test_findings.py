@@ -353,3 +353,14 @@ def test_phone_width_keeps_the_certified_and_ceiling_columns(tmp_path):
     header = text.split("<table class='summary'>", 1)[1].split("</tr>", 1)[0]
     assert "<th class=wide-only>estimator (assumption)</th>" in header
     assert "<th>certified ε̲</th>" in header and "<th>max certifiable ε</th>" in header
+
+
+def test_each_family_has_its_own_row_in_the_details(textbook_laplace):
+    from privaudit.audit.reporting.render import scalar_rows
+
+    rows = dict(scalar_rows(AuditEntry(textbook_laplace[0.5])))
+    fam = textbook_laplace[0.5].epsilon_lb_by_family
+    assert rows["epsilon_lb_by_family.floating-point"].startswith("epsilon_lb=") and \
+        "attacker=reach-numpy-laplace, certified=true" in rows["epsilon_lb_by_family.floating-point"]
+    assert rows["epsilon_lb_by_family.distribution"] == \
+        f"epsilon_lb={fam['distribution']['epsilon_lb']:.4g}, attacker=likelihood-ratio, certified=true"
