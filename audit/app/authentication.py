@@ -20,7 +20,24 @@ _MAC = re.compile(r"[0-9a-f]{64}", re.ASCII)
 
 
 def canonical_json(doc: Any) -> bytes:
-    """The canonical bytes of JSON data: sorted keys, no spaces, ASCII, no NaN (raises ValueError/TypeError)."""
+    """The canonical bytes of JSON data: sorted keys, no spaces, ASCII, no NaN (raises ValueError/TypeError).
+
+    Parameters
+    ----------
+    doc : object
+        JSON data (dicts, lists, strings, numbers, booleans, None).
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite floats.
+    TypeError
+        For a value that is not JSON data.
+    """
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms import (
     GaussianMechanism,
@@ -78,7 +79,22 @@ class IdentityLeak:
     def __repr__(self) -> str:
         return f"IdentityLeak(leak={self.leak:g})"
 
-    def sample(self, x, n: int, rng=None) -> np.ndarray:
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` inner releases of x, each replaced by x itself with probability ``leak``.
+
+        Parameters
+        ----------
+        x : array-like
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            One generator drives the inner release and the leak.
+
+        Returns
+        -------
+        ndarray of shape (n, *x.shape)
+        """
         rng = np.random.default_rng(rng)
         out = self.inner.sample(x, n, rng)
         out[rng.random(n) < self.leak] = np.asarray(x, dtype=float)
@@ -176,6 +192,28 @@ def run_attacker_benchmark(
     its standard deviation), so that attackers are ranked on more than one draw of the
     threshold-selection noise. A cell that raises is recorded with ``status = "error"``
     and its message; the others still run.
+
+    Parameters
+    ----------
+    settings : sequence of str, optional
+        Benchmark settings to run (default: all).
+    attackers : sequence of str, optional
+        Attackers to run (default: all registered).
+    samples : int
+        Releases per hypothesis of each audit.
+    seed : int
+        Root seed.
+    repeats : int
+        Independent audits averaged per distinguisher cell.
+    confidence : float
+        Confidence of each bound.
+    progress : callable, optional
+        Called with one line per finished cell.
+
+    Returns
+    -------
+    dict
+        The leaderboard: settings, attackers and one record per cell.
     """
     from privaudit.attacks import available_attacks
 
@@ -454,7 +492,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``privaudit bench attackers ...``; returns the exit code (2 on bad arguments)."""
+    """``privaudit bench attackers ...``; returns the exit code (2 on bad arguments).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments after ``bench attackers`` (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code (0, or 2 on bad arguments).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["attackers"]:
         argv = argv[1:]

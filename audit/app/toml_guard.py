@@ -92,6 +92,18 @@ def check_document(data: Any, *, where: str = "") -> None:
     """Raise :class:`GuardValueError` naming the first key path and value no key can take.
 
     ``where`` (e.g. ``" (in my.toml)"``) is appended to messages.
+
+    Parameters
+    ----------
+    data : object
+        The parsed document.
+    where : str
+        Suffix of the messages.
+
+    Raises
+    ------
+    GuardValueError
+        For a value (e.g. a number out of range, an over-long string) no key can take.
     """
     if not isinstance(data, dict):
         raise GuardTypeError(f"a configuration must be a table of keys, got {type(data).__name__}{where}")
@@ -128,6 +140,18 @@ def check_document(data: Any, *, where: str = "") -> None:
 
 def parse_toml(text: str, source: str) -> dict:
     """:func:`tomllib.loads` that turns a stack overflow on deep nesting into a message naming the key.
+
+    Parameters
+    ----------
+    text : str
+        The TOML text.
+    source : str
+        Where it comes from, named in messages.
+
+    Returns
+    -------
+    dict
+        The parsed document.
 
     Raises
     ------

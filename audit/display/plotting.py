@@ -13,18 +13,27 @@ anything is laid out or drawn (:class:`PlainTextFigure`).
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privaudit.audit.display.formatting import num
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 FIGSIZE = (6.4, 4.2)
 DPI = 100
 
 
-def png(fig) -> bytes:
-    """The figure as PNG bytes (the figure is closed)."""
+def png(fig: Figure) -> bytes:
+    """The figure as PNG bytes (the figure is closed).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (closed afterwards).
+    """
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -80,7 +89,7 @@ def _plain_text_figure_class():
 PlainTextFigure = None
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, size=FIGSIZE):
+def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = FIGSIZE) -> tuple[Figure, np.ndarray]:
     """``(figure, axes)`` with axes always a 2-d array (``squeeze=False``), on the Agg backend.
 
     The figure is a :class:`PlainTextFigure`: strings from configurations and results are drawn as

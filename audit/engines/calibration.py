@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.protocol import HasExactDelta, HasExactEpsilon
@@ -60,7 +60,8 @@ class CalibrationAudit(AuditResult):
     verdict: Verdict
 
 
-def audit_calibration(mechanism, *, claim: PrivacyClaim | None = None, target: str | None = None) -> CalibrationAudit:
+def audit_calibration(mechanism: Any, *, claim: PrivacyClaim | None = None,
+                      target: str | None = None) -> CalibrationAudit:
     """Compare ``mechanism.exact_epsilon(claim.delta)`` with ``claim.epsilon``.
 
     Parameters

@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from privaudit.mechanisms.claim import PrivacyClaim
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
 
 from privaudit.audit.engines.dpsgd_whitebox import (
@@ -86,11 +86,10 @@ class DPSGDMethodsAudit(AuditResult):
     notes: tuple = ()
 
 
-def audit_dpsgd_methods(
-    *, library: str = "engine", epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10, canaries: int = 1000,
-    whitebox_runs: int = 10, cp_runs: int = 2000, one_run_canaries: int | None = None, confidence: float = 0.95,
-    noise_scale: float = 1.0, rng=None,
-) -> DPSGDMethodsAudit:
+def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10,
+                        canaries: int = 1000, whitebox_runs: int = 10, cp_runs: int = 2000,
+                        one_run_canaries: int | None = None, confidence: float = 0.95, noise_scale: float = 1.0,
+                        rng: RandomLike = None) -> DPSGDMethodsAudit:
     """Run every method on one configuration (full-batch steps; see the module docstring).
 
     Parameters

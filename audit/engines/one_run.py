@@ -24,8 +24,10 @@ with a Bonferroni correction.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.accounting import gdp_sigma
 from privaudit.mechanisms.validation import check_int
@@ -42,7 +44,17 @@ K_FRACTIONS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 
 
 def k_grid(m: int) -> list[int]:
-    """The k values of :data:`K_FRACTIONS` for m canaries (distinct, ≥ 1, 2k ≤ m)."""
+    """The k values of :data:`K_FRACTIONS` for m canaries (distinct, ≥ 1, 2k ≤ m).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+
+    Returns
+    -------
+    list of int
+    """
     return sorted({min(m // 2, max(1, int(round(f * m)))) for f in K_FRACTIONS})
 
 
@@ -98,8 +110,8 @@ def planned_k(m: int, epsilon: float, delta: float, *, confidence: float = 0.95,
     return plan
 
 
-def one_run_table(scores, signs, *, delta: float, confidence: float = 0.95, k=None,
-                  plan: dict[str, int] | None = None) -> list[dict]:
+def one_run_table(scores: ArrayLike, signs: ArrayLike, *, delta: float, confidence: float = 0.95,
+                  k: Sequence[int] | None = None, plan: dict[str, int] | None = None) -> list[dict]:
     """Every one-run analysis of one run's canary scores, as rows of a table.
 
     Parameters

@@ -41,7 +41,7 @@ from privaudit.mechanisms.external.opacus_canary import (
     OpacusCanaryRuns,
     train_opacus_canaries,
 )
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
 
 from privaudit.audit.stats.epsilon_bounds import one_run_bound
@@ -94,12 +94,10 @@ class OpacusAudit(AuditResult):
     notes: tuple = ()
 
 
-def audit_opacus(
-    *, epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10, sample_rate: float = 1.0,
-    grad_sample_mode: str = "hooks", accountant: str = "rdp", m: int = 1000, n_runs: int = 500, n_data: int = 20,
-    clip: float = 1.0, lr: float = 0.05, confidence: float = 0.95, noise_multiplier: float | None = None,
-    rng=None,
-) -> OpacusAudit:
+def audit_opacus(*, epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10, sample_rate: float = 1.0,
+                 grad_sample_mode: str = "hooks", accountant: str = "rdp", m: int = 1000, n_runs: int = 500,
+                 n_data: int = 20, clip: float = 1.0, lr: float = 0.05, confidence: float = 0.95,
+                 noise_multiplier: float | None = None, rng: RandomLike = None) -> OpacusAudit:
     """Audit one Opacus DP-SGD configuration (see the module docstring for the views).
 
     Parameters

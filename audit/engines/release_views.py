@@ -55,7 +55,7 @@ def tradeoff_setup(view: Any, *, phase: str = "known") -> TradeoffSetup:
     return TradeoffSetup(pair.mechanism, pair.x, pair.x_prime)
 
 
-def audit_tradeoff_setup(setup: TradeoffSetup, *, n: int, confidence: float, rng,
+def audit_tradeoff_setup(setup: TradeoffSetup, *, n: int, confidence: float, rng: Any,
                          estimator: str | None = None) -> TradeoffAudit:
     """:func:`~privaudit.audit.engines.tradeoff.audit_tradeoff` of a declared pair.
 
@@ -110,8 +110,8 @@ def reconstruction_setup(view: Any, *, prior: Any = None, phase: Any = "known") 
     return ReconstructionSetup(view, prior=prior, phase=phase)
 
 
-def audit_reconstruction_setup(setup: ReconstructionSetup, *, attacker, n: int, confidence: float,
-                               rng, x: Any = None) -> ReconstructionAudit:
+def audit_reconstruction_setup(setup: ReconstructionSetup, *, attacker: Any, n: int, confidence: float, rng: Any,
+                               x: Any = None) -> ReconstructionAudit:
     """:func:`~privaudit.audit.engines.reconstruction.audit_reconstruction` of a declared setup.
 
     Parameters

@@ -91,6 +91,27 @@ def register_task_kind(
     ``rendering`` takes the other :class:`AuditKind` attributes (``result``,
     ``headline``, ``figures``, ``table_rows``). ``run`` may return plain dicts (e.g. a
     quick experiment in a script); they are reported as they are.
+
+    Parameters
+    ----------
+    name : str
+        The kind's name (``kind = "..."`` in configurations).
+    fields : mapping of str to Field
+        The keys its entries take.
+    doc : str
+        One line for ``privaudit list kinds`` and the keys reference (default: the first line of
+        ``run``'s docstring).
+    target : callable, optional
+        Default label of an entry from its parameters.
+    check : callable, optional
+        Checks spanning several fields, raising config errors naming the path.
+    force : bool
+        Replace a kind already registered under ``name``.
+
+    Returns
+    -------
+    callable
+        The decorator: it registers ``run`` as the kind and returns it unchanged.
     """
 
     def deco(run: Callable) -> Callable:

@@ -19,12 +19,16 @@ from __future__ import annotations
 import re
 import textwrap
 import warnings
+from typing import TYPE_CHECKING, Any
 
 from privaudit.audit.display.formatting import fnum, num
 from privaudit.audit.kinds import AuditKind, renderer
 from privaudit.audit.display.plotting import new_figure, png
 from privaudit.audit.results import AuditEntry, as_entry
 from privaudit.audit.verdicts import Verdict, outcome_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Summary tables: name -> (title, header after "#", note, figure file name). Kinds contribute rows
 #: through ``AuditKind.table_rows[name]``.
@@ -143,7 +147,7 @@ def entry_figures(entry: AuditEntry) -> list:
     return [] if kind is None or kind.figures is None else list(kind.figures(entry))
 
 
-def plot_result(result, which: int | str = 0):
+def plot_result(result: Any, which: int | str = 0) -> Figure:
     """A result's figure as a matplotlib Figure (``result.plot()``), drawn by its kind.
 
     Parameters
@@ -186,11 +190,26 @@ def plot_result(result, which: int | str = 0):
     return figs[pick][1]
 
 
-def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = ""):
+def table_figure(title: str, header: list[str], rows: list[list[str]], note: str = "") -> Figure:
     """A summary table drawn as a figure (for ``figures/``; the Markdown and HTML carry it as text).
 
     Column widths follow the longest text of each column (cells cut at 48 characters);
     the figure is as wide as the text needs, at 8 pt.
+
+    Parameters
+    ----------
+    title : str
+        The table's title.
+    header : list of str
+        Column names.
+    rows : list of list of str
+        The rows' cells, as text.
+    note : str
+        A line under the table.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     cells = [[c if len(c) <= 48 else c[:45] + "..." for c in r] for r in rows]
     chars = [max([len(header[j])] + [len(r[j]) for r in cells]) + 2 for j in range(len(header))]

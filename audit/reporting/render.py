@@ -105,7 +105,7 @@ def summarize(entries: list[AuditEntry]) -> dict[str, Any]:
     return {"status": overall_status(counts).value, "counts": counts, "n_audits": len(entries)}
 
 
-def build_report(config, tasks, outcomes: dict[int, dict]) -> dict[str, Any]:
+def build_report(config: Any, tasks: list, outcomes: dict[int, dict]) -> dict[str, Any]:
     """Assemble the ``privaudit.report/1`` document from the tasks' outcomes (in task order).
 
     Parameters
@@ -610,7 +610,7 @@ _NOTEBOOK_CSS = (
 )
 
 
-def result_html(result) -> str:
+def result_html(result: Any) -> str:
     """An HTML fragment of one result for notebooks (``_repr_html_``): outcome, headline, figures, fields, notes.
 
     Parameters
@@ -680,7 +680,18 @@ def significant(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
 
 def report_json(report: dict) -> bytes:
     """The bytes of ``report.json``: the record, keys in the order the report was built, strict JSON,
-    every float at :data:`SIGNIFICANT_DIGITS` significant digits."""
+    every float at :data:`SIGNIFICANT_DIGITS` significant digits.
+
+    Parameters
+    ----------
+    report : dict
+        A report built by :func:`build_report`.
+
+    Returns
+    -------
+    bytes
+        UTF-8, ending with a newline.
+    """
     return (json.dumps(significant(report), indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
 
 

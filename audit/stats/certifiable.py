@@ -20,6 +20,20 @@ def max_certifiable_epsilon(n: int, confidence: float, delta: float = 0.0) -> fl
         ε_max = ln((1 − δ − u)/u) ≈ ln(n / ln(2/(1 − c))),
 
     so certifying ε needs n ≳ e^ε ln(2/(1 − c)) samples per hypothesis.
+
+    Parameters
+    ----------
+    n : int
+        Evaluation samples per hypothesis.
+    confidence : float
+        Joint confidence c.
+    delta : float
+        δ of the bound.
+
+    Returns
+    -------
+    float
+        ε_max (0 when even a perfect outcome certifies nothing).
     """
     level = 1 - (1 - confidence) / 2
     u = clopper_pearson_upper(0, n, level)
