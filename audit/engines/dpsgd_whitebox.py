@@ -496,7 +496,7 @@ def engine_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs
 def opacus_canary_runs(runs: int, *, epsilon: float, delta: float = 1e-5, epochs: int = 10,
                        sample_rate: float = 1.0, grad_sample_mode: str = "hooks", clip: float = 1.0,
                        lr: float = 0.05, noise_scale: float = 1.0, confidence: float = 0.95,
-                       view: str = "black-box", rng=None) -> RunsBound:
+                       view: str = "black-box", rng: RandomLike = None) -> RunsBound:
     """ε̲ by Clopper–Pearson from ``runs`` independent Opacus runs with one Dirac canary each.
 
     Half the runs have the canary in, half out (add/remove); each run is one Opacus model
