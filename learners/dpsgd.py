@@ -919,17 +919,36 @@ def train_linear_dpsgd_runs(
 
     Parameters
     ----------
-    X : (n, d) features; y_runs : (R, n) labels per run, or (n,) shared (then ``n_runs`` is needed).
+    X : ndarray of shape (n, d)
+        Features, shared by every run.
+    y_runs : ndarray of shape (R, n) or (n,)
+        Labels per run, or one label vector shared by ``n_runs`` runs.
     epsilon, delta, clip, epochs, lr, optimizer, batch_size, noise_multiplier, adjacency :
         As :class:`DPSGDEngine`; ``clip`` and ``lr`` may be arrays of one value per run.
     fit_intercept : bool
         Append a constant 1 feature (the intercept is then the last parameter).
-    init : (R, P) or (P,) array, optional; else N(0, init_std²) entries.
-    rng : int, Generator or None
+    n_runs : int, optional
+        R; required with a shared label vector, else it must equal ``y_runs.shape[0]``.
+    init : ndarray of shape (R, P) or (P,), optional
+        Initial parameters; default N(0, init_std²) entries.
+    init_std : float
+        Standard deviation of the random initialisation (≥ 0; 0 starts at zero).
+    callback : callable, optional
+        ``callback(StepInfo)`` after each noisy step (white-box audits).
+    rng : int, Generator, torch.Generator or None
+        Root randomness of the initialisation, the batches and the noise.
 
     Returns
     -------
-    ndarray of shape (R, P), P = d (+1 with intercept): the final parameters.
+    ndarray of shape (R, P)
+        The final parameters, P = d (+1 with intercept).
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``n_runs`` is missing for a shared label vector or disagrees with ``y_runs``.
+    InvalidInputError
+        When ``y_runs`` does not have one label per row of X.
     """
     X = check_array("X", X, ndim=2)
     y_runs = check_array("y_runs", y_runs, ndim=(1, 2))

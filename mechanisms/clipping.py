@@ -24,14 +24,25 @@ def linear_clipped_grad_sum(
 
     Parameters
     ----------
-    theta : (R, P) parameters; X : (n, P) augmented inputs; Y : (R, n) labels;
-    clip : (R,) or (1,) clip norms, or None (no clipping); mask : (R, n) 0/1 batch membership;
-    xnorm : (n,) precomputed ‖x_i‖ (optional, saves one pass per step).
+    theta : torch.Tensor of shape (R, P)
+        Parameters of the R models.
+    X : torch.Tensor of shape (n, P)
+        Augmented inputs, shared by the models.
+    Y : torch.Tensor of shape (R, n)
+        Labels per model.
+    clip : torch.Tensor of shape (R,) or (1,), or None
+        Clip norms (None: no clipping).
+    mask : torch.Tensor of shape (R, n), optional
+        0/1 batch membership (None: every example).
+    xnorm : torch.Tensor of shape (n,), optional
+        Precomputed ‖x_i‖ (saves one pass per step).
 
     Returns
     -------
-    sum : (R, P) the clipped gradient sum over the batch; norms : (R, n) unclipped norms
-    ‖g_i‖ = 2|r_i|‖x_i‖.
+    sum : torch.Tensor of shape (R, P)
+        The clipped gradient sum over the batch.
+    norms : torch.Tensor of shape (R, n)
+        Unclipped norms ‖g_i‖ = 2|r_i|‖x_i‖.
     """
     resid = theta @ X.T - Y  # (R, n)
     coef = 2.0 * resid

@@ -114,6 +114,14 @@ def audit_opacus(*, epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10,
         Canaries of the one-run views (0 skips them).
     n_runs : int
         Training runs per hypothesis of the trade-off view (0 skips it).
+    n_data : int
+        Ordinary training examples besides the canaries.
+    clip : float
+        Per-sample clip norm c > 0.
+    lr : float
+        SGD learning rate > 0.
+    confidence : float
+        Confidence of every ε̲.
     noise_multiplier : float, optional
         Train with this z instead of Opacus' calibrated one: a deliberately misconfigured target.
     rng : int, Generator, SeedSequence or None

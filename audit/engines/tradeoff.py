@@ -773,7 +773,9 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
         Candidate thresholds (pooled-score quantiles of the selection split).
     exact_curve : callable or array, optional
         Exact trade-off curve (callable of α, or values on :data:`ALPHA_GRID`),
-        overriding ``mechanism.tradeoff``; ``epsilon_exact`` likewise.
+        overriding ``mechanism.tradeoff``.
+    epsilon_exact : float, optional
+        Exact ε at δ, overriding ``mechanism.exact_epsilon(delta)``.
     assume_gaussian : bool
         The caller asserts the release's trade-off curve is Gaussian (allows "gdp").
     adjacency : {"check", "group", "ignore"}

@@ -211,6 +211,13 @@ def clopper_pearson_bound(select0: ArrayLike, select1: ArrayLike, eval0: ArrayLi
         selection scores is evaluated once. ``"bonferroni"``: all
         ``n_thresholds`` candidates (pooled quantiles of the selection scores) are
         evaluated with each rate bound at level 1 − (1 − c)/(2K).
+    n_thresholds : int
+        Number K of candidate thresholds.
+
+    Returns
+    -------
+    RateBound
+        ε̲ and the operating point it was read from.
     """
     return epsilon_bound(select0, select1, eval0, eval1, delta=check_delta(delta, allow_zero=True),
                   confidence=_check_confidence(confidence), selection=selection, estimator="clopper-pearson",
@@ -422,10 +429,26 @@ def one_run_bound(scores: ArrayLike, signs: ArrayLike, *, delta: float, confiden
         Attack score of each canary; higher means "the canary was included" (S_i = +1).
     signs : array (m,) of ±1
         The true inclusion bits S_i, drawn independently and uniformly *before* training.
+    delta : float
+        δ ≥ 0 of the (ε, δ) claim tested.
+    confidence : float
+        c: P(ε̲ ≤ ε_true) ≥ c (split equally over the k values tried).
     k : int or sequence of int, optional
         Guess +1 for the k highest and −1 for the k lowest scores, abstain on the rest.
         Given a sequence, each k is tried and the best bound reported with a
         Bonferroni correction over the sequence. Default: m//10 (at least 1).
+
+    Returns
+    -------
+    OneRunBound
+        The best ε̲ over the k values and the guesses it rests on.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``signs`` are not ±1 of the length of ``scores``.
+    InvalidParameterError
+        When some k has 2k > m.
     """
     s = _scores("scores", scores)
     sg = check_array("signs", signs, ndim=1)
