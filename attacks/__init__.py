@@ -18,7 +18,7 @@ from .registry import AttackRegistryError, available_attacks, get_attack, regist
 #: A new built-in attack module adds its name here.
 BUILTIN_MODULES = (
     "reconstruction", "bayesian_reconstruction", "autodiff_reconstruction", "labels", "distinguishers",
-    "floating_point", "reachability",
+    "floating_point", "reachability", "coordinates",
 )
 #: Former name of :data:`BUILTIN_MODULES`.
 ATTACK_MODULES = BUILTIN_MODULES

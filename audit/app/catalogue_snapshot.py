@@ -62,6 +62,8 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
                                'noise.',
                'bit-pattern': 'distinguisher: Bernoulli naive Bayes on IEEE-754 bits of o, o − x and o − x′ '
                               "(DP-Sniper's bit features).",
+               'coordinate-llr': 'distinguisher: Sum over coordinates of per-coordinate log-likelihood ratios, atoms '
+                                 'apart from the continuous part.',
                'discrete-map': 'reconstruction: MAP over the support of a discrete prior: argmax_k log π(z_k) + Σ_t '
                                'log p_t(g̃_t | z_k).',
                'dpsgd-label': "label: White-box inference of one training label from DP-SGD's noisy gradient sums.",
@@ -96,5 +98,7 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
                'split-mle': 'reconstruction: The efficient attacker with the phases known (seed 000, §6 setting).',
                'split-mle-marginal': 'reconstruction: Split attacker with the phase marginalised (the attacker does '
                                      'not see φ).',
+               'whitened-projection': 'distinguisher: Fisher linear discriminant ⟨o, Σ̂⁻¹Δ⟩ over every output '
+                                      'coordinate.',
                'y-aided': 'reconstruction: MLE from the release(s) and the public response y = xᵀβ + N(0, σ_y²) (seed '
                           '000, §6).'}}
