@@ -108,8 +108,19 @@ class Config:
     description: str = ""
     source: str = ""
 
-    def replace(self, **changes) -> Config:
-        """A copy with some attributes changed (e.g. ``seed`` from ``--seed``), re-validated."""
+    def replace(self, **changes: Any) -> Config:
+        """A copy with some attributes changed (e.g. ``seed`` from ``--seed``), re-validated.
+
+        Parameters
+        ----------
+        **changes
+            New values of configuration attributes, by name; ``seed`` and ``samples`` are
+            validated as their keys are, and a None value leaves its attribute unchanged.
+
+        Returns
+        -------
+        Config
+        """
         if "seed" in changes and changes["seed"] is not None:
             changes["seed"] = coerce_field("seed", _SEED, changes["seed"])
         if "samples" in changes and changes["samples"] is not None:
