@@ -42,7 +42,7 @@ def check(path: str, params: dict) -> None:
     path : str
         Key path of the entry (``audits[0]``), named in errors.
     params : dict
-        The entry's validated parameters, sample sizes scaled by ``samples``.
+        The entry's parameters, each field already valid (checked at load, before any scaling).
 
     Raises
     ------

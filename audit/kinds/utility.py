@@ -40,7 +40,7 @@ def check_params(path: str, params: dict) -> None:
     path : str
         Key path of the entry (``audits[0]``), named in errors.
     params : dict
-        The entry's validated parameters, sample sizes scaled by ``samples``.
+        The entry's parameters, each field already valid (checked at load, before any scaling).
 
     Raises
     ------
