@@ -128,11 +128,11 @@ def test_tradeoff_domain_searches_the_worst_pair(tmp_path):
     assert correct["verdict"] == "pass" and correct["epsilon_lb"] <= 1.0
 
 
-def test_tradeoff_input_domain_and_neighbourhood_keys(tmp_path):
-    """input_domain (a table) and neighbourhood (an override of the claim's) drive the same search."""
+def test_tradeoff_domain_table_and_neighbourhood_override(tmp_path):
+    """domain as a table, and adjacency naming a neighbourhood (an override of the claim's), drive the search."""
     broken = {"name": "privaudit.audit.testing.negative_controls:AsymmetricLaplace"}
-    audits = [{"kind": "tradeoff", "mechanism": broken, "n": 20_000, "neighbourhood": "linf<=1",
-               "input_domain": {"kind": "box", "low": [-1.0], "high": [1.0]}}]
+    audits = [{"kind": "tradeoff", "mechanism": broken, "n": 20_000, "adjacency": "linf<=1",
+               "domain": {"kind": "box", "low": [-1.0], "high": [1.0]}}]
     cfg = parse_config({"name": "search", "seed": 4, "audits": audits},
                        allow_imports=["privaudit.audit.testing.negative_controls"])
     (searched,) = run_config(cfg, out=tmp_path, figures=False, use_cache=False).report["audits"]
@@ -141,11 +141,11 @@ def test_tradeoff_input_domain_and_neighbourhood_keys(tmp_path):
 
 
 @pytest.mark.parametrize("extra, match", [
-    ({"input_domain": {"kind": "boxes"}}, "unknown domain kind 'boxes'"),
-    ({"input_domain": {"kind": "declared", "low": 0}}, "takes no other keys"),
-    ({"neighbourhood": "linf<=1"}, "applies to a pair search"),
-    ({"domain": [[-1.0], [1.0]], "neighbourhood": "ball"}, "neighbourhood = 'ball'"),
-    ({"domain": [[-1.0], [1.0]], "input_domain": {"kind": "declared"}}, "not both"),
+    ({"domain": {"kind": "boxes"}}, "unknown domain kind 'boxes'"),
+    ({"domain": {"kind": "declared", "low": 0}}, "takes no other keys"),
+    ({"domain": "box"}, "must be an array of numbers or a table"),
+    ({"adjacency": "linf<=1"}, "overrides the claim's for a pair search"),
+    ({"domain": [[-1.0], [1.0]], "adjacency": "ball"}, "adjacency = 'ball'"),
     ({"x": [0.0], "x_prime": [1.0], "domain": [[-1.0], [1.0]]}, "not both"),
     ({"domain": [[-1.0], [0.0], [1.0]]}, r"domain must be \[low, high\]"),
 ])

@@ -31,7 +31,7 @@ END = "<!-- keys-reference:end -->"
 
 _TYPES = {"float": "number", "int": "integer", "str": "string", "bool": "boolean",
           "array": "number or array", "strings": "string or array of strings",
-          "names": "string or array of strings", "table": "table"}
+          "names": "string or array of strings", "table": "table", "array-or-table": "array or table"}
 
 
 def _number(v: float) -> str:

@@ -330,7 +330,7 @@ def search_pairs(
         Releases per hypothesis of each certification audit.
     screen_n : int, optional
         Releases per hypothesis of each first-round screening audit (cheap, never
-        certified); default max(4000, n // 25). The best third is screened again on
+        certified); default max(4000, n // 50). The best third is screened again on
         4·screen_n fresh releases.
     certify : int
         The ``certify`` best screened pairs are re-audited on fresh releases at
@@ -371,7 +371,7 @@ def search_pairs(
     confidence = check_interval("confidence", confidence, 0.0, 1.0)
     certify = check_int("certify", certify)
     n = check_int("n", n)
-    screen_n = max(4000, n // 25) if screen_n is None else check_int("screen_n", screen_n)
+    screen_n = max(4000, n // 50) if screen_n is None else check_int("screen_n", screen_n)
     if domain is None:
         domain = domain_of(mechanism)
         if domain is None:

@@ -47,18 +47,13 @@ FIELDS = {
     "x": Field("array", None, doc="input x (the null hypothesis); default: the worst-case pair"),
     "x_prime": Field("array", None, doc="neighbouring input x'; default: the worst-case pair"),
     "dim": Field("int", 1, low=1, high=10_000, doc="input dimension of the worst-case pair (Gaussian, Laplace)"),
-    "domain": Field("array", None, doc="[low, high] box of inputs: search it for the worst neighbouring pair under "
-                                       "the claim's neighbourhood (search_pairs: input patterns, axis, diagonal, "
-                                       "corner, random and refined moves, screened then certified with Bonferroni) "
-                                       "instead of auditing x, x'"),
-    "input_domain": Field("table", None, validate=lambda path, v: _domain_spec(path, v),
-                          doc="any input domain to search, as a table: {kind = 'box', low = [...], high = [...], "
-                              "integer = true}, {kind = 'datasets', records = {low = [...], high = [...]}, "
-                              "min_size = 1, max_size = 20}, {kind = 'categorical', categories = [...]}, or "
-                              "{kind = 'declared'}: the mechanism's own domain"),
-    "neighbourhood": Field("str", None, validate=lambda path, v: _neighbourhood(path, v),
-                           doc="neighbourhood the searched pairs must respect when the claim's needs overriding "
-                               "(e.g. 'linf<=1', 'histogram', 'add-remove'); default: the claim's"),
+    "domain": Field("array-or-table", None, validate=lambda path, v: _domain_spec(path, v),
+                    doc="input domain to search for the worst neighbouring pair under the claim's neighbourhood "
+                        "(search_pairs: input patterns, axis, diagonal, corner, random and refined moves, screened "
+                        "then certified with Bonferroni) instead of auditing x, x': [low, high] (a real box), or a "
+                        "table {kind = 'box', low = [...], high = [...], integer = true}, {kind = 'datasets', "
+                        "records = {low = [...], high = [...]}, min_size = 1, max_size = 20}, {kind = "
+                        "'categorical', categories = [...]}, {kind = 'declared'} (the mechanism's own domain)"),
     "n": Field("int", 20000, low=MIN_N, samples=True, doc="releases per hypothesis"),
     "attacker": Field("names", None, validate=registered_attackers("distinguisher"),
                       doc="registered distinguisher, or a list of them (default: strongest applicable)"),
@@ -72,10 +67,11 @@ FIELDS = {
     "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
     "expect": Field("str", "private", choices=("private", "violation"),
                     doc="'violation' marks a negative control: it passes when the audit catches it"),
-    "adjacency": Field("str", "check", choices=("check", "group"),
+    "adjacency": Field("str", "check", validate=lambda path, v: _adjacency(path, v),
                        doc="a pair x, x_prime farther than one neighbour step: 'check' refuses it, 'group' audits it "
-                           "against the group-privacy claim of its distance (with a domain search: also search "
-                           "pairs several steps apart, each audited against its group claim)"),
+                           "against the group-privacy claim of its distance; with a domain search, 'group' also "
+                           "searches pairs several steps apart (each against its group claim), and a neighbourhood "
+                           "(e.g. 'linf<=1', 'histogram', 'add-remove') overrides the claim's for the search"),
 }
 
 
@@ -84,15 +80,13 @@ def check_pair(path: str, params: dict) -> None:
     if (params["x"] is None) != (params["x_prime"] is None):
         missing = "x_prime" if params["x_prime"] is None else "x"
         raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
-    if params.get("domain") is not None and params.get("input_domain") is not None:
-        raise ConfigKeyError(f"{path}: give domain (a [low, high] box) or input_domain (a table), not both")
-    if params.get("input_domain") is not None and params["x"] is not None:
-        raise ConfigKeyError(f"{path}: give either x and x_prime or input_domain (a pair search), not both")
-    if params.get("neighbourhood") is not None and not _searching(params):
-        raise ConfigKeyError(f"{path}.neighbourhood applies to a pair search: give domain or input_domain too")
+    if params.get("adjacency") not in (None, "check", "group") and not _searching(params):
+        raise ConfigKeyError(f"{path}.adjacency = {params['adjacency']!r} (a neighbourhood) overrides the claim's for "
+                             f"a pair search: give domain too, or use 'check' or 'group' for a given pair")
     if params.get("domain") is not None:
         if params["x"] is not None:
             raise ConfigKeyError(f"{path}: give either x and x_prime or domain (a pair search), not both")
+    if isinstance(params.get("domain"), list):
         box = np.asarray(params["domain"], dtype=float)
         if box.ndim not in (1, 2) or box.shape[0] != 2:
             raise ConfigKeyError(f"{path}.domain must be [low, high] (two numbers or two arrays), "
@@ -162,11 +156,13 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
 
 
 def _searching(params: dict) -> bool:
-    return params.get("domain") is not None or params.get("input_domain") is not None
+    return params.get("domain") is not None
 
 
-def _domain_spec(path: str, value: dict) -> dict:
-    """An ``input_domain`` table must describe a domain (checked at load, naming the key)."""
+def _domain_spec(path: str, value: list | dict) -> list | dict:
+    """A ``domain`` table must describe a domain (checked at load, naming the key); arrays are checked in check_pair."""
+    if not isinstance(value, dict):
+        return value
     if value.get("kind") == "declared":
         if len(value) > 1:
             raise ConfigValueError(f"{path}: {{kind = 'declared'}} takes no other keys, got {path} = {value!r}")
@@ -178,7 +174,10 @@ def _domain_spec(path: str, value: dict) -> dict:
     return value
 
 
-def _neighbourhood(path: str, value: str) -> str:
+def _adjacency(path: str, value: str) -> str:
+    """'check', 'group', or a neighbourhood shorthand (checked at load, naming the key)."""
+    if value in ("check", "group"):
+        return value
     try:
         parse_neighbourhood(value)
     except (TypeError, ValueError) as exc:
@@ -188,14 +187,16 @@ def _neighbourhood(path: str, value: str) -> str:
 
 def _searched(mech, params: dict, rng) -> TradeoffAudit:
     """The certified audit of the worst pair that :func:`~privaudit.audit.engines.pair_search.search_pairs` finds."""
-    if params.get("domain") is not None:
-        domain = tuple(np.asarray(b, dtype=float) for b in params["domain"])
-    else:
-        spec = params["input_domain"]
+    spec = params["domain"]
+    if isinstance(spec, dict):
         domain = None if spec.get("kind") == "declared" else spec
+    else:
+        domain = tuple(np.asarray(b, dtype=float) for b in spec)
+    adjacency = params.get("adjacency", "check")
     found = search_pairs(mech, domain, n=params["n"], attacker=params["attacker"],
                          confidence=params["confidence"], estimator=params["estimator"], rng=rng,
-                         neighbourhood=params.get("neighbourhood"), group=params.get("adjacency") == "group")
+                         neighbourhood=None if adjacency in ("check", "group") else adjacency,
+                         group=adjacency == "group")
     b = found.best
     return dataclasses.replace(b, notes=(*b.notes, found.summary()))
 

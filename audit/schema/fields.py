@@ -64,11 +64,12 @@ class Field:
 
     Parameters
     ----------
-    type : {"float", "int", "str", "bool", "array", "strings", "names", "table"}
+    type : {"float", "int", "str", "bool", "array", "strings", "names", "table", "array-or-table"}
         ``"array"`` is a (nested) list of numbers or a single number, kept as
         lists/floats so that the configuration stays plain data; ``"strings"`` a list of strings;
         ``"names"`` a string or a non-empty list of strings (kept as given: one name, or several);
-        ``"table"`` an inline TOML table (a dict).
+        ``"table"`` an inline TOML table (a dict); ``"array-or-table"`` either (e.g. a ``[low, high]`` box or
+        a domain table).
     default : Any
         Value when the key is absent; :data:`REQUIRED` makes the key mandatory.
         ``None`` means "let the audit choose".
@@ -106,6 +107,7 @@ _TYPE_NAMES = {
     "float": "a number", "int": "an integer", "str": "a string", "bool": "a boolean (true/false)",
     "array": "a number or an array of numbers", "strings": "an array of strings",
     "names": "a name or a non-empty array of names", "table": "a table",
+    "array-or-table": "an array of numbers or a table",
 }
 
 
@@ -165,6 +167,14 @@ def coerce_field(path: str, field: Field, value: Any) -> Any:
                                                and all(isinstance(v, str) for v in value)):
             raise _type_error(path, field, value)
         value = value if isinstance(value, str) else list(value)
+    elif t == "array-or-table":
+        if isinstance(value, dict):
+            value = dict(value)
+        else:  # checked exactly as an "array" field, errors naming this field's type
+            try:
+                value = coerce_field(path, dataclasses.replace(field, type="array", validate=None, choices=None), value)
+            except ConfigTypeError:
+                raise _type_error(path, field, value) from None
     elif t == "table":
         if not isinstance(value, dict):
             raise _type_error(path, field, value)
