@@ -342,14 +342,22 @@ def test_degenerate_outputs_under_one_input_are_leaks_not_crashes(kind):
 
 
 def test_stated_power_matches_its_definition():
-    from privaudit.audit.stats.power import cp_ceiling, min_detectable_ratio
+    from types import SimpleNamespace
+
+    from privaudit.audit.stats.power import certified_test_ratio, cp_ceiling, min_detectable_ratio
 
     res = audit_tradeoff(RandomizedResponse(epsilon=1.0), -1.0, 1.0, n=5000, rng=0, attacker="atom")
     r = res.min_detectable_ratio
-    assert r == min_detectable_ratio(1.0, 0.0, res.n_eval, res.confidence)
-    a = np.geomspace(1e-12, 0.5, 4000)
-    m = 2 * res.n_eval
-    # Independent check on a finer grid: just above r the claim is refutable at expected counts, below it is not.
+    op = res.operating_point
+    test = SimpleNamespace(fpr=op["fpr"], direction=op["direction"], n0=res.n_eval, n1=res.n_eval,
+                           confidence=res.confidence)  # one attacker: no Bonferroni share
+    assert r == certified_test_ratio(1.0, 0.0, test)
+    # The certified test is one test: it can never state more power than the best test at this n.
+    assert r >= min_detectable_ratio(1.0, 0.0, res.n_eval, res.confidence)
+    a = np.array([op["fpr"]])
+    m = 2 * res.n_eval if op["direction"] == "pooled" else res.n_eval
+    # Independent check at the certified false-positive rate: just above r that test refutes the claim at
+    # expected counts, below it does not.
     assert cp_ceiling(tradeoff_curve(1.01 * r, 0.0, a), a, m, 0.0, 0.95) > 1.0
     assert cp_ceiling(tradeoff_curve(0.97 * r, 0.0, a), a, m, 0.0, 0.95) <= 1.0
     bigger = audit_tradeoff(RandomizedResponse(epsilon=1.0), -1.0, 1.0, n=50_000, rng=0, attacker="atom")

@@ -64,7 +64,7 @@ from privaudit.mechanisms.validation import (
 )
 
 from privaudit.audit.stats import epsilon_bounds as eb
-from privaudit.audit.stats.power import min_detectable_ratio
+from privaudit.audit.stats.power import certified_test_ratio
 from privaudit.audit.results import AuditResult, stable_repr
 from privaudit.audit.verdicts import Verdict
 
@@ -135,8 +135,9 @@ class TradeoffAudit(AuditResult):
     assumptions : tuple of str
         What ε̲ rests on (estimator, selection, any distributional assumption).
     min_detectable_ratio : float
-        Stated power: the smallest ε′/ε_claim this audit could have detected at its
-        n (:func:`privaudit.audit.stats.power.min_detectable_ratio`); ``inf`` if none.
+        Stated power: the smallest ε′/ε_claim at which the certified test (its false-positive
+        rate, evaluation size and Bonferroni level) refutes the claim at expected counts, i.e.
+        about half the time (:func:`privaudit.audit.stats.power.certified_test_ratio`); ``inf`` if none.
     leaks : dict
         Degenerate outputs seen: fraction of non-finite rows under each input,
         whether the output shapes differ.
@@ -846,7 +847,7 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
         alpha=ALPHA_GRID.copy(), band={"lower": curves.band_lower, "upper": curves.band_upper, "method": "DKW"},
         claim_curve=curves.claim_curve, exact_curve=curves.exact_curve, notes=tuple(notes),
         assumptions=tuple(assumptions),
-        min_detectable_ratio=min_detectable_ratio(claim.epsilon, delta, cert.n_eval, confidence, mu=claim.mu),
+        min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, bound, mu=claim.mu),
         leaks=leaks, epsilon_lb_by_family=by_family(fitted, cert),
     )
 

@@ -80,13 +80,87 @@ def _gaussian_ratio(mu: float, epsilon: float, delta: float, m: int, confidence:
     return gdp_epsilon(hi, delta) / epsilon if delta > 0 else math.inf
 
 
+def _test_epsilon(beta: float, alpha: float, m_fp: int, m_fn: int, delta: float, level: float) -> float:
+    """Clopper–Pearson ε̲ of a test with true rates (α, β) at its expected counts (the first line of eq. (1))."""
+    a_ub = float(clopper_pearson_upper(alpha * m_fp, m_fp, level))
+    b_ub = float(clopper_pearson_upper(beta * m_fn, m_fn, level))
+    if a_ub <= 0 or 1 - delta - b_ub <= 0:
+        return 0.0
+    return math.log(1 - delta - b_ub) - math.log(a_ub)
+
+
+def certified_test_ratio(epsilon: float, delta: float, test, mu: float | None = None) -> float:
+    """Smallest ε′/ε at which the certified *test* itself would refute the claim.
+
+    ``test`` is the :class:`~privaudit.attacks.threshold_selection.RateBound` the audit reported:
+    its false-positive rate α̂ on the evaluation split, the trials behind each rate (n₀ and n₁;
+    n₀ + n₁ for a pooled test) and its confidence (the Bonferroni share of the certified attackers).
+    A mechanism whose trade-off curve is f_{ε′,δ} (G_μ′ for a Gaussian claim), attacked with a
+    test at the same false-positive rate, has β = f(α̂); the ratio is the smallest ε′/ε for which
+    that test's Clopper–Pearson ε̲ at the *expected* counts exceeds ε, so a mechanism that much
+    less private is caught by this test about half the time (expected counts sit near the
+    median). Unlike :func:`min_detectable_ratio`, the best test any attacker could have chosen,
+    it accounts for the threshold the selection actually picked, the evaluation size that test
+    was certified on and the Bonferroni level.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed ε.
+    delta : float
+        The δ at which ε̲ is read.
+    test : RateBound
+        The reported bound (fields ``fpr``, ``n0``, ``n1``, ``direction``, ``confidence``).
+    mu : float, optional
+        The claim's μ: the alternatives are G_μ′ and the ratio is ε(μ′, δ)/ε.
+
+    Returns
+    -------
+    float
+        ε′/ε ≥ 1, or ``inf`` when no ε′ lets this test refute the claim (e.g. a test that
+        rejects nothing, α̂ = 0).
+    """
+    if not math.isfinite(epsilon):
+        return math.inf
+    alpha = float(test.fpr)
+    if test.direction == "pooled":
+        m_fp = m_fn = int(test.n0) + int(test.n1)
+    elif test.direction == "reverse":
+        m_fp, m_fn = int(test.n1), int(test.n0)
+    else:
+        m_fp, m_fn = int(test.n0), int(test.n1)
+    if not 0 < alpha < 1 - delta:
+        return math.inf
+    level = 1 - (1 - float(test.confidence)) / 2
+    gaussian = mu is not None and math.isfinite(mu) and mu > 0
+
+    def detected(x: float) -> bool:
+        curve = gaussian_tradeoff(x, np.array([alpha])) if gaussian else tradeoff_curve(x, delta, np.array([alpha]))
+        return _test_epsilon(float(curve[0]), alpha, m_fp, m_fn, delta, level) > epsilon
+
+    lo = mu if gaussian else epsilon
+    limit = 60.0 if gaussian else 300.0
+    hi = 2 * lo
+    while not detected(hi):
+        lo, hi = hi, 2 * hi
+        if hi > limit:
+            return math.inf
+    for _ in range(30):  # bisection: the test's ε̲ increases with ε′ (or μ′)
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if detected(mid) else (mid, hi)
+    if gaussian:
+        return gdp_epsilon(hi, delta) / epsilon if delta > 0 else math.inf
+    return hi / epsilon
+
+
 def min_detectable_ratio(epsilon: float, delta: float, n_eval: int, confidence: float, mu: float | None = None) -> float:
     """Smallest ε′/ε for which f_{ε′,δ} (or G_μ′ when ``mu`` is given) yields an expected ε̲ > ε.
 
     ``n_eval`` releases per hypothesis; the pooled test of a symmetric pair uses both
     hypotheses' releases, hence m = 2·n_eval trials per rate. Returns ``inf`` when
     even ε′ = ∞ (a perfect test apart from δ) cannot lift ε̲ above ε: the audit
-    cannot refute the claim at all.
+    cannot refute the claim at all. It is the best test *any* attacker could choose at this n
+    (an optimistic floor); :func:`certified_test_ratio` is that of the test an audit certified.
 
     Parameters
     ----------
@@ -127,4 +201,4 @@ def min_detectable_ratio(epsilon: float, delta: float, n_eval: int, confidence: 
     return hi
 
 
-__all__ = ["cp_ceiling", "min_detectable_ratio"]
+__all__ = ["certified_test_ratio", "cp_ceiling", "min_detectable_ratio"]
