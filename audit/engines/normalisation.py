@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privaudit.mechanisms.randomness import draw_seed, torch_generator
+from privaudit.mechanisms.randomness import RandomLike, draw_seed, torch_generator
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
 
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_bound
@@ -84,10 +84,9 @@ def _cp(out_scores: np.ndarray, in_scores: np.ndarray, delta: float, confidence:
                                  confidence=confidence)
 
 
-def averaged_release_runs(
-    runs: int, *, normaliser: str, n: int = 20, sampling_rate: float = 0.5, noise_multiplier: float = 20.0,
-    steps: int = 100, dim: int = 1000, delta: float = 1e-5, confidence: float = 0.95, rng=None,
-) -> NormalisationAudit:
+def averaged_release_runs(runs: int, *, normaliser: str, n: int = 20, sampling_rate: float = 0.5,
+                          noise_multiplier: float = 20.0, steps: int = 100, dim: int = 1000, delta: float = 1e-5,
+                          confidence: float = 0.95, rng: RandomLike = None) -> NormalisationAudit:
     """Clopper–Pearson ε̲ of the averaged release r_t = (Σ_{i∈B_t} clip(g_i) + N(0, z²I))/D_t.
 
     Every record's clipped gradient is zero (the canary's too: it changes only the batch), so
@@ -149,10 +148,9 @@ def averaged_release_runs(
                               float(b.fnr), dict(n=n, sampling_rate=q, noise_multiplier=z, steps=steps, dim=dim))
 
 
-def opacus_normaliser_runs(
-    runs: int, *, n: int = 100, batch_size: int = 10, dim: int = 200, noise_multiplier: float = 5.0,
-    steps: int = 10, delta: float = 1e-5, confidence: float = 0.95, rng=None,
-) -> NormalisationAudit:
+def opacus_normaliser_runs(runs: int, *, n: int = 100, batch_size: int = 10, dim: int = 200,
+                           noise_multiplier: float = 5.0, steps: int = 10, delta: float = 1e-5,
+                           confidence: float = 0.95, rng: RandomLike = None) -> NormalisationAudit:
     """Clopper–Pearson ε̲ of Opacus' ``make_private`` averaging when one record is added (module docstring).
 
     Parameters

@@ -76,7 +76,24 @@ FIELDS = {
 
 
 def check_pair(path: str, params: dict) -> None:
-    """``x`` and ``x_prime`` come together, or not at all (then the worst-case pair or a ``domain`` search)."""
+    """``x`` and ``x_prime`` come together, or not at all (then the worst-case pair or a ``domain`` search).
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[0]``), named in errors.
+    params : dict
+        The entry's parameters, each field already valid.
+
+    Raises
+    ------
+    ConfigKeyError
+        Naming ``path``: only one of ``x``, ``x_prime``; a pair together with ``domain``; a
+        ``domain`` that is not [low, high]; a neighbourhood ``adjacency`` without a search; or
+        ``adjacency = "group"`` with neither a pair nor a search.
+    ConfigValueError
+        A ``domain`` with low > high.
+    """
     if (params["x"] is None) != (params["x_prime"] is None):
         missing = "x_prime" if params["x_prime"] is None else "x"
         raise ConfigKeyError(f"missing key {path}.{missing}: give both x and x_prime, or neither (worst-case pair)")
@@ -132,7 +149,20 @@ def check_adjacent(path: str, params: dict, components: Mapping[str, Any]) -> No
 
 
 def run(params: dict, rng: np.random.Generator) -> AuditEntry:
-    """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff)."""
+    """Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim (audit_tradeoff).
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters, sample sizes scaled by ``samples``.
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+        The audit of the given pair, the worst-case pair, or the best pair a ``domain`` search certifies.
+    """
     mech = MECHANISMS.build(params["mechanism"], "mechanism")
     if _searching(params):
         return apply_expectation(judge(_searched(mech, params, rng)), params["expect"], caught="violation")
@@ -208,6 +238,16 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     the claim (:func:`privaudit.audit.stats.power.min_detectable_ratio`); ``inf`` means even a
     perfect distinguisher could not lift ε̲ above the claim with this many releases,
     so a pass would say nothing.
+
+    Parameters
+    ----------
+    result : TradeoffAudit
+        A finished audit.
+
+    Returns
+    -------
+    TradeoffAudit
+        ``result`` with its verdict replaced when it is an uninformative pass.
     """
     if not isinstance(result, TradeoffAudit) or result.verdict != Verdict.PASS:
         return result
@@ -556,7 +596,8 @@ def verdict_text(entry: AuditEntry) -> tuple[str, str]:
             f"the certified ε̲ = {lb} does not exceed the claimed ε = {eps}")
 
 
-def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band, alpha, exact) -> tuple[str, Any, str]:
+def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band: Any, alpha: np.ndarray | None,
+               exact: np.ndarray | None) -> tuple[str, Any, str]:
     """ROC on log–log axes with the confidence band and the region the claim forbids.
 
     TPR above the claim's bound 1 − f_{ε,δ}(FPR) refutes the claim *if the band's lower

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -46,8 +46,25 @@ class ConfigFileError(ConfigError, InvalidInputError):
     """A missing or unreadable configuration file, a TOML syntax error or an unknown preset."""
 
 
-def check_keys(path: str, table: Mapping[str, Any], allowed, *, where: str = "") -> None:
-    """Raise :class:`ConfigKeyError` for the first key of ``table`` not in ``allowed``."""
+def check_keys(path: str, table: Mapping[str, Any], allowed: Iterable[str], *, where: str = "") -> None:
+    """Raise :class:`ConfigKeyError` for the first key of ``table`` not in ``allowed``.
+
+    Parameters
+    ----------
+    path : str
+        Key path named in errors (``audits[0]``).
+    table : mapping
+        The table read from the configuration.
+    allowed : iterable of str
+        The keys the table may hold.
+    where : str
+        Suffix of the messages (e.g. the file).
+
+    Raises
+    ------
+    ConfigKeyError
+        Naming the key, with the closest allowed one.
+    """
     allowed = list(allowed)
     for key, value in table.items():
         if key not in allowed:
@@ -124,7 +141,29 @@ def _is_number_array(value: Any) -> bool:
 
 
 def coerce_field(path: str, field: Field, value: Any) -> Any:
-    """Type-check, range-check and normalise one value; raise naming ``path`` and ``value``."""
+    """Type-check, range-check and normalise one value; raise naming ``path`` and ``value``.
+
+    Parameters
+    ----------
+    path : str
+        Key path named in errors (``audits[0]``).
+    field : Field
+        The key's declaration.
+    value : object
+        The value as read.
+
+    Returns
+    -------
+    object
+        The normalised value (e.g. an int for an integral float).
+
+    Raises
+    ------
+    ConfigTypeError
+        For a value of the wrong type.
+    ConfigValueError
+        For a value out of range or not among the choices.
+    """
     if value is None:  # only reachable through a None default
         return None
     t = field.type
@@ -219,7 +258,33 @@ def _check_range(path: str, field: Field, value: float) -> None:
 
 
 def validate_table(path: str, table: Mapping[str, Any], fields: Mapping[str, Field], *, where: str = "") -> dict:
-    """Validate ``table`` against ``fields``: unknown keys, missing keys, types, ranges; fill defaults."""
+    """Validate ``table`` against ``fields``: unknown keys, missing keys, types, ranges; fill defaults.
+
+    Parameters
+    ----------
+    path : str
+        Key path named in errors (``audits[0]``).
+    table : mapping
+        The table read from the configuration.
+    fields : mapping of str to Field
+        The declarations of the table's keys.
+    where : str
+        Suffix of the messages (e.g. the file).
+
+    Returns
+    -------
+    dict
+        Every declared key, defaults filled in.
+
+    Raises
+    ------
+    ConfigKeyError
+        For an unknown or a missing required key.
+    ConfigTypeError
+        For a value of the wrong type.
+    ConfigValueError
+        For a value out of range.
+    """
     check_keys(path, table, fields, where=where)
     out = {}
     for key, field in fields.items():
