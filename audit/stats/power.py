@@ -25,7 +25,7 @@ import numpy as np
 
 from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
 
-from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper, gdp_epsilon
+from privaudit.audit.stats.epsilon_bounds import RateBound, clopper_pearson_upper, gdp_epsilon
 
 _ALPHA = np.geomspace(1e-12, 0.5, 160)
 
@@ -89,7 +89,7 @@ def _test_epsilon(beta: float, alpha: float, m_fp: int, m_fn: int, delta: float,
     return math.log(1 - delta - b_ub) - math.log(a_ub)
 
 
-def certified_test_ratio(epsilon: float, delta: float, test, mu: float | None = None) -> float:
+def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: float | None = None) -> float:
     """Smallest ε′/ε at which the certified *test* itself would refute the claim.
 
     ``test`` is the :class:`~privaudit.attacks.threshold_selection.RateBound` the audit reported:
