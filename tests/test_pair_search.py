@@ -167,3 +167,35 @@ def test_cli_search_prints_the_pair_and_exits_1_on_a_violation(capsys):
     assert main(["search", "laplace", "--params", '{"epsilon": 1.0}', "-n", "20000"]) == 2  # no domain anywhere
     assert "needs a domain" in capsys.readouterr().err
     assert main(["search", "laplace", "--params", "[1]", "--domain", "[[0], [1]]"]) == 2
+
+
+class _BoundedSum:
+    """Sum of records clamped to [0, clamp] + Lap(bound/ε), records declared in [0, 10]: correct iff clamp ≤ bound.
+
+    With clamp = 10 and bound = 1 (the sensitivity computed from the wrong bound) the exact ε is 10: one record
+    moving 0 → 10 shifts the sum by 10 under Lap(1).
+    """
+
+    def __init__(self, clamp: float, bound: float = 1.0, neighbourhood=None, padded: bool = True) -> None:
+        from privaudit.mechanisms.domains import Box, DatasetDomain
+        from privaudit.mechanisms.neighbourhoods import AddRemove
+
+        self.clamp = clamp
+        self.noise = LaplaceMechanism(epsilon=1.0, sensitivity=bound)
+        self.claim = PrivacyClaim(1.0, 0.0, neighbourhood or AddRemove())
+        self.domain = DatasetDomain(records=Box(np.zeros(1), np.full(1, 10.0)), min_size=1, max_size=4, padded=padded)
+
+    def sample(self, x, n, rng=None):
+        rows = np.asarray(x, dtype=float).reshape(len(x), -1)
+        return self.noise.sample(np.nansum(np.clip(rows, 0.0, self.clamp), axis=0), n, rng)
+
+
+@pytest.mark.parametrize("padded", [True, False])
+def test_dataset_search_catches_a_clamping_bug_from_the_record_bounds(padded):
+    res = search_pairs(_BoundedSum(clamp=10.0, padded=padded), n=20_000, certify=2, rng=0)
+    assert res.verdict == "violation" and 1.0 < res.epsilon_lb <= 10.0
+    pair = res.best_pair
+    assert _BoundedSum(10.0).claim.neighbourhood.are_neighbours(pair.x, pair.x_prime)
+    assert "records" in res.summary() and "add-remove" in res.summary()
+    ok = search_pairs(_BoundedSum(clamp=1.0, padded=padded), n=20_000, certify=2, rng=0)
+    assert ok.verdict == "pass"

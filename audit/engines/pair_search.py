@@ -60,7 +60,7 @@ from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.randomness import resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
 
-from privaudit.audit.engines.tradeoff import audit_tradeoff
+from privaudit.audit.engines.tradeoff import audit_tradeoff, default_attackers
 
 #: Random base points of a box or dataset domain (besides the centre, corners and boundary datasets).
 N_RANDOM_BASES = 2
@@ -75,7 +75,9 @@ def _fmt(x: Any) -> str:
     if isinstance(x, str):
         return repr(x)
     a = np.asarray(x, dtype=float)
-    return str(np.round(a, 6).tolist()) if a.size <= 12 else f"array{a.shape}(first {np.round(a.ravel()[:6], 6).tolist()})"
+    if a.size <= 12:
+        return str(np.round(a, 6).tolist())
+    return f"array{a.shape}(first {np.round(a.ravel()[:6], 6).tolist()})"
 
 
 def describe_pair(x: Any, x_prime: Any, origin: str) -> str:
@@ -393,7 +395,8 @@ def search_pairs(
     def screen(pairs, ss, size):
         out = []
         for p, child in zip(pairs, ss.spawn(len(pairs))):  # a few dozen pairs, each audit vectorised
-            res = audit_tradeoff(mechanism, p.x, p.x_prime, n=size, attacker=screen_attacker, confidence=0.5,
+            res = audit_tradeoff(mechanism, p.x, p.x_prime, n=size, confidence=0.5,
+                                 attacker=_for_pair(screen_attacker, p, mechanism),
                                  estimator=estimator, rng=child, claim=claim, adjacency=adjacency)
             out.append(PairCandidate(p.x, p.x_prime, p.origin, res.epsilon_lb,
                                      _plug_in_epsilon(res, delta, res.n_eval), size))
@@ -412,13 +415,27 @@ def search_pairs(
     level = 1 - (1 - confidence) / len(top)
     name = type(mechanism).__name__
     certified = tuple(
-        audit_tradeoff(mechanism, c.x, c.x_prime, n=n, attacker=attacker, confidence=level, estimator=estimator,
-                       rng=child, claim=claim, adjacency=adjacency, target=f"{name}: {c.describe()}")
+        audit_tradeoff(mechanism, c.x, c.x_prime, n=n, attacker=_for_pair(attacker, c, mechanism),
+                       confidence=level, estimator=estimator, rng=child, claim=claim, adjacency=adjacency,
+                       target=f"{name}: {c.describe()}")
         for c, child in zip(top, cert_ss.spawn(len(top)))
     )
     best_cert = max(certified, key=lambda a: a.epsilon_lb)
     return PairSearchResult(best=best_cert, certified=certified, candidates=tuple(ranked), confidence=confidence,
                             seed=seed, neighbourhood=nb.shorthand, domain=str(dom), group=group)
+
+
+def _for_pair(attackers: Any, pair: Any, mechanism: Any) -> Any:
+    """The attackers for one pair: without the projection on x′ − x when x and x′ differ in shape.
+
+    Datasets of different sizes (add/remove, unpadded) have no difference vector to
+    project on; every other attacker reads the releases only.
+    """
+    if np.shape(pair.x) == np.shape(pair.x_prime) or isinstance(pair.x, str):
+        return attackers
+    specs = attackers if isinstance(attackers, list | tuple) else (
+        default_attackers(mechanism) if attackers is None else [attackers])
+    return [a for a in specs if a != "projection"]
 
 
 def _refine(screened: list[PairCandidate], nb: Neighbourhood, dom: Domain, count: int,
