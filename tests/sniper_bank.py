@@ -304,7 +304,7 @@ class PrefixSum(_QueryMechanism):
 
 
 class PrefixSumCorrect(_QueryMechanism):
-    """Prefix sums of x + Lap(d/ε) (float-safe): the ℓ1 sensitivity of d answers under ``linf<=1`` is d. Exact ε = ε₀."""
+    """Prefix sums of x + Lap(d/ε) (float-safe): the ℓ1 sensitivity of d answers under ``linf<=1`` is d. Exact ε₀."""
 
     def __init__(self, epsilon: float = EPS0, d: int = PREFIX_D) -> None:
         super().__init__(epsilon, d)
