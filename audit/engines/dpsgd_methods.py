@@ -62,7 +62,8 @@ class DPSGDMethodsAudit(AuditResult):
         Best certified ε̲ over the methods (holds at ``confidence``).
     methods : tuple of dict
         Per method: ``method``, ``epsilon_lb``, ``certified``, ``assumption``, ``runs``,
-        ``canaries``, ``seconds``, ``confidence``.
+        ``canaries``, ``seconds``, ``confidence``; the per-step composed row also ``epsilon_hat``,
+        its point estimate.
     steps : int
     noise_scale : float
         Noise actually used / noise of the claim (1 for an honest target).
@@ -155,7 +156,8 @@ def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta:
     est = whitebox_estimate(concatenate(runs), confidence=confidence, rng=np.random.default_rng(kids[-2]))
     methods.append(dict(method="per-step composed (claim's PLD/GDP)", epsilon_lb=est.epsilon, certified=False,
                         assumption=ASSUMPTION, runs=whitebox_runs, canaries=canaries * whitebox_runs,
-                        seconds=sum(r.seconds for r in runs) + time.perf_counter() - t0, confidence=confidence))
+                        seconds=sum(r.seconds for r in runs) + time.perf_counter() - t0, confidence=confidence,
+                        epsilon_hat=est.epsilon_hat))
     if cp_runs:
         cp = engine_canary_runs(cp_runs, epsilon=epsilon, delta=delta, epochs=epochs, noise_scale=noise_scale,
                                 confidence=c_each, rng=int(kids[-1].generate_state(1)[0]))

@@ -96,7 +96,9 @@ def headline(entry: AuditEntry) -> str:
     parts = [f"claim ε = {fnum(res.claim.epsilon)}, exact {fnum(res.epsilon_exact)}"]
     for m in res.methods:
         runs = f"{m['runs']} run{'s' if m['runs'] != 1 else ''}"
-        parts.append(f"{_SHORT.get(m['method'], m['method'])} {fnum(m['epsilon_lb'])} ({runs}, {m['seconds']:.1f} s)")
+        point = f", point estimate {fnum(m['epsilon_hat'])}" if m.get("epsilon_hat") is not None else ""
+        parts.append(f"{_SHORT.get(m['method'], m['method'])} {fnum(m['epsilon_lb'])} ({runs}{point}, "
+                     f"{m['seconds']:.1f} s)")
     return " | ".join(parts) + " (* assumption-labelled)"
 
 
