@@ -18,8 +18,8 @@ f-DP bound (Mahloujifar, Melis & Chaudhuri, ICML 2025, "Auditing f-differential 
         h_i = max(h_{i+1}, b⁻¹(r_{i+1})),   r_i = r_{i+1} + i/(c′ − i)·(h_i − h_{i+1}),
 
     and "c of c′ correct with probability ≥ τ" is possible only if r_0 + h_0 ≤ c′/m (the
-    guessing budget). (The recursion as the authors' group implements it in Meta's
-    ``privacy_guard`` FDP analysis, with alphabet size 2; vectorised here over hypotheses. Its
+    guessing budget). (The recursion as Meta's ``privacy_guard`` implements the paper's
+    analysis, with alphabet size 2; vectorised here over hypotheses. Its
     validity is checked by simulation in the tests: an exactly μ-GDP game and randomised
     response are rejected at their true parameter at most at the nominal rate.) If it is impossible, f-DP is rejected at level τ (:func:`fdp_consistent`).
     Rejecting (ε, δ)-DP this way is a certified lower bound ε̲ at δ with no assumption on
