@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_size
 
 
 class GaussianPrior:
@@ -78,7 +78,7 @@ class GaussianPrior:
         -------
         ndarray of shape (n, d)
         """
-        z = np.random.default_rng(rng).standard_normal((check_int("n", n), self.dim))
+        z = np.random.default_rng(rng).standard_normal((check_size("n", n), self.dim))
         return self.mean + z @ self._chol.T
 
     def grad_log_density(self, X: ArrayLike) -> np.ndarray:
@@ -153,7 +153,7 @@ class DiscretePrior:
         -------
         ndarray of int, shape (n,)
         """
-        return np.random.default_rng(rng).choice(self.probs.size, size=check_int("n", n), p=self.probs)
+        return np.random.default_rng(rng).choice(self.probs.size, size=check_size("n", n), p=self.probs)
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` support points drawn from ``probs`` (the rows picked by :meth:`sample_index`).

@@ -39,6 +39,7 @@ from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_delta,
     check_int,
+    check_size,
     check_interval,
     check_positive,
 )
@@ -108,7 +109,7 @@ class LabelCanarySteps:
             Shape ``(n, T)``.
         """
         rng = np.random.default_rng(rng)
-        n = check_int("n", n)
+        n = check_size("n", n)
         out = rng.standard_normal((n, self.steps))
         out *= self.noise_multiplier
         if self.sampling_rate < 1:
@@ -416,7 +417,7 @@ class DPSGDLabelCanary:
             steps.append((((r - (a + b) / 2) * (b - a)).sum(dim=1) / s2).numpy())
 
         cb = callback if self.mode == "white-box" else None
-        theta = train_linear_dpsgd_runs(self.X_, y, n_runs=check_int("n", n), rng=rng, callback=cb,
+        theta = train_linear_dpsgd_runs(self.X_, y, n_runs=check_size("n", n), rng=rng, callback=cb,
                                         **{k: v for k, v in self.kw.items() if k != "optimizer"}, optimizer="sgd")
         if self.mode == "white-box":
             return np.stack(steps, axis=1)

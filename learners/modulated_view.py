@@ -28,7 +28,7 @@ from privaudit.mechanisms.accounting import gdp_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.modulated import ModulatedMechanism
 from privaudit.mechanisms.randomness import RandomLike
-from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int
+from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_int, check_size
 
 #: Recorded in a learner-tradeoff report.
 TRADEOFF_NOTE = ("the learner is fitted on synthetic data; the audit tests one client's releases over all "
@@ -130,7 +130,7 @@ class TranscriptRelease:
             Shape ``(n, T, d)``.
         """
         rng = np.random.default_rng(rng)
-        n = check_int("n", n)
+        n = check_size("n", n)
         out = np.empty((n, self.rounds, self.mechanisms[0].dim))
         for t, m in enumerate(self.mechanisms):  # loop over rounds; each round is vectorised over n
             out[:, t] = m.sample(x, n, rng, phase=None if self.phases is None else self.phases[t])

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from .validation import check_int, check_positive
+from .validation import check_size, check_positive
 
 #: Bounds on the number of φ nodes of the midpoint rule, and nodes per unit of A/σ.
 _MIN_NODES, _MAX_NODES, _NODES_PER_RATIO = 256, 4096, 40
@@ -239,7 +239,7 @@ class ArcsineGaussian:
         -------
         ndarray of shape (n,)
         """
-        n = check_int("n", n)
+        n = check_size("n", n)
         rng = np.random.default_rng(rng)
         return self.amplitude * np.cos(rng.random(n) * (2 * np.pi)) + self.sigma * rng.standard_normal(n)
 

@@ -44,6 +44,7 @@ from .validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_size,
     check_positive,
 )
 
@@ -80,7 +81,7 @@ def check_integer_array(name: str, value: ArrayLike) -> np.ndarray:
 def _check_integer_sensitivity(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer | float):
         raise ParameterTypeError(f"sensitivity must be a positive integer, got {value!r} ({type(value).__name__})")
-    if not (value == int(value) and value >= 1):
+    if not (math.isfinite(value) and value == int(value) and value >= 1):  # int(inf) would overflow
         raise InvalidParameterError(f"sensitivity must be a positive integer, got sensitivity={value!r}")
     return int(value)
 
@@ -151,7 +152,7 @@ class DiscreteLaplaceMechanism:
             Integer-valued floats.
         """
         x = check_integer_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         return x + discrete_laplace(rng, (n, *x.shape), self.scale)
 
     def log_pmf_noise(self, k: ArrayLike) -> np.ndarray:
@@ -355,7 +356,7 @@ class DiscreteGaussianMechanism:
                 f"DiscreteGaussianMechanism takes one integer coordinate (its exact profile is one-dimensional), "
                 f"got x of shape {x.shape}"
             )
-        n = check_int("n", n)
+        n = check_size("n", n)
         return x + discrete_gaussian(rng, (n, *x.shape), self.sigma)
 
     def log_pmf_noise(self, k: ArrayLike) -> np.ndarray:

@@ -37,7 +37,7 @@ from .accounting import pure_dp_event
 from .claim import PrivacyClaim
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
-from .validation import InvalidInputError, InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
+from .validation import InvalidInputError, InvalidParameterError, check_array, check_delta, check_epsilon, check_size, check_positive
 
 #: Largest spread of the log-weights ε·u/(2Δu) accepted: keeps every output reachable by the race.
 MAX_LOG_WEIGHT_SPREAD = 700.0
@@ -166,7 +166,7 @@ class ExponentialMechanism:
             Selected output indices, as floats.
         """
         logp = self.log_pmf(x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         e, _ = exponential(rng, n * logp.size)
         race = np.log(e.reshape(n, logp.size))
         race -= logp

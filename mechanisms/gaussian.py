@@ -51,6 +51,7 @@ from .validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_size,
     check_positive,
 )
 
@@ -457,7 +458,7 @@ class GaussianMechanism:
             Independent releases stacked along axis 0.
         """
         x = check_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         rng = np.random.default_rng(rng)
         noise = rng.standard_normal((n, *x.shape))
         return lattice_release(x, noise, self.sigma, self.lattice_step, rng)

@@ -38,7 +38,7 @@ from .claim import PrivacyClaim
 from .lattice import LAPLACE_ETA, grid_step, laplace_dither_logprob, lattice_release, noise_offsets
 from .samplers import exponential
 from .tradeoff import laplace_tradeoff
-from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_positive
+from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_size, check_positive
 
 def float_safe_laplace(values: ArrayLike, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """``values + Lap(0, scale)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ scale⌋ − 10).
@@ -200,7 +200,7 @@ class LaplaceMechanism:
             Independent releases stacked along axis 0.
         """
         x = check_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         rng = np.random.default_rng(rng)
         e, sign = exponential(rng, n * x.size)
         e *= sign

@@ -56,6 +56,7 @@ from .validation import (
     check_array,
     check_delta,
     check_int,
+    check_size,
     check_interval,
     check_positive,
 )
@@ -367,7 +368,7 @@ class ModulatedMechanism:
         ndarray of shape (n, d)
         """
         x = check_array("x", x, ndim=1, dim=self.dim)
-        n = check_int("n", n)
+        n = check_size("n", n)
         rng = np.random.default_rng(rng)
         noise = rng.standard_normal((n, self.dim))
         theta = self._phases(phase, n, rng) + self.omega * (x @ self.basis)

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from .claim import PrivacyClaim
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
-from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_int, check_interval, check_positive
+from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_size, check_interval, check_positive
 
 #: Largest ε for which e^{−ε} (the flip-to-keep ratio) is a normal double.
 MAX_EPSILON = 700.0
@@ -153,7 +153,7 @@ class RandomizedResponse:
         -------
         ndarray of shape (n,)
         """
-        return self.release(np.full(check_int("n", n), float(np.asarray(x))), rng)
+        return self.release(np.full(check_size("n", n), float(np.asarray(x))), rng)
 
     def pmf(self, x: ArrayLike) -> np.ndarray:
         """Output distribution over ``categories`` given input ``x``.

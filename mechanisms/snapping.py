@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike
 
 from .accounting import pure_dp_event
 from .claim import PrivacyClaim
-from .validation import InvalidParameterError, check_array, check_epsilon, check_int, check_positive
+from .validation import InvalidParameterError, check_array, check_epsilon, check_size, check_positive
 
 _MANTISSA = np.uint64(2**52 - 1)
 _LEADING_ZEROS_11 = (11 - np.array([int(v).bit_length() for v in range(2048)])).astype(np.int64)
@@ -163,7 +163,7 @@ class SnappingLaplaceMechanism:
             Multiples of the output step Λ·Δ′, clamped to [−B, B].
         """
         x = check_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         rng = np.random.default_rng(rng)
         b = self.bound / self.unit
         centre = np.clip(x / self.unit, -b, b)

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from .gaussian import GaussianMechanism
 from .laplace import LaplaceMechanism
-from .validation import check_array, check_int
+from .validation import check_array, check_int, check_size
 
 
 class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
@@ -53,7 +53,7 @@ class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
             Independent releases stacked along axis 0.
         """
         x = check_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         return x + np.random.default_rng(rng).laplace(0.0, self.scale, (n, *x.shape))
 
     def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
@@ -120,7 +120,7 @@ class UnsafeFloatGaussianMechanism(GaussianMechanism):
             Independent releases stacked along axis 0.
         """
         x = check_array("x", x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         out = np.random.default_rng(rng).standard_normal((n, *x.shape))
         out *= self.sigma
         out += x

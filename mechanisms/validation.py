@@ -202,8 +202,8 @@ def check_interval(name: str, value: Any, low: float, high: float, *, closed: st
     return v
 
 
-def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Validate an integer parameter ``>= minimum``.
+def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Validate an integer parameter ``>= minimum`` (and ``<= maximum`` when given).
 
     Parameters
     ----------
@@ -213,6 +213,52 @@ def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
         The value to check.
     minimum : int
         Smallest allowed value.
+    maximum : int, optional
+        Largest allowed value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterTypeError
+        When ``value`` is a bool or not an integer.
+    InvalidParameterError
+        When it is below ``minimum`` or above ``maximum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ParameterTypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise InvalidParameterError(f"{name} must be >= {minimum}, got {name}={value!r}")
+    if maximum is not None and value > maximum:
+        raise InvalidParameterError(f"{name} must be <= {maximum}, got {name}={value!r}")
+    return int(value)
+
+
+#: The largest sample size (releases, draws, records) one call accepts: 10⁸ float64 values are 0.8 GB per
+#: coordinate, and the audits hold several copies. Checked before anything is allocated, so a mistyped
+#: ``n=1e9`` is a clear error naming it instead of a MemoryError (or an hour of work) later.
+MAX_SIZE = 10**8
+
+
+class SizeLimitError(InvalidParameterError):
+    """A sample size above :data:`MAX_SIZE` (checked before anything is allocated)."""
+
+
+def check_size(name: str, value: Any, *, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
+    """Validate a sample size: an integer in ``[minimum, maximum]``, checked before anything is allocated.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in error messages.
+    value : object
+        The value to check.
+    minimum : int
+        Smallest allowed size.
+    maximum : int
+        Largest allowed size (default :data:`MAX_SIZE`).
 
     Returns
     -------
@@ -224,12 +270,14 @@ def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
         When ``value`` is a bool or not an integer.
     InvalidParameterError
         When it is below ``minimum``.
+    SizeLimitError
+        When it is above ``maximum``; the message names the value and the limit.
     """
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ParameterTypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise InvalidParameterError(f"{name} must be >= {minimum}, got {name}={value!r}")
-    return int(value)
+    n = check_int(name, value, minimum=minimum)
+    if n > maximum:
+        raise SizeLimitError(f"{name} must be <= {maximum:.0e} (a larger size allocates more memory than one call "
+                             f"may; split the work), got {name}={value!r}")
+    return n
 
 
 def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None, dim: int | None = None) -> np.ndarray:

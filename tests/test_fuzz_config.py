@@ -34,18 +34,22 @@ KINDS = ["tradeoff", "calibration", "reconstruction", "bias", "bias-checks", "le
          "learner-reconstruction", "one-run-label", "utility", "tradof", ""]
 KEYS = ["n", "x", "x_prime", "dim", "rounds", "confidence", "expect", "attacker", "estimator", "selection", "delta",
         "phase", "prior", "beta", "sigma_y", "target_value", "sampler", "small", "n_scale", "m", "epsilon", "epochs",
-        "experiment", "params", "learner", "n_train", "mechanism", "prior_std", "target"]
+        "experiment", "params", "learner", "n_train", "mechanism", "prior_std", "target", "adjacency", "domain", "lr",
+        "clip", "views", "n_runs", "assume_gaussian", "mode", "sample_rate"]
 COMPONENT_NAMES = ["gaussian", "laplace", "randomized-response", "modulated", "IWPSGDClassifier", "ModulatedRegressor",
-                   "CondDPRegressor", "discrete", "builtins:int", ":", "os:system", "numpy:mean", "a\x00b", "gausian"]
+                   "CondDPRegressor", "discrete", "builtins:int", ":", "os:system", "numpy:mean", "a\x00b", "gausian",
+                   "IWPSGDRegressor", "iwp-figure1", "modulated-figure1", "conddp-mlp", "group", "check"]
 PARAMS = ["epsilon", "delta", "sigma", "sensitivity", "scale", "calibration", "categories", "alpha", "lam", "omega",
-          "dim", "n_vectors", "mean", "cov", "bounds", "keep_probability", "rounds", "clip", "command"]
+          "dim", "n_vectors", "mean", "cov", "bounds", "keep_probability", "rounds", "clip", "command", "epochs", "lr",
+          "label_bounds", "hidden", "tasks", "small", "n", "n_repeats"]
 
 HOSTILE_FLOATS = [math.nan, math.inf, -math.inf, 5e-324, 1e308, -1.0, 0.0, 1e-5, 0.5, 1.0, 2.0, 700.5]
 HOSTILE_INTS = [0, -1, 1, 2, 10, 10**9, 2**63, -(2**63) - 1, 10**400]
 scalars = st.one_of(
     st.sampled_from(HOSTILE_FLOATS), st.sampled_from(HOSTILE_INTS),
     st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**6, max_value=10**6),
-    st.booleans(), st.sampled_from(COMPONENT_NAMES + ["", "violation", "private", "known", "hidden"]),
+    st.booleans(), st.sampled_from(COMPONENT_NAMES + ["", "violation", "private", "known", "hidden", "a" * 300,
+                                                      "costs $x^{$ per query", "[l](javascript:x)"]),
     st.text(max_size=8),
 )
 values = st.recursive(
@@ -56,7 +60,7 @@ values = st.recursive(
 )
 components = st.fixed_dictionaries(
     {"name": st.sampled_from(COMPONENT_NAMES)},
-    optional={p: values for p in PARAMS[:12]},
+    optional={p: values for p in PARAMS[:12] + ["bounds", "epochs", "small", "tasks"]},
 )
 audit_entries = st.builds(
     lambda kind, fields, comps: {**({"kind": kind} if kind else {}), **fields, **comps},
@@ -191,3 +195,68 @@ def test_audit_tradeoff_refuses_an_infinite_input():
 
     with pytest.raises(ValueError, match="x"):
         audit_tradeoff(GaussianMechanism(epsilon=1.0, delta=1e-5), [math.inf], [1.0], n=300, rng=0)
+
+
+# --------------------------------------------------------------------------- public API, a fixed grid (issue 24)
+#: Values no size, count or scale can take: each call below must refuse them with a TypeError or ValueError
+#: naming the value, before allocating anything (these gave MemoryError, OverflowError, IndexError or
+#: AttributeError, or ran past a minute).
+GRID_VALUES = [10**9, 10**12, 2**63, 1e9, -1, 0, math.nan, math.inf, -math.inf, 1e308, 5e-324, None, "a", [], True]
+
+
+def _api_calls():
+    import numpy as np
+
+    from privaudit import mechanisms as m
+    from privaudit.audit import audit_bias, audit_tradeoff
+    from privaudit.audit.testing import assert_private
+
+    g = m.GaussianMechanism(epsilon=1.0, delta=1e-5)
+
+    def sampler(k, rng):
+        return rng.standard_normal(k)
+
+    return {
+        "audit_tradeoff(n=v)": lambda v: audit_tradeoff(g, [0.0], [1.0], n=v, rng=0),
+        "audit_tradeoff(x=[v])": lambda v: audit_tradeoff(g, [v], [1.0], n=300, rng=0),
+        "audit_tradeoff(attacker=v)": lambda v: audit_tradeoff(g, [0.0], [1.0], n=300, attacker=v, rng=0),
+        "audit_bias(n=v)": lambda v: audit_bias(sampler, 0.0, n=v, rng=0),
+        "GaussianMechanism.sample(n=v)": lambda v: g.sample([0.0], v, rng=0),
+        "LaplaceMechanism.sample(n=v)": lambda v: m.LaplaceMechanism(epsilon=1.0).sample([0.0], v, rng=0),
+        "DiscreteLaplaceMechanism(sensitivity=v)": lambda v: m.DiscreteLaplaceMechanism(epsilon=1.0, sensitivity=v),
+        "DiscreteLaplaceMechanism(epsilon=v)": lambda v: m.DiscreteLaplaceMechanism(epsilon=v),
+        "assert_private(v)": lambda v: assert_private(v),
+        "RandomizedResponse.sample(n=v)": lambda v: m.RandomizedResponse(epsilon=1.0).sample(np.asarray(0.0), v, rng=0),
+    }
+
+
+#: Calls for which some grid values are legitimate parameters (a huge sensitivity or ε): those may succeed.
+MAY_ACCEPT = {"DiscreteLaplaceMechanism(sensitivity=v)": [10**9, 10**12, 2**63, 1e9],
+              "DiscreteLaplaceMechanism(epsilon=v)": [10**9, 10**12, 2**63, 1e9, 1e308],
+              "audit_tradeoff(attacker=v)": [None], "audit_tradeoff(x=[v])": [0, 5e-324]}
+#: Calls whose refusal may name the pair or the claim rather than the value (x = [-1] is "at distance 2").
+NAMES_THE_PAIR = {"audit_tradeoff(x=[v])"}
+
+
+@pytest.mark.parametrize("call", sorted(_api_calls()))
+def test_public_api_refuses_hostile_sizes_with_validation_errors_only(call):
+    """Every (call, value) pair raises a TypeError/ValueError naming the value (or, for a legitimate
+    parameter, succeeds), within seconds; never MemoryError, OverflowError, IndexError, AttributeError."""
+    import time
+
+    fn = _api_calls()[call]
+    for value in GRID_VALUES:
+        start = time.perf_counter()
+        try:
+            fn(value)
+        except (TypeError, ValueError) as exc:
+            # a validation error names what it refused: the value (as written, or as a float), or its type
+            msg = str(exc)
+            shown = {repr(value), str(value), type(value).__name__}
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                shown |= {f"{value:g}", f"{value:.6g}"}
+            assert call in NAMES_THE_PAIR or any(text in msg for text in shown), (call, value, msg)
+        else:
+            assert any(value is ok or (type(value) is type(ok) and value == ok) for ok in MAY_ACCEPT.get(call, ())), \
+                f"{call} accepted v={value!r}"
+        assert time.perf_counter() - start < 20, (call, value)

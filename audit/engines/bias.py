@@ -76,6 +76,7 @@ from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_array,
     check_int,
+    check_size,
     check_interval,
 )
 
@@ -649,7 +650,7 @@ def audit_bias(sampler: Callable[[int, np.random.Generator], Any], target: Array
     -------
     BiasAudit
     """
-    n = check_int("n", n, minimum=2)
+    n = check_size("n", n, minimum=2)
     chunk_size = check_int("chunk_size", chunk_size, minimum=2)
     confidence = check_interval("confidence", confidence, 0.0, 1.0)
     power = check_interval("power", power, 0.0, 1.0)

@@ -60,6 +60,7 @@ from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_delta,
     check_int,
+    check_size,
     check_interval,
 )
 
@@ -793,7 +794,7 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
         raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
     if not callable(getattr(mechanism, "sample", None)):
         raise InvalidParameterError(f"mechanism must have a sample(x, n, rng) method, got {type(mechanism).__name__}")
-    n = check_int("n", n, minimum=MIN_N)
+    n = check_size("n", n, minimum=MIN_N)
     confidence = check_interval("confidence", confidence, 0.0, 1.0)
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"estimator must be one of {ESTIMATORS}, got estimator={estimator!r}")
@@ -809,6 +810,9 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
 
     specs = default_attackers(mechanism) if attacker is None else (
         list(attacker) if isinstance(attacker, list | tuple) else [attacker])
+    if not specs:
+        raise InvalidParameterError(f"attacker must be None (the default suite), an attacker or a non-empty list of "
+                                    f"them, got attacker={attacker!r}")
     attackers = [make_attacker(s, random_state=np.random.default_rng(child))
                  for s, child in zip(specs, ss_attack.spawn(len(specs)))]
     splits = plan_splits(n, any(distinguisher_traits(a).requires_training for a in attackers),

@@ -42,6 +42,7 @@ from privaudit.mechanisms.validation import (
     InvalidParameterError,
     check_array,
     check_int,
+    check_size,
     check_positive,
 )
 
@@ -284,7 +285,7 @@ class GaussianNoiseMap:
         ndarray of shape (n, k)
         """
         x = check_array("x", x, ndim=1, dim=self.dim)
-        return self.release(np.broadcast_to(x, (check_int("n", n), self.dim)), rng)
+        return self.release(np.broadcast_to(x, (check_size("n", n), self.dim)), rng)
 
     def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
         """Gaussian log-density of each output row given x.

@@ -352,9 +352,12 @@ def assert_private(mechanism: Any, x: Any = None, x_prime: Any = None, *, epsilo
     import warnings
 
     from privaudit.audit.engines.tradeoff import audit_tradeoff
-    from privaudit.mechanisms import InvalidParameterError, PrivacyClaim
+    from privaudit.mechanisms import InvalidParameterError, ParameterTypeError, PrivacyClaim
 
-    claim = mechanism.claim
+    claim = getattr(mechanism, "claim", None)
+    if not isinstance(claim, PrivacyClaim):
+        raise ParameterTypeError(f"mechanism must expose its PrivacyClaim as .claim, got mechanism={mechanism!r:.200} "
+                                 f"({type(mechanism).__name__})")
     m_eps, m_delta = _marker_budget(claim)
     epsilon = m_eps if epsilon is None else epsilon
     delta = m_delta if delta is None else delta

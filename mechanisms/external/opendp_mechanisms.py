@@ -39,7 +39,7 @@ from dp_accounting import dp_event as dpe
 from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
-from ..validation import InvalidParameterError, check_delta, check_int, check_positive, check_real
+from ..validation import InvalidParameterError, check_delta, check_int, check_size, check_positive, check_real
 from .errors import adjacency_name as _adjacency
 from .errors import UNSEEDED_NOTE, check_finite_input, check_records, import_library, library_errors
 
@@ -98,7 +98,7 @@ class _OpenDPVector(abc.ABC):
         ``rng`` is accepted for the mechanism protocol and ignored: OpenDP cannot be seeded.
         """
         x = check_finite_input(self.name, x, integer=self.integer_input)
-        n = check_int("n", n)
+        n = check_size("n", n)
         tiled = np.tile(x.ravel(), n).tolist()
         with library_errors(self.name, LIBRARY):
             raw = self._sampler()(tiled)
@@ -110,7 +110,7 @@ class _OpenDPVector(abc.ABC):
         meas = self._measurement(self._noise)
         row = x.ravel().tolist()
         with library_errors(self.name, LIBRARY):
-            raws = [meas(row) for _ in range(check_int("n", n))]  # deliberately unvectorised: the reference path
+            raws = [meas(row) for _ in range(check_size("n", n))]  # deliberately unvectorised: the reference path
         return np.stack([self._decode(r, 1, x.shape)[0] for r in raws])
 
     def __repr__(self) -> str:
@@ -525,7 +525,7 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
             Per key a 0/1 released flag, then the released value (0 where suppressed).
         """
         x = self._records(x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         d = x.size
         present = np.flatnonzero(~np.isnan(x))
         keys = (np.arange(n)[:, None] * d + present[None, :]).ravel()
@@ -559,7 +559,7 @@ class OpenDPLaplaceThreshold(_OpenDPVector):
         meas = self._measurement(self._noise)
         d = x.size
         row = {int(j): float(x[j]) for j in np.flatnonzero(~np.isnan(x))}
-        out = np.zeros((check_int("n", n), 2 * d))
+        out = np.zeros((check_size("n", n), 2 * d))
         with library_errors(self.name, LIBRARY):
             for i in range(n):  # deliberately unvectorised: the reference path
                 for j, v in meas(row).items():

@@ -35,7 +35,7 @@ from dp_accounting import dp_event as dpe
 from ..claim import PrivacyClaim
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
-from ..validation import check_delta, check_epsilon, check_int, check_positive, check_real
+from ..validation import check_delta, check_epsilon, check_size, check_positive, check_real
 from .errors import adjacency_name as _adjacency
 from .errors import UNSEEDED_NOTE, ExternalLibraryError, check_finite_input, check_records, import_library, library_errors
 
@@ -63,7 +63,7 @@ class _PyDPNumerical(abc.ABC):
     def sample(self, x, n: int, rng=None) -> np.ndarray:
         """``n`` releases of ``x``, shape ``(n, *x.shape)``; ``rng`` is ignored (pydp cannot be seeded)."""
         x = check_finite_input(self.name, x)
-        n = check_int("n", n)
+        n = check_size("n", n)
         count = n * x.size
         with library_errors(self.name, LIBRARY):
             # pydp dispatches add_noise on the Python type: pass floats, never numpy scalars.
@@ -319,7 +319,7 @@ class PyDPBoundedAggregate:
         """
         records = check_records(self.name, x, self.absent)
         data = records[~np.isnan(records)].tolist()
-        n = check_int("n", n)
+        n = check_size("n", n)
         with library_errors(self.name, LIBRARY):
             out = np.fromiter(map(self._noise_alg.quick_result, repeat(data, n)), dtype=float, count=n)
         return out.reshape(n, 1)
