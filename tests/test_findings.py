@@ -368,3 +368,27 @@ def test_each_family_has_its_own_row_in_the_details(textbook_laplace):
         "attacker=reach-numpy-laplace, certified=true" in rows["epsilon_lb_by_family.floating-point"]
     assert rows["epsilon_lb_by_family.distribution"] == \
         f"epsilon_lb={fam['distribution']['epsilon_lb']:.4g}, attacker=likelihood-ratio, certified=true"
+
+
+def test_log_axes_keep_their_number_labels_while_user_text_stays_plain():
+    # A log axis' tick labels are mathtext written by matplotlib's formatter ($10^{-3}$); drawn as plain
+    # text they read '$\mathdefault{10^{-3}}$' in every ROC. A user's '$' stays a dollar sign.
+    from privaudit.audit.display.plotting import new_figure, png
+
+    fig, ax = new_figure()
+    ax = ax[0, 0]
+    ax.plot([1e-3, 1], [1e-3, 1], label="costs $x^{$ per query")
+    ax.set(xscale="log", yscale="log", title="a $title$")
+    ax.legend()
+    png_bytes = png(fig)  # draws without a mathtext error
+    assert png_bytes[:8] == b"\x89PNG\r\n\x1a\n"
+    labels = [t for t in ax.xaxis.get_ticklabels() if t.get_text()]
+    assert labels and all(t.get_parse_math() for t in labels)
+    assert not ax.title.get_parse_math() and not ax.get_legend().get_texts()[0].get_parse_math()
+    # labels set by hand are user text: plain
+    fig, ax = new_figure()
+    ax = ax[0, 0]
+    ax.bar([0, 1], [1, 2])
+    ax.set_xticks([0, 1], ["$a", "b$"])
+    png(fig)
+    assert not any(t.get_parse_math() for t in ax.xaxis.get_ticklabels())

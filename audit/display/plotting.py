@@ -65,9 +65,11 @@ def _plain_text_figure_class():
         def _plain_text(self) -> None:
             # A table's cells hold their texts outside the artist tree findobj walks.
             cells = [cell.get_text() for table in self.findobj(Table) for cell in table.get_celld().values()]
+            numbers = _number_labels(self)
             for text in [*self.findobj(Text), *cells]:
-                text.set_parse_math(False)
-                text.set_usetex(False)
+                if text not in numbers:
+                    text.set_parse_math(False)
+                    text.set_usetex(False)
 
         def draw(self, renderer):
             self._plain_text()
@@ -87,6 +89,27 @@ def _plain_text_figure_class():
 
 #: The figure class of :func:`new_figure` (set on first use).
 PlainTextFigure = None
+
+
+def _number_labels(fig: Figure) -> set:
+    """The tick labels and offset texts matplotlib's number formatters write (``$10^{-3}$`` on a log axis).
+
+    They are mathtext on purpose and never hold a user's string, so they keep their parsing;
+    labels set by hand (categories: a fixed or function formatter) are user text.
+    """
+    from matplotlib.ticker import EngFormatter, LogFormatter, PercentFormatter, ScalarFormatter
+
+    number_formatters = (ScalarFormatter, LogFormatter, EngFormatter, PercentFormatter)
+
+    out = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            out.add(axis.offsetText)
+            for ticks, formatter in ((axis.majorTicks, axis.get_major_formatter()),
+                                     (axis.minorTicks, axis.get_minor_formatter())):
+                if isinstance(formatter, number_formatters):
+                    out.update(t for tick in ticks for t in (tick.label1, tick.label2))
+    return out
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = FIGSIZE) -> tuple[Figure, np.ndarray]:
