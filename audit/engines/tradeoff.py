@@ -239,7 +239,8 @@ MAX_TRAIN = 100_000
 #: At most this many releases per hypothesis choose the threshold: beyond it the choice barely
 #: improves, while every release moved to the evaluation split tightens ε̲.
 MAX_SELECT = 250_000
-#: The best-ranked attackers of a suite certified on the evaluation split (Bonferroni over them).
+#: The best-ranked attackers of a suite certified on the evaluation split, before the best of each other
+#: leak family with evidence is added (:func:`_certified`; Bonferroni over all of them).
 CERTIFIED_ATTACKERS = 2
 #: Attackers of a suite are ranked on at most this many selection releases per hypothesis.
 RANK_ROWS = 100_000
