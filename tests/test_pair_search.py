@@ -199,3 +199,11 @@ def test_dataset_search_catches_a_clamping_bug_from_the_record_bounds(padded):
     assert "records" in res.summary() and "add-remove" in res.summary()
     ok = search_pairs(_BoundedSum(clamp=1.0, padded=padded), n=20_000, certify=2, rng=0)
     assert ok.verdict == "pass"
+
+
+@pytest.mark.privacy(domain=(np.full(1, -1.0), np.full(1, 1.0)))
+def test_privacy_marker_gives_the_domain_to_search():
+    from privaudit.audit.testing import PrivacyAssertionError, assert_private
+
+    with pytest.raises(PrivacyAssertionError, match=r"found by search_pairs.*x'=\["):
+        assert_private(AsymmetricLaplace(), n=20_000, rng=0)  # no pair, no declared domain: the marker's
