@@ -76,3 +76,32 @@ def test_report_json_floats_have_12_significant_digits_so_one_ulp_vanishes():
     assert data == {"a": 0.3, "b": [0.333333333333, {"c": 0.666666666667}], "n": 7, "t": [1e-300],
                     "s": "0.30000000000000004"}
     assert render.significant(math.inf) == math.inf and render.significant(data) == data  # idempotent
+
+
+@pytest.mark.slow
+def test_quickstart_in_a_fresh_clone_leaves_git_status_clean(tmp_path):
+    """README command 1 (``privaudit run quickstart``) in a fresh clone of this checkout rewrites the committed
+    reports/quickstart with the same bytes and leaves nothing else behind: ``git status`` stays clean.
+
+    The clone is imported through a ``privaudit`` link placed first on ``PYTHONPATH`` (the shared
+    environment's editable install is left alone); the run is the console script's ``main``."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    clone, shim = tmp_path / "clone", tmp_path / "shim"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, timeout=300)
+    shim.mkdir()
+    (shim / "privaudit").symlink_to(clone)
+    env = {**os.environ, "PYTHONPATH": str(shim)}
+    where = subprocess.run([sys.executable, "-c", "import privaudit.audit as a; print(a.__file__)"], cwd=clone,
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert where.startswith(str(shim)), where  # the clone's code runs, not the installed checkout
+    run = subprocess.run([sys.executable, "-m", "privaudit.audit.app.cli", "run", "quickstart"], cwd=clone, env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stderr[-2000:]
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == "", f"the run changed the checkout (regenerate reports/quickstart?):\n{status}"
