@@ -108,7 +108,7 @@ class CanarySteps:
 
 
 def _canary_problem(n_data: int, dim: int, signs: np.ndarray, gen: torch.Generator):
-    """Features (n_data + m, dim + m) and labels of the data rows and of the canaries (label −s·Y: gradient +s·c)."""
+    """Features (n_data + m, dim + m) and labels of the data rows and the canaries (label −s·Y: gradient +s·c)."""
     m = signs.shape[-1]
     X = np.zeros((n_data + m, dim + m))
     X[:n_data, :dim] = torch.randn(n_data, dim, generator=gen, dtype=torch.float64).numpy()

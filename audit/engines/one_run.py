@@ -144,7 +144,8 @@ def one_run_table(scores: ArrayLike, signs: ArrayLike, *, delta: float, confiden
     rows.append(dict(method="steinke", epsilon_lb=st.epsilon, certified=True, assumption="none",
                      guesses=st.guesses, correct=st.correct, runs=1, seconds=time.perf_counter() - t0))
     for family, assumption in (("approx-dp", "none"),
-                               ("gdp", "none for 'not μ̲-GDP'; ε̲ is that curve's ε (exact if the curve is Gaussian)")):
+                               ("gdp", "none for 'not μ̲-GDP'; ε̲ is that curve's ε "
+                                       "(exact if the curve is Gaussian)")):
         t0 = time.perf_counter()
         b = one_run_fdp_bound(s, signs, delta=delta, confidence=confidence, k=ks(f"fdp-{family}"), family=family)
         rows.append(dict(method=f"fdp-{family}", epsilon_lb=b.epsilon, certified=True, assumption=assumption,

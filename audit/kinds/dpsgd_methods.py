@@ -16,7 +16,8 @@ from privaudit.audit.schema.fields import ConfigValueError, Field
 from privaudit.audit.verdicts import outcome_label
 
 FIELDS = {
-    "library": Field("str", "engine", choices=LIBRARIES, doc="our DP-SGD engine (label DP) or Opacus (hooks, add/remove)"),
+    "library": Field("str", "engine", choices=LIBRARIES,
+                     doc="our DP-SGD engine (label DP) or Opacus (hooks, add/remove)"),
     "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε of the calibration"),
     "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither", doc="target δ of the calibration"),
     "epochs": Field("int", 10, low=1, high=10_000, doc="full-batch steps T"),

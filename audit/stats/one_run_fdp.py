@@ -18,10 +18,11 @@ f-DP bound (Mahloujifar, Melis & Chaudhuri, ICML 2025, "Auditing f-differential 
         h_i = max(h_{i+1}, b⁻¹(r_{i+1})),   r_i = r_{i+1} + i/(c′ − i)·(h_i − h_{i+1}),
 
     and "c of c′ correct with probability ≥ τ" is possible only if r_0 + h_0 ≤ c′/m (the
-    guessing budget). (The recursion as Meta's ``privacy_guard`` implements the paper's
-    analysis, with alphabet size 2; vectorised here over hypotheses. Its
-    validity is checked by simulation in the tests: an exactly μ-GDP game and randomised
-    response are rejected at their true parameter at most at the nominal rate.) If it is impossible, f-DP is rejected at level τ (:func:`fdp_consistent`).
+    guessing budget); when it is impossible, f-DP is rejected at level τ (:func:`fdp_consistent`).
+    The recursion takes the form Meta's ``privacy_guard`` gives the paper's analysis (alphabet
+    size 2), vectorised here over hypotheses; its validity is checked by simulation in the tests
+    (an exactly μ-GDP game and randomised response are rejected at their true parameter at most
+    at the nominal rate).
     Rejecting (ε, δ)-DP this way is a certified lower bound ε̲ at δ with no assumption on
     the mechanism (family ``"approx-dp"``); rejecting μ-GDP certifies that the mechanism is
     not μ̲-GDP, reported as ε_{μ̲}(δ), the ε of the rejected Gaussian curve (family
@@ -49,7 +50,13 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import norm
 
 from privaudit.mechanisms.accounting import gdp_epsilon
-from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_delta, check_int
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_delta,
+    check_int,
+)
 
 FAMILIES = ("approx-dp", "gdp")
 
