@@ -208,3 +208,17 @@ def test_opacus_final_model_runs_pass_honest_and_catch_broken_noise():
     assert honest.epsilon <= 1.0 and honest.runs == 80
     broken = opacus_canary_runs(80, epsilon=1.0, epochs=5, noise_scale=0.02, rng=1)
     assert broken.epsilon > 1.0
+
+
+def test_dpsgd_preset_loads_and_bad_entries_name_their_key():
+    from privaudit.audit.app.config import load_config, parse_config
+    from privaudit.audit.schema.fields import ConfigValueError
+
+    cfg = load_config("dpsgd")
+    assert len(cfg.audits) == 9
+    with pytest.raises(ConfigValueError, match="cp_runs"):
+        parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "library": "opacus", "cp_runs": 10}]})
+    with pytest.raises(ConfigValueError, match="one_run_canaries"):
+        parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "canaries": 100, "one_run_canaries": 200}]})
+    with pytest.raises(ConfigValueError, match="library"):
+        parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "library": "jax"}]})
