@@ -57,7 +57,7 @@ from privaudit.mechanisms.neighbourhoods import (
     parse_neighbourhood,
 )
 from privaudit.mechanisms.protocol import HasDensity
-from privaudit.mechanisms.randomness import resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
 
 from privaudit.audit.engines.tradeoff import audit_tradeoff, default_attackers
@@ -84,6 +84,19 @@ def describe_pair(x: Any, x_prime: Any, origin: str) -> str:
     """``"<origin> at x=[...], x'=[...]"``: a pair named by its origin and its coordinates.
 
     A pair proposed several ways is named by its first two origins and the count of the others.
+
+    Parameters
+    ----------
+    x : array-like
+        One input of the pair.
+    x_prime : array-like
+        The other input.
+    origin : str
+        How the pair was proposed (origins joined with " / ").
+
+    Returns
+    -------
+    str
     """
     parts = origin.split(" / ")
     if len(parts) > 2:
@@ -313,12 +326,11 @@ def _plug_in_epsilon(audit, delta: float, n_eval: int) -> float:
     return best
 
 
-def search_pairs(
-    mechanism, domain=None, *, n: int = 100_000, screen_n: int | None = None, certify: int = 3, refine: int = 4,
-    n_random: int = 8, confidence: float = 0.95, attacker=None, estimator: str = "clopper-pearson", rng=None,
-    claim: PrivacyClaim | None = None, screen_attacker=None, neighbourhood: str | Neighbourhood | None = None,
-    group: bool = False,
-) -> PairSearchResult:
+def search_pairs(mechanism: Any, domain: Any = None, *, n: int = 100_000, screen_n: int | None = None,
+                 certify: int = 3, refine: int = 4, n_random: int = 8, confidence: float = 0.95, attacker: Any = None,
+                 estimator: str = "clopper-pearson", rng: RandomLike = None, claim: PrivacyClaim | None = None,
+                 screen_attacker: Any = None, neighbourhood: str | Neighbourhood | None = None,
+                 group: bool = False) -> PairSearchResult:
     """Find the neighbouring pair on which ``mechanism`` leaks most, and certify it on fresh releases.
 
     Parameters
@@ -341,6 +353,8 @@ def search_pairs(
         Directions drawn around the best screened vector direction, screened too.
     n_random : int
         Random directions (or records) per base point.
+    confidence : float
+        Joint confidence of the certified ε̲ (split over the ``certify`` pairs).
     attacker, estimator
         Passed to :func:`~privaudit.audit.engines.tradeoff.audit_tradeoff` for certification
         (default suite, Clopper–Pearson).
