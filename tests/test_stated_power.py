@@ -56,3 +56,27 @@ def test_the_best_any_test_ratio_overstates_the_power():
     hits = _detections(ratio, runs, 2000)
     ci = binomtest(hits, runs).proportion_ci(0.95, method="exact")
     assert ci.high < 0.5, (ratio, hits)
+
+
+def test_certified_test_ratio_counts_the_trials_of_its_direction():
+    from types import SimpleNamespace
+
+    from privaudit.audit.stats.power import certified_test_ratio
+
+    def ratio(direction, n0, n1, fpr=0.1, confidence=0.95, mu=None, delta=0.0):
+        test = SimpleNamespace(fpr=fpr, direction=direction, n0=n0, n1=n1, confidence=confidence)
+        return certified_test_ratio(1.0, delta, test, mu=mu)
+
+    # A pooled test rests on n0 + n1 trials per rate: the same as a forward test on twice the releases.
+    assert ratio("pooled", 1000, 1000) == ratio("forward", 2000, 2000)
+    # The reverse test's false positives are counted under x′ (n1 trials).
+    assert ratio("reverse", 500, 4000) == ratio("forward", 4000, 500)
+    # More trials, or a milder Bonferroni share, state more power (a smaller ratio).
+    assert ratio("forward", 10_000, 10_000) < ratio("forward", 1000, 1000)
+    assert ratio("forward", 1000, 1000, confidence=0.95) < ratio("forward", 1000, 1000, confidence=0.975)
+    # A test that rejects nothing, or one whose FPR caps ε̲ below the claim (ln(1/0.4) < 1), refutes nothing.
+    assert ratio("forward", 1000, 1000, fpr=0.0) == np.inf
+    assert ratio("forward", 10**6, 10**6, fpr=0.4) == np.inf
+    # Gaussian claims: the alternatives are G_μ′ and the ratio is ε(μ′, δ)/ε, above 1.
+    g = ratio("forward", 10_000, 10_000, mu=0.5, delta=1e-5)
+    assert 1.0 < g < np.inf
