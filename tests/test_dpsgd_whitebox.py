@@ -215,10 +215,28 @@ def test_dpsgd_preset_loads_and_bad_entries_name_their_key():
     from privaudit.audit.schema.fields import ConfigValueError
 
     cfg = load_config("dpsgd")
-    assert len(cfg.audits) == 9
+    assert len(cfg.audits) == 13
     with pytest.raises(ConfigValueError, match="cp_runs"):
         parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "library": "opacus", "cp_runs": 10}]})
     with pytest.raises(ConfigValueError, match="one_run_canaries"):
         parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "canaries": 100, "one_run_canaries": 200}]})
     with pytest.raises(ConfigValueError, match="library"):
         parse_config({"name": "x", "audits": [{"kind": "dpsgd-methods", "library": "jax"}]})
+
+
+def test_multirun_audits_black_box_and_normalisation():
+    from privaudit.audit.app.config import parse_config
+    from privaudit.audit.engines.dpsgd_methods import audit_dpsgd_multirun
+    from privaudit.audit.schema.fields import ConfigValueError
+
+    ok = audit_dpsgd_multirun(audit="black-box", library="engine", runs=2000, rng=0)
+    assert ok.verdict == "pass" and 0 < ok.epsilon_lb <= 2.0 and ok.methods[0]["runs"] == 2000
+    broken = audit_dpsgd_multirun(audit="black-box", library="engine", runs=2000, noise_scale=0.25, rng=0)
+    assert broken.verdict == "violation"
+    norm = audit_dpsgd_multirun(audit="normalisation", library="numpy", runs=4000, rng=0)
+    lbs = {m["method"].split()[-1]: m["epsilon_lb"] for m in norm.methods}
+    assert lbs["sum"] <= norm.claim.epsilon < min(lbs["expected"], lbs["actual"]) and norm.verdict == "violation"
+    with pytest.raises(InvalidParameterError, match="library"):
+        audit_dpsgd_multirun(audit="normalisation", library="engine")
+    with pytest.raises(ConfigValueError, match="library"):
+        parse_config({"name": "x", "audits": [{"kind": "dpsgd-multirun", "audit": "black-box", "library": "numpy"}]})

@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from privaudit.mechanisms.accounting import dpsgd_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
@@ -36,6 +37,7 @@ from privaudit.audit.engines.dpsgd_whitebox import (
     concatenate,
     engine_canary_runs,
     engine_canary_steps,
+    opacus_canary_runs,
     opacus_canary_steps,
     random_signs,
     whitebox_estimate,
@@ -182,4 +184,99 @@ def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta:
                              noise_scale, confidence, seed, verdict, notes)
 
 
-__all__ = ["DPSGDMethodsAudit", "LIBRARIES", "audit_dpsgd_methods"]
+MULTIRUN_AUDITS = ("black-box", "normalisation")
+
+
+def audit_dpsgd_multirun(
+    *, audit: str = "black-box", library: str = "engine", epsilon: float = 2.0, delta: float = 1e-5,
+    epochs: int = 10, runs: int = 20000, noise_scale: float = 1.0, confidence: float = 0.95, rng=None,
+) -> DPSGDMethodsAudit:
+    """Multi-run audits with Clopper–Pearson, as a :class:`DPSGDMethodsAudit` (one row per method).
+
+    ``audit="black-box"``: the final model of ``runs`` independent runs with one input-space canary
+    and the worst-case zero initialisation (:func:`~privaudit.audit.engines.dpsgd_whitebox.engine_canary_runs`
+    for ``library="engine"``, :func:`~privaudit.audit.engines.dpsgd_whitebox.opacus_canary_runs` for
+    ``"opacus"``), full batch, T = ``epochs``, target ``epsilon``.
+
+    ``audit="normalisation"`` (:mod:`privaudit.audit.engines.normalisation`): ``library="opacus"``
+    audits ``make_private``'s averaging when one record is added (its own set-up: n = 100, batch
+    10, z = 5, first 10 steps; ``epsilon`` and ``epochs`` unused); ``library="numpy"`` the three
+    averaging conventions of ``averaged_release_runs`` (n = 20, q = 0.5, z = 20, T = 100), each row
+    at confidence 1 − (1 − c)/3. The claim is Opacus' RDP accountant's ε for the accounted sum.
+
+    Parameters
+    ----------
+    audit : {"black-box", "normalisation"}
+    library : {"engine", "opacus", "numpy"}
+        "numpy" only for the normalisation audit, "engine" only for the black-box one.
+    epsilon, delta : float
+    epochs : int
+    runs : int
+        Independent runs over both hypotheses.
+    noise_scale : float
+        Black box: train with the claim's noise multiplier times this.
+    confidence : float
+    rng : int, Generator or None
+
+    Returns
+    -------
+    DPSGDMethodsAudit
+    """
+    from privaudit.audit.engines.normalisation import NORMALISERS, averaged_release_runs, opacus_normaliser_runs
+
+    if audit not in MULTIRUN_AUDITS:
+        raise InvalidParameterError(f"audit must be one of {MULTIRUN_AUDITS}, got audit={audit!r}")
+    allowed = {"black-box": ("engine", "opacus"), "normalisation": ("opacus", "numpy")}[audit]
+    if library not in allowed:
+        raise InvalidParameterError(f"library must be one of {allowed} for audit={audit!r}, got library={library!r}")
+    runs = check_int("runs", runs, minimum=8)
+    ss, seed = resolve_seed(rng)
+    child = int(ss.generate_state(1)[0])
+    rows, steps, exact, notes = [], 0, float("nan"), ()
+    if audit == "black-box":
+        if library == "engine":
+            from privaudit.learners.dpsgd import claim_for, resolve_noise_multiplier
+
+            res = engine_canary_runs(runs, epsilon=epsilon, delta=delta, epochs=epochs, noise_scale=noise_scale,
+                                     confidence=confidence, view="black-box", rng=child)
+            z = resolve_noise_multiplier(epsilon, delta, epochs, sampling_rate=1.0, adjacency="label")
+            claim = claim_for(z, epochs, delta, sampling_rate=1.0, adjacency="label")
+        else:
+            from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
+
+            res = opacus_canary_runs(runs, epsilon=epsilon, delta=delta, epochs=epochs, noise_scale=noise_scale,
+                                     confidence=confidence, view="black-box", rng=child)
+            claim = OpacusCanaryRuns(epsilon=epsilon, delta=delta, epochs=epochs).claim
+        rows.append(dict(method="black box: final model, Clopper–Pearson", epsilon_lb=res.epsilon, certified=True,
+                         assumption="none", runs=runs, canaries=runs, seconds=res.seconds, confidence=confidence))
+        steps, exact = epochs, res.epsilon_exact
+    elif library == "opacus":
+        res = opacus_normaliser_runs(runs, confidence=confidence, rng=child)
+        claim = PrivacyClaim(res.epsilon_claimed, delta, "add-remove")
+        rows.append(dict(method="Opacus make_private: divisor int(len(dataset)·q)", epsilon_lb=res.epsilon_lb,
+                         certified=True, assumption="none", runs=runs, canaries=runs, seconds=res.seconds,
+                         confidence=confidence))
+        steps = res.details["steps"]
+        q = max(v["sample_rate"] for v in res.details["settings"].values())
+        exact = dpsgd_epsilon(res.details["noise_multiplier"], steps, delta, sampling_rate=q)
+        notes = (f"Opacus settings per dataset size: {res.details['settings']}",
+                 "exact ε: dp_accounting's PLD ε of the accounted noisy sum (not of the averaged release)")
+    else:
+        c_each = 1 - (1 - confidence) / len(NORMALISERS)
+        for k, name in enumerate(NORMALISERS):
+            res = averaged_release_runs(runs, normaliser=name, confidence=c_each, rng=child + k)
+            rows.append(dict(method=f"averaged release: divided by {name}", epsilon_lb=res.epsilon_lb,
+                             certified=True, assumption="none", runs=runs, canaries=runs, seconds=res.seconds,
+                             confidence=c_each))
+        claim = PrivacyClaim(res.epsilon_claimed, delta, "add-remove")
+        steps = res.details["steps"]
+        exact = dpsgd_epsilon(res.details["noise_multiplier"], steps, delta,
+                              sampling_rate=res.details["sampling_rate"])
+        notes = ("exact ε: dp_accounting's PLD ε of the accounted noisy sum (not of the averaged releases)",)
+    best = max(r["epsilon_lb"] for r in rows)
+    verdict = Verdict.VIOLATION if best > claim.epsilon else Verdict.PASS
+    return DPSGDMethodsAudit(library, claim, exact, best, tuple(rows), steps, noise_scale, confidence, seed, verdict,
+                             notes)
+
+
+__all__ = ["DPSGDMethodsAudit", "LIBRARIES", "MULTIRUN_AUDITS", "audit_dpsgd_methods", "audit_dpsgd_multirun"]

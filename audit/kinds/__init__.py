@@ -43,7 +43,8 @@ from privaudit.audit.kinds.base import AuditKind
 ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 #: Built-in kind modules of this package, registered on import (in this order).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
-                   "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods")
+                   "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods",
+                   "dpsgd_multirun")
 
 
 def _check_kind(name: str, kind: object) -> None:
