@@ -423,7 +423,8 @@ details.audit>summary{font-size:.95em}
 @media (max-width:820px){figure.wide{grid-column:auto}}
 @media (max-width:600px){body{font-size:14px;padding:.4em .5em}.figs{grid-template-columns:1fr}
 td,th{font-size:.74em;padding:.15em .25em}.verdict .word{font-size:1.25em}
-table.summary td,table.summary th{max-width:6.5em;font-size:.7em;hyphens:auto;overflow-wrap:break-word}
+table.summary td,table.summary th{max-width:6.5em;font-size:.66em;padding:.12em .18em;hyphens:auto;
+overflow-wrap:break-word}
 table.summary .wide-only{display:none}
 figure.wide{grid-column:auto}}
 """
