@@ -14,6 +14,7 @@ import numpy as np
 
 from privaudit.audit.schema.components import LEARNERS, MECHANISMS
 from privaudit.audit.schema.fields import ConfigValueError, Field
+from privaudit.audit.schema.limits import Estimate
 from privaudit.audit.display.formatting import fnum
 from privaudit.audit.results import AuditEntry, AuditResult
 from privaudit.audit.verdicts import outcome_label
@@ -163,6 +164,28 @@ DATA_FIELDS = {
     "n_train": Field("int", 2000, low=10, high=10**7, doc="synthetic training examples the learner is fitted on"),
     "dim": Field("int", 3, low=1, high=10_000, doc="feature dimension of the synthetic data"),
 }
+
+
+#: Copies of the synthetic training data (n_train × dim float64) alive while a learner is fitted and its
+#: release view built (features, clipped and released copies, work space).
+DATA_COPIES = 4
+
+
+def learner_data_memory(params: dict) -> Estimate:
+    """Peak memory of fitting a learner entry's synthetic data: ``n_train × dim`` float64 values, several copies.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's (scaled) fields, with ``n_train`` and ``dim``.
+
+    Returns
+    -------
+    Estimate
+    """
+    n, d = params["n_train"], params["dim"]
+    return Estimate(float(n) * d * 8 * DATA_COPIES, "n_train", n,
+                    f"n_train × dim {d} × 8 bytes × {DATA_COPIES} copies of the training data")
 
 
 def learner_target(params: dict) -> str:

@@ -22,7 +22,8 @@ from privaudit.audit.engines.reconstruction import ReconstructionAudit
 from privaudit.audit.engines.release_views import audit_reconstruction_setup, reconstruction_setup
 from privaudit.audit.results import AuditEntry, as_entry, with_note
 from privaudit.audit.kinds import reconstruction
-from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+from privaudit.audit.kinds.base import (CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner,
+                                        learner_data_memory, learner_target)
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,
@@ -93,5 +94,5 @@ def fixed_input(setup: Any, view: Any, dim: int) -> np.ndarray | None:
 
 
 KIND = AuditKind("learner-reconstruction", run, FIELDS, result=ReconstructionAudit, doc=run.__doc__.split("\n")[0],
-                 target=learner_target, check=check_learner, headline=reconstruction.headline,
+                 target=learner_target, check=check_learner, memory=learner_data_memory, headline=reconstruction.headline,
                  figures=reconstruction.reconstruction_figures)

@@ -16,7 +16,8 @@ from privaudit.audit.engines.release_views import audit_tradeoff_setup, tradeoff
 from privaudit.audit.results import AuditEntry, apply_expectation, with_note
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit
 from privaudit.audit.kinds import tradeoff
-from privaudit.audit.kinds.base import CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner, learner_target
+from privaudit.audit.kinds.base import (CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner,
+                                        learner_data_memory, learner_target)
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,
@@ -56,5 +57,5 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
 
 
 KIND = AuditKind("learner-tradeoff", run, FIELDS, result=TradeoffAudit, doc=run.__doc__.split("\n")[0],
-                 target=learner_target, check=check_learner, headline=tradeoff.headline,
+                 target=learner_target, check=check_learner, memory=learner_data_memory, headline=tradeoff.headline,
                  figures=tradeoff.tradeoff_figures, table_rows={"epsilon": tradeoff.epsilon_row})
