@@ -59,6 +59,7 @@ def test_a_plain_matplotlib_figure_would_fail_on_the_target():
     ("![x](https://remote.example/i.png)", r"![x\](https://remote.example/i.png)"),
     ("[x][ref] and [ref]: https://evil", r"[x\][ref] and [ref\]: https://evil"),
     ("MSE 91.96 [58.01, 125.9] n_eval = 3", "MSE 91.96 [58.01, 125.9] n_eval = 3"),
+    ("Σ_x β and __init__", r"Σ_x β and \_\_init\_\_"),
     ("-0.5 and 2.5 stay", "-0.5 and 2.5 stay"),
     ("---", r"\---"),
     ("*bold* and _em_ but n_eval", r"\*bold\* and \_em\_ but n_eval"),

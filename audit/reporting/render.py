@@ -290,8 +290,9 @@ _MD_ALWAYS = re.compile(r"([\\`*~$])")
 #: A ``]`` that closes link or image text (``[x](url)``, ``![x](url)``, ``[x][ref]``) or defines a link
 #: (``[ref]: url``): without it no link forms.
 _MD_LINK = re.compile(r"\](?=[(\[:])")
-#: ``_`` opens or closes emphasis only at a word boundary (CommonMark: never inside a word, as in n_eval).
-_MD_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: ``_`` opens or closes emphasis only at a word boundary (CommonMark: never between two letters or digits of
+#: any script, as in n_eval or Σ_x); an ``_`` beside another ``_`` or punctuation is escaped.
+_MD_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 #: What makes a heading, list item or rule of a line it opens (``# x``, ``- x``, ``1. x``, ``---``, ``===``).
 _MD_BLOCK = re.compile(r"^(\s*)(#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)|^(\s*)([-=])(?=[-=\s]*$)")
 
