@@ -80,3 +80,30 @@ def test_certified_test_ratio_counts_the_trials_of_its_direction():
     # Gaussian claims: the alternatives are G_μ′ and the ratio is ε(μ′, δ)/ε, above 1.
     g = ratio("forward", 10_000, 10_000, mu=0.5, delta=1e-5)
     assert 1.0 < g < np.inf
+
+
+def test_certified_test_ratio_of_the_gdp_estimator_reads_mu_from_the_rate_bounds():
+    from types import SimpleNamespace
+
+    from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper, gdp_epsilon, mu_from_rates
+    from privaudit.audit.stats.power import certified_test_ratio
+    from privaudit.mechanisms.tradeoff import gaussian_tradeoff
+
+    # The trade-off preset's Gaussian ε = 10 (exact 10.39) audited with the GDP estimator: a reverse test at
+    # FPR 0.2 certified ε̲ = 10.001 there. The stated ratio must be finite (the test can refute the claim)
+    # and, at that ratio, the test's ε(μ̲, δ) at expected counts must just reach the claim.
+    level = 1 - (1 - 0.9977) / 2
+    test = SimpleNamespace(fpr=0.202, direction="reverse", n0=16_000, n1=16_000, confidence=0.9977,
+                           estimator="gdp")
+    r = certified_test_ratio(10.0, 1e-5, test)
+    assert 1.0 < r < 1.2
+
+    def test_epsilon(mu_prime):
+        beta = float(gaussian_tradeoff(mu_prime, np.array([0.202]))[0])
+        a, b = clopper_pearson_upper(0.202 * 16_000, 16_000, level), clopper_pearson_upper(beta * 16_000, 16_000, level)
+        return gdp_epsilon(float(mu_from_rates(a, b)), 1e-5)
+
+    from scipy.optimize import brentq
+
+    mu_r = brentq(lambda m: gdp_epsilon(m, 1e-5) - r * 10.0, 0.1, 20.0)
+    assert test_epsilon(1.001 * mu_r) > 10.0 >= test_epsilon(0.99 * mu_r)

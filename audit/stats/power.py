@@ -25,7 +25,7 @@ import numpy as np
 
 from privaudit.mechanisms.tradeoff import gaussian_tradeoff, tradeoff_curve
 
-from privaudit.audit.stats.epsilon_bounds import RateBound, clopper_pearson_upper, gdp_epsilon
+from privaudit.audit.stats.epsilon_bounds import RateBound, clopper_pearson_upper, gdp_epsilon, mu_from_rates
 
 _ALPHA = np.geomspace(1e-12, 0.5, 160)
 
@@ -110,7 +110,8 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
     delta : float
         The δ at which ε̲ is read.
     test : RateBound
-        The reported bound (fields ``fpr``, ``n0``, ``n1``, ``direction``, ``confidence``).
+        The reported bound (fields ``fpr``, ``n0``, ``n1``, ``direction``, ``confidence``, ``estimator``:
+        for ``"gdp"`` the alternatives are G_μ′ and the test's ε̲ is ε(μ̲, δ) of its rate bounds).
     mu : float, optional
         The claim's μ: the alternatives are G_μ′ and the ratio is ε(μ′, δ)/ε.
 
@@ -132,13 +133,22 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
     if not 0 < alpha < 1 - delta:
         return math.inf
     level = 1 - (1 - float(test.confidence)) / 2
-    gaussian = mu is not None and math.isfinite(mu) and mu > 0
+    gdp = getattr(test, "estimator", "clopper-pearson") == "gdp"
+    gaussian = gdp or (mu is not None and math.isfinite(mu) and mu > 0)
 
     def detected(x: float) -> bool:
         curve = gaussian_tradeoff(x, np.array([alpha])) if gaussian else tradeoff_curve(x, delta, np.array([alpha]))
+        if gdp:  # the GDP estimator reads μ̲ from the rate bounds and reports ε(μ̲, δ)
+            a_ub = clopper_pearson_upper(alpha * m_fp, m_fp, level)
+            b_ub = clopper_pearson_upper(float(curve[0]) * m_fn, m_fn, level)
+            return gdp_epsilon(float(mu_from_rates(a_ub, b_ub)), delta) > epsilon
         return _test_epsilon(float(curve[0]), alpha, m_fp, m_fn, delta, level) > epsilon
 
-    lo = mu if gaussian else epsilon
+    if gdp and not delta > 0:
+        return math.inf
+    lo = (mu if mu is not None and math.isfinite(mu) and mu > 0 else 1e-3) if gaussian else epsilon
+    if detected(lo):  # a GDP claim without μ: start from below the detectable μ′
+        lo = 1e-6
     limit = 60.0 if gaussian else 300.0
     hi = 2 * lo
     while not detected(hi):
