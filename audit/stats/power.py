@@ -101,7 +101,9 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
     less private is caught by this test about half the time (expected counts sit near the
     median). Unlike :func:`min_detectable_ratio`, the best test any attacker could have chosen,
     it accounts for the threshold the selection actually picked, the evaluation size that test
-    was certified on and the Bonferroni level.
+    was certified on and the Bonferroni level. With ``selection="bonferroni"`` each rate was
+    bounded at a level that depends on the number of candidates, which the bound does not
+    record: the ratio is then read at the split level and is optimistic.
 
     Parameters
     ----------
