@@ -187,10 +187,9 @@ def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta:
 MULTIRUN_AUDITS = ("black-box", "normalisation")
 
 
-def audit_dpsgd_multirun(
-    *, audit: str = "black-box", library: str = "engine", epsilon: float = 2.0, delta: float = 1e-5,
-    epochs: int = 10, runs: int = 20000, noise_scale: float = 1.0, confidence: float = 0.95, rng=None,
-) -> DPSGDMethodsAudit:
+def audit_dpsgd_multirun(*, audit: str = "black-box", library: str = "engine", epsilon: float = 2.0,
+                         delta: float = 1e-5, epochs: int = 10, runs: int = 20000, noise_scale: float = 1.0,
+                         confidence: float = 0.95, rng: RandomLike = None) -> DPSGDMethodsAudit:
     """Multi-run audits with Clopper–Pearson, as a :class:`DPSGDMethodsAudit` (one row per method).
 
     ``audit="black-box"``: the final model of ``runs`` independent runs with one input-space canary

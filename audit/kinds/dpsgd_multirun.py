@@ -9,6 +9,8 @@ rendered by the ``dpsgd-methods`` kind (headline, figure, ε-table row).
 
 from __future__ import annotations
 
+import numpy as np
+
 from privaudit.audit.engines.dpsgd_methods import MULTIRUN_AUDITS, DPSGDMethodsAudit, audit_dpsgd_multirun
 from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
 from privaudit.audit.results import AuditEntry, apply_expectation
@@ -32,15 +34,41 @@ FIELDS = {
 
 
 def check(path: str, params: dict) -> None:
-    """The library must suit the audit: engine/opacus for black-box, opacus/numpy for normalisation."""
+    """The library must suit the audit: engine/opacus for black-box, opacus/numpy for normalisation.
+
+    Parameters
+    ----------
+    path : str
+        Key path of the entry (``audits[0]``), named in errors.
+    params : dict
+        The entry's validated parameters (for ``run``, sample sizes scaled by ``samples``).
+
+    Raises
+    ------
+    ConfigValueError
+        Naming ``path``, when ``library`` does not suit ``audit``.
+    """
     allowed = {"black-box": ("engine", "opacus"), "normalisation": ("opacus", "numpy")}[params["audit"]]
     if params["library"] not in allowed:
         raise ConfigValueError(f"{path}: library must be one of {allowed} for audit = {params['audit']!r}, "
                                f"got {params['library']!r}")
 
 
-def run(params: dict, rng) -> AuditEntry:
-    """One multi-run DP-SGD audit."""
+def run(params: dict, rng: np.random.Generator) -> AuditEntry:
+    """One multi-run DP-SGD audit.
+
+    Parameters
+    ----------
+    params : dict
+        The entry's validated parameters (for ``run``, sample sizes scaled by ``samples``).
+    rng : Generator
+        The task's randomness (derived from the run's seed and the entry).
+
+    Returns
+    -------
+    AuditEntry
+        The audit (a DPSGDMethodsAudit), its verdict set by ``expect``.
+    """
     kw = {k: v for k, v in params.items() if k != "expect"}
     return apply_expectation(audit_dpsgd_multirun(**kw, rng=rng), params["expect"], caught="violation")
 
