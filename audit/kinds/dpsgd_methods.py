@@ -100,7 +100,8 @@ def headline(entry: AuditEntry) -> str:
         point = f", point estimate {fnum(m['epsilon_hat'])}" if m.get("epsilon_hat") is not None else ""
         parts.append(f"{_SHORT.get(m['method'], m['method'])} {fnum(m['epsilon_lb'])} ({runs}{point}, "
                      f"{m['seconds']:.1f} s)")
-    return " | ".join(parts) + " (* assumption-labelled)"
+    labelled = any(not m["certified"] for m in res.methods)
+    return " | ".join(parts) + (" (* assumption-labelled)" if labelled else "")
 
 
 def epsilon_row(entry: AuditEntry) -> list[str]:
