@@ -7,6 +7,7 @@ report.md rendered links, remote images and emphasis taken from configuration st
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -85,8 +86,10 @@ def test_a_hostile_target_and_description_run_to_a_report(tmp_path, capsys):
     conf.write_text(f'description = "{DESCRIPTION}"\n[[audits]]\nkind = "tradeoff"\ntarget = "{HOSTILE_TARGET}"\n'
                     'mechanism = { name = "gaussian", epsilon = 1.0, delta = 1e-5 }\nn = 300\n', encoding="utf-8")
     assert main(["run", str(conf), "--out", str(tmp_path), "--check"]) == 0
-    assert main(["run", str(conf), "--out", str(tmp_path), "--no-cache"]) == 0, capsys.readouterr().err
+    # exit 0, or 1 when n = 300 leaves the audit inconclusive; the report is written either way
+    assert main(["run", str(conf), "--out", str(tmp_path), "--no-cache"]) in (0, 1), capsys.readouterr().err
     out = tmp_path / "hostile"
+    assert "error" not in json.loads((out / "report.json").read_text(encoding="utf-8"))["audits"][0]
     assert list((out / "figures").glob("*.png"))
     md = (out / "report.md").read_text(encoding="utf-8")
     # no link, image, emphasis, code span or strikethrough made of the configuration's strings
