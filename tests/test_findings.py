@@ -392,3 +392,19 @@ def test_log_axes_keep_their_number_labels_while_user_text_stays_plain():
     ax.set_xticks([0, 1], ["$a", "b$"])
     png(fig)
     assert not any(t.get_parse_math() for t in ax.xaxis.get_ticklabels())
+
+
+def test_long_labels_wrap_into_the_figure_title_instead_of_being_cut():
+    from privaudit.audit.display.formatting import title_lines
+    from result_factories import reconstruction_result
+
+    from privaudit.audit.kinds.reconstruction import reconstruction_figures
+
+    label = "Modulated release, d=3, x ~ N(0, I/3) prior (Bayesian attacker vs van Trees), a long label indeed"
+    t = title_lines("Reconstruction", label, width=60)
+    assert t.count("\n") == 1 and all(len(line) <= 60 for line in t.split("\n")) and t.endswith("indeed")
+    long = title_lines("ROC", label * 2, width=60)
+    assert long.count("\n") == 1 and long.endswith("…")  # at most two lines, an ellipsis for the rest
+    assert title_lines("ROC", "short") == "ROC: short"
+    [(_, fig, _)] = reconstruction_figures(AuditEntry(reconstruction_result(), target=label))
+    assert fig.axes[0].get_title() == t

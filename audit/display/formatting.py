@@ -55,6 +55,30 @@ def num(value: Any) -> float | None:
     return None
 
 
+def title_lines(what: str, label: str, width: int = 48) -> str:
+    """``"what: label"`` wrapped onto at most two lines of ``width`` characters (an ellipsis beyond).
+
+    A figure's title then stays inside the figure however long the configuration's label is.
+
+    Parameters
+    ----------
+    what : str
+        The figure's subject ("ROC (log–log)").
+    label : str
+        The audit's label.
+    width : int
+        Characters per line.
+
+    Returns
+    -------
+    str
+    """
+    import textwrap
+
+    lines = textwrap.wrap(f"{what}: {label}", width)
+    return "\n".join(lines[:2]) + ("…" if len(lines) > 2 else "")
+
+
 def fnum(value: Any) -> str:
     """:func:`fmt` of a JSON value, with ``"inf"``-style strings read as floats.
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from privaudit.audit.schema.components import MECHANISMS, PRIORS, registered_attackers
 from privaudit.audit.schema.fields import Field
-from privaudit.audit.display.formatting import fnum, num
+from privaudit.audit.display.formatting import fnum, num, title_lines
 from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
 from privaudit.audit.results import AuditEntry
@@ -201,7 +201,7 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
         ax.set_yscale("log")
     elif top is not None and top > 0:
         ax.set_ylim(0, top)
-    ax.set(ylabel="mean squared error", title=f"Reconstruction: {entry.label}"[:70])
+    ax.set(ylabel="mean squared error", title=title_lines("Reconstruction", entry.label, width=60))
     ax.title.set_fontsize(10)
     if not applied_bounds(res):
         ax.text(0.98, 0.98, "no bound applies to this attacker:\ninconclusive", transform=ax.transAxes,

@@ -34,7 +34,7 @@ from privaudit.audit.stats.certifiable import max_certifiable_epsilon
 from privaudit.audit.schema.components import MECHANISMS, registered_attackers
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.schema.fields import ConfigKeyError, ConfigValueError, Field
-from privaudit.audit.display.formatting import fnum, num
+from privaudit.audit.display.formatting import fnum, num, title_lines
 from privaudit.audit.engines.pair_search import search_pairs
 from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
@@ -447,7 +447,7 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
         ax.plot([point[0]], [point[1]], marker="o", ms=7, mfc="none", mec="tab:orange", mew=1.8, ls="none",
                 clip_on=False, label=f"certifying test ({point[2]})")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)")
-    ax.set_title(_title("Trade-off", entry.label), fontsize=10)
+    ax.set_title(title_lines("Trade-off", entry.label), fontsize=10)
     ax.set_aspect("equal")
     ax.legend(fontsize=LEGEND_PT, loc="upper right")
     stamp, why = verdict_text(entry)
@@ -458,14 +458,6 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     if fpr is not None and fnr is not None and fpr.size == fnr.size:
         out.append(roc_figure(entry, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
     return out
-
-
-def _title(what: str, label: str, width: int = 48) -> str:
-    """``"what: label"`` wrapped onto at most two lines, so a long label is never cut off by the axes."""
-    import textwrap
-
-    lines = textwrap.wrap(f"{what}: {label}", width)
-    return "\n".join(lines[:2]) + ("…" if len(lines) > 2 else "")
 
 
 def empirical_curve_points(fpr: np.ndarray, fnr: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -652,7 +644,7 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band: Any, a
                 label=f"certifying test ({point[2]})" + (", FPR = 0 drawn at the axis" if at_zero else ""))
     ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
            ylabel="true-positive rate (log)")
-    ax.set_title(_title("ROC (log–log)", entry.label), fontsize=10)
+    ax.set_title(title_lines("ROC (log–log)", entry.label), fontsize=10)
     ax.legend(fontsize=LEGEND_PT - 1, loc="lower right")
     caption = ("ROC of the attack on log–log axes with its confidence band; the shaded red region is what the claim "
                "forbids (the low-FPR corner certifies large ε); the circle is the test that certified ε̲")
