@@ -74,9 +74,13 @@ def test_certified_test_ratio_counts_the_trials_of_its_direction():
     # More trials, or a milder Bonferroni share, state more power (a smaller ratio).
     assert ratio("forward", 10_000, 10_000) < ratio("forward", 1000, 1000)
     assert ratio("forward", 1000, 1000, confidence=0.95) < ratio("forward", 1000, 1000, confidence=0.975)
-    # A test that rejects nothing, or one whose FPR caps ε̲ below the claim (ln(1/0.4) < 1), refutes nothing.
-    assert ratio("forward", 1000, 1000, fpr=0.0) == np.inf
-    assert ratio("forward", 10**6, 10**6, fpr=0.4) == np.inf
+    # A test that rejects nothing, or one whose FPR caps ε̲ below the claim (ln(1/0.4) < 1), refutes nothing
+    # itself: the best test at the same size and level is stated instead (inf only when none could refute).
+    best = min_detectable_ratio(1.0, 0.0, 500, 0.95)
+    assert ratio("forward", 1000, 1000, fpr=0.0) == best
+    assert ratio("forward", 1000, 1000, fpr=0.4) == best < ratio("forward", 1000, 1000, fpr=0.1)
+    tiny = SimpleNamespace(fpr=0.0, direction="forward", n0=20, n1=20, confidence=0.95)
+    assert certified_test_ratio(10.0, 0.0, tiny) == np.inf == min_detectable_ratio(10.0, 0.0, 10, 0.95)
     # Gaussian claims: the alternatives are G_μ′ and the ratio is ε(μ′, δ)/ε, above 1.
     g = ratio("forward", 10_000, 10_000, mu=0.5, delta=1e-5)
     assert 1.0 < g < np.inf

@@ -120,8 +120,12 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
     Returns
     -------
     float
-        ε′/ε ≥ 1, or ``inf`` when no ε′ lets this test refute the claim (e.g. a test that
-        rejects nothing, α̂ = 0).
+        ε′/ε ≥ 1. When no ε′ lets this test refute the claim (a test that rejects nothing,
+        α̂ = 0, or one whose α̂ caps ε̲ below the claim, ln(1/α̂) ≤ ε), the ratio of the best
+        test at the same number of trials and level (:func:`min_detectable_ratio`): a leakier
+        mechanism would have made the selection choose another test, and ``inf`` keeps its
+        meaning, "no test of this audit's size could refute the claim", which turns a pass
+        into "inconclusive".
     """
     if not math.isfinite(epsilon):
         return math.inf
@@ -132,9 +136,13 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
         m_fp, m_fn = int(test.n1), int(test.n0)
     else:
         m_fp, m_fn = int(test.n0), int(test.n1)
-    if not 0 < alpha < 1 - delta:
-        return math.inf
     level = 1 - (1 - float(test.confidence)) / 2
+
+    def best_test() -> float:
+        return min_detectable_ratio(epsilon, delta, max(m_fp // 2, 1), float(test.confidence), mu=mu)
+
+    if not 0 < alpha < 1 - delta:
+        return best_test()
     gdp = getattr(test, "estimator", "clopper-pearson") == "gdp"
     gaussian = gdp or (mu is not None and math.isfinite(mu) and mu > 0)
 
@@ -156,7 +164,7 @@ def certified_test_ratio(epsilon: float, delta: float, test: RateBound, mu: floa
     while not detected(hi):
         lo, hi = hi, 2 * hi
         if hi > limit:
-            return math.inf
+            return best_test()
     for _ in range(30):  # bisection: the test's ε̲ increases with ε′ (or μ′)
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if detected(mid) else (mid, hi)
