@@ -158,7 +158,7 @@ def test_failing_assert_private_names_the_pair_by_its_coordinates():
 def test_search_at_a_million_releases(name):
     case = _case(name)
     if name.startswith("SVT3"):  # measured at seed 0: a known gap of the certification, not of the search
-        pytest.xfail("SVT3's leak certifies only 0.057 (float-safe noise) and 0.038 (numpy noise) at 1e6 releases "
+        pytest.xfail("SVT3's leak certifies only 0.061 (float-safe noise) and 0.038 (numpy noise) at 1e6 releases "
                      "on the alternating pair the search finds, 0.028 / 0.041 on DP-Sniper's own pair; "
                      "DP-Sniper's 0.172 used 2e8 samples")
     res = _search(case.mechanism, n=1_000_000, screen_n=20_000, certify=2, rng=0)
