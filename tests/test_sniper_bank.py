@@ -153,14 +153,17 @@ def test_failing_assert_private_names_the_pair_by_its_coordinates():
 
 
 # --------------------------------------------------------------------------- 10⁶ releases
+_SVT3_GAP = pytest.mark.xfail(strict=True, reason=(
+    "a known gap of the certification, not of the search (seed 0): SVT3's leak certifies only 0.061 (float-safe "
+    "noise) and 0.038 (numpy noise) at 1e6 releases on the alternating pair the search finds, 0.028 / 0.041 on "
+    "DP-Sniper's own pair; DP-Sniper's 0.172 used 2e8 samples. Strict: catching it must update the README."))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [c.name for c in bank.cases()])
+@pytest.mark.parametrize("name", [pytest.param(c.name, marks=_SVT3_GAP) if c.name.startswith("SVT3") else c.name
+                                  for c in bank.cases()])
 def test_search_at_a_million_releases(name):
     case = _case(name)
-    if name.startswith("SVT3"):  # measured at seed 0: a known gap of the certification, not of the search
-        pytest.xfail("SVT3's leak certifies only 0.061 (float-safe noise) and 0.038 (numpy noise) at 1e6 releases "
-                     "on the alternating pair the search finds, 0.028 / 0.041 on DP-Sniper's own pair; "
-                     "DP-Sniper's 0.172 used 2e8 samples")
     res = _search(case.mechanism, n=1_000_000, screen_n=20_000, certify=2, rng=0)
     pair = res.best_pair
     assert case.mechanism.claim.neighbourhood.are_neighbours(pair.x, pair.x_prime)
