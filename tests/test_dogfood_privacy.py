@@ -37,7 +37,10 @@ def test_shipped_mechanisms_are_private(mechanism, x, x_prime):
     # The plugin's default n (200 000 per hypothesis) with the default black-box-first suite,
     # floating-point attackers included: the float-safe mechanisms must survive them.
     res = assert_private(mechanism, x, x_prime)
-    assert res.min_detectable_ratio < 2.0  # informative: the power warning does not fire
+    # Informative: the stated power (of the certified test, issue 23) is within 2× the claim. The exponential
+    # mechanism's output is one of 3 candidates, uniform under x: every test has α ∈ {1/3, 2/3}, and at
+    # α = 1/3 a claim ε = 1 is refuted only when β ≤ 1 − e/3, i.e. for ε′ ≳ 2.1 (ln 3 caps ε̲ at 1.1).
+    assert res.min_detectable_ratio < (2.5 if isinstance(mechanism, ExponentialMechanism) else 2.0)
 
 
 @pytest.mark.parametrize("unsafe", [UnsafeFloatLaplaceMechanism(epsilon=1.0),
