@@ -179,6 +179,7 @@ def opacus_normaliser_runs(runs: int, *, n: int = 100, batch_size: int = 10, dim
     from privaudit.mechanisms.external.opacus_canary import opacus_epsilon
 
     opacus = import_library("opacus", "opacus_normaliser_runs")
+    from opacus.data_loader import DPDataLoader
     runs, n, batch_size, dim, steps = (check_int("runs", runs, minimum=8), check_int("n", n),
                                        check_int("batch_size", batch_size), check_int("dim", dim),
                                        check_int("steps", steps))
@@ -203,13 +204,17 @@ def opacus_normaliser_runs(runs: int, *, n: int = 100, batch_size: int = 10, dim
                 with torch.no_grad():
                     model.weight.zero_()
                 opt = torch.optim.SGD(model.parameters(), lr=0.0)
-                loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=batch_size)
+                plain = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=batch_size)
+                # The Poisson loader make_private(poisson_sampling=True) would build, but seeded: outside
+                # secure mode Opacus draws it from the global torch generator. make_private derives q and
+                # the divisor from len(loader) and len(dataset) exactly as it does for its own loader.
+                loader = DPDataLoader.from_data_loader(plain, generator=gen)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # secure_mode and global-RNG warnings
                     engine = opacus.PrivacyEngine(accountant="rdp")
                     model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
                                                              noise_multiplier=z, max_grad_norm=1.0,
-                                                             poisson_sampling=True, noise_generator=gen)
+                                                             poisson_sampling=False, noise_generator=gen)
                     settings[size] = dict(sample_rate=float(opt.sample_rate) if hasattr(opt, "sample_rate")
                                           else 1 / len(loader), expected_batch_size=int(opt.expected_batch_size))
                     weight = model._module.weight
@@ -219,8 +224,11 @@ def opacus_normaliser_runs(runs: int, *, n: int = 100, batch_size: int = 10, dim
                         if t == steps:
                             break
                         opt.zero_grad()
-                        if xb.shape[0]:
-                            loss_fn(model(xb).squeeze(-1), yb).backward()
+                        if xb.shape[0] == 0:
+                            # An empty Poisson batch still releases noise/divisor; one zero-gradient row
+                            # (every row's gradient is 0) gives Opacus its per-sample gradients, same release.
+                            xb, yb = X[:1], y[:1]
+                        loss_fn(model(xb).squeeze(-1), yb).backward()
                         opt.step()
                         sq.append(float((weight.grad**2).mean()))
                 # With the record added Opacus divides by int((n+1)/len(loader')) — 9 instead of 10 at the
