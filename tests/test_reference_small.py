@@ -31,7 +31,7 @@ from privaudit.audit.app.runner import run_config
 
 REFERENCES = Path(__file__).parent / "data" / "reference-small"
 #: (preset, samples factor, seed) of each committed reference.
-CASES = [("reconstruction", 0.05, 0), ("quickstart", 0.05, 0)]
+CASES = [("reconstruction", 0.05, 0), ("quickstart", 0.05, 0), ("tradeoff", 0.05, 0), ("bias", 0.02, 0)]
 UPDATE = os.environ.get("PRIVAUDIT_UPDATE_REFERENCE") == "1"
 #: Lists longer than this are fingerprinted, not stored.
 MAX_LIST = 8
