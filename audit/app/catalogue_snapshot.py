@@ -9,6 +9,7 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
            'calibration': 'Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration).',
            'dpsgd-methods': 'DP-SGD (engine or Opacus): every audit method side by side, with runs, time and '
                             'assumption',
+           'dpsgd-multirun': 'DP-SGD over many runs (Clopper–Pearson): black-box final model, batch-size normalisation',
            'learner-reconstruction': 'Reconstruction from what a learner releases (its release_view), against the '
                                      'bounds that apply.',
            'learner-tradeoff': 'Trade-off audit of what a learner releases (its release_view: transcript, record, '

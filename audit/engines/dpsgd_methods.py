@@ -29,7 +29,7 @@ import numpy as np
 
 from privaudit.mechanisms.accounting import dpsgd_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim
-from privaudit.mechanisms.randomness import RandomLike, resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, resolve_seed, uint32_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
 
 from privaudit.audit.engines.dpsgd_whitebox import (
@@ -142,7 +142,7 @@ def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta:
     for child in kids[:whitebox_runs]:
         sign_seed, train_seed = child.spawn(2)
         runs.append(train(random_signs(canaries, sign_seed), epsilon=epsilon, delta=delta, epochs=epochs,
-                          noise_scale=noise_scale, rng=int(train_seed.generate_state(1)[0])))
+                          noise_scale=noise_scale, rng=uint32_seed(train_seed)))
     first = runs[0]
     if library == "engine":
         from privaudit.learners.dpsgd import claim_for
@@ -162,7 +162,7 @@ def audit_dpsgd_methods(*, library: str = "engine", epsilon: float = 2.0, delta:
                         epsilon_hat=est.epsilon_hat))
     if cp_runs:
         cp = engine_canary_runs(cp_runs, epsilon=epsilon, delta=delta, epochs=epochs, noise_scale=noise_scale,
-                                confidence=c_each, rng=int(kids[-1].generate_state(1)[0]))
+                                confidence=c_each, rng=uint32_seed(kids[-1]))
         methods.append(dict(method="Clopper–Pearson over runs", epsilon_lb=cp.epsilon, certified=True,
                             assumption="none", runs=cp_runs, canaries=cp_runs, seconds=cp.seconds,
                             confidence=c_each))
@@ -230,7 +230,7 @@ def audit_dpsgd_multirun(*, audit: str = "black-box", library: str = "engine", e
         raise InvalidParameterError(f"library must be one of {allowed} for audit={audit!r}, got library={library!r}")
     runs = check_int("runs", runs, minimum=8)
     ss, seed = resolve_seed(rng)
-    child = int(ss.generate_state(1)[0])
+    child = uint32_seed(ss)
     rows, steps, exact, notes = [], 0, float("nan"), ()
     if audit == "black-box":
         if library == "engine":

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privaudit.mechanisms.randomness import RandomLike, draw_seed, torch_generator
+from privaudit.mechanisms.randomness import RandomLike, draw_seed, torch_generator, uint32_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
 
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_bound
@@ -197,7 +197,7 @@ def opacus_normaliser_runs(runs: int, *, n: int = 100, batch_size: int = 10, dim
             size = n + include
             out = np.empty(count)
             for r, child in enumerate(seeds):  # one Opacus model per run
-                gen = torch_generator(int(child.generate_state(1)[0]))
+                gen = torch_generator(uint32_seed(child))
                 X = torch.randn(size, dim, generator=gen, dtype=torch.float64)
                 y = torch.zeros(size, dtype=torch.float64)  # weights stay 0 (lr = 0): every gradient is exactly 0
                 model = torch.nn.Linear(dim, 1, bias=False, dtype=torch.float64)
