@@ -204,7 +204,7 @@ def test_presets_ship_in_the_wheel(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for preset in available_presets():
         assert f"privaudit/audit/presets/{preset}.toml" in names
-    assert "privaudit/audit/cli.py" in names
+    assert "privaudit/audit/app/cli.py" in names
     # Every package of the source tree ships (pyproject lists them one by one, with package-dir).
     packages = [init.parent.relative_to(src).as_posix() for folder in ("audit", "mechanisms", "learners", "attacks")
                 for init in (src / folder).rglob("__init__.py")]
