@@ -60,3 +60,16 @@ def test_text_reference_lists_each_key_of_the_kind():
     for key in audit_kinds()["tradeoff"].fields:
         assert f"\n  {key} (" in text
     assert "calibration" not in text.split("\n", 1)[0]
+
+
+def test_cli_lists_the_keys_of_a_kind(capsys):
+    from privaudit.audit.app.cli import main
+
+    assert main(["list", "kinds", "--keys", "tradeoff"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tradeoff: ") and "\ncalibration" not in out
+    for key in audit_kinds()["tradeoff"].fields:
+        assert f"\n  {key} (" in out
+    assert main(["list", "kinds", "--keys", "no-such-kind"]) == 2
+    assert "unknown kind 'no-such-kind'" in capsys.readouterr().err
+    assert main(["list", "presets", "--keys"]) == 2

@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=("all", "presets", "kinds", "mechanisms", "learners", "attackers"),
                     help="one section only (default: all)")
     ls.add_argument("--json", action="store_true", help="print JSON instead of text")
+    ls.add_argument("--keys", nargs="*", metavar="KIND",
+                    help="with kinds: every key of each kind (or of the KINDs named), its type, default, "
+                         "admissible values and meaning (the reference of docs/cli.md)")
     ls.set_defaults(func=cmd_list)
 
     search = sub.add_parser(
@@ -370,6 +373,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     """
     from privaudit.audit.app.catalogue import listing, plugin_sections
 
+    if args.keys is not None:
+        return _list_keys(args)
     # Only plugins warn; without them the listing comes from the snapshot and imports no registry
     # (_plugin_warnings' own import of the registry module would load dp_accounting).
     with _plugin_warnings() if plugin_sections() else contextlib.nullcontext():
@@ -385,6 +390,34 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not items:
             lines.append("  (none)")
     _emit("\n".join(lines))
+    return EXIT_OK
+
+
+def _list_keys(args: argparse.Namespace) -> int:
+    """``privaudit list [kinds] --keys [KIND ...]``: the keys reference of the kinds named (all when none).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``what`` must be ``all`` or ``kinds``).
+
+    Returns
+    -------
+    int
+        0, or 2 for an unknown kind or another section.
+    """
+    from privaudit.audit.app.keys_reference import text_reference
+    from privaudit.audit.kinds import audit_kinds
+
+    if args.what not in ("all", "kinds"):
+        print(f"privaudit: error: --keys lists the keys of audit kinds, not {args.what}", file=sys.stderr)
+        return EXIT_USAGE
+    unknown = [k for k in args.keys if k not in audit_kinds()]
+    if unknown:
+        print(f"privaudit: error: unknown kind {unknown[0]!r} (known: {', '.join(sorted(audit_kinds()))})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    _emit(text_reference(args.keys or None))
     return EXIT_OK
 
 
