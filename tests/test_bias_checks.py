@@ -146,7 +146,14 @@ def test_convergence_curves(small_run):
 
 @pytest.mark.slow
 def test_full_preset_power_statement():
-    """Every estimator claimed unbiased passes at an n powered for a 1 % relative bias."""
+    """Every estimator claimed unbiased passes, powered for a 1 % relative bias unless its n hit the cap.
+
+    The preset's policy (:func:`privaudit.audit.studies.bias_budget.powered_audit`) sizes n from a
+    pilot and caps it; a capped audit must say it is under-powered, and must still detect a 5 %
+    relative bias. Which estimators reach the cap depends on the seed (the targets are drawn, and the
+    1 % is relative to their norm): in the committed preset the IWP exponential-loss gradient
+    (excess kurtosis ≈ 300) is capped at 0.014; at this test's seed it and the quadratic gradient are.
+    """
     results = run_bias_checks(random_state=0)
     rows = []
     for a in results:
@@ -154,7 +161,10 @@ def test_full_preset_power_statement():
             rows.append(f"{a.target:70s} n={a.n:>9d} n_required(1%)={a.n_required:>9d} "
                         f"min detectable rel. bias={a.min_detectable_relative_bias:.4f} p={a.p_value:.3f}")
             assert a.verdict == "pass", a.target
-            assert a.min_detectable_relative_bias <= 0.01, a.target
+            if "capped, so the audit is under-powered" in a.note:
+                assert a.min_detectable_relative_bias <= 0.05, a.target
+            else:
+                assert a.min_detectable_relative_bias <= 0.01, a.target
     print("\n".join(rows))
     assert [a.target for a in results if a.verdict == "fail"] == []
 
