@@ -205,9 +205,6 @@ class _NoisyMax(_QueryMechanism):
     def __init__(self, epsilon: float = EPS0, d: int = RNM_D) -> None:
         super().__init__(epsilon, d)
 
-    def _noise(self, gen: np.random.Generator, n: int) -> np.ndarray:
-        raise NotImplementedError
-
 
 class NoisyMaxLaplace(_NoisyMax):
     """Ding et al. 2018, Alg. 5 (correct): the index of max_i x_i + Lap(2/ε). ε-DP: exact ε ≤ ε₀ (0.0946 at best)."""
