@@ -11,6 +11,15 @@ stop at 36.7 scales, so the support itself depends on x. privaudit's own
 (:mod:`privaudit.mechanisms.lattice`). These classes keep the textbook samplers, with
 the same (false) claims and the continuous densities, so that the floating-point
 attackers have something to catch.
+
+:class:`UnsafeBoundedSum` and :class:`UnsafeBoundedMean` are dataset mechanisms with
+the two classic clamping bugs (``bug="clamp-after-noise"``: the records are not
+clamped, the noisy release is; ``bug="sensitivity-bound"``: the sensitivity is
+computed from the upper bound alone), and their correct twin (``bug=None``). Each
+declares the datasets it accepts (:class:`~privaudit.mechanisms.domains.DatasetDomain`,
+records wider than the clamp: a clamp is only tested by records beyond it), so that
+:func:`~privaudit.audit.engines.pair_search.search_pairs` must find the leaking pair
+from the record bounds, the size range and the neighbourhood alone.
 """
 
 from __future__ import annotations
@@ -20,9 +29,12 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .claim import PrivacyClaim
+from .domains import Box, DatasetDomain
 from .gaussian import GaussianMechanism
-from .laplace import LaplaceMechanism
-from .validation import check_array, check_int, check_size
+from .laplace import LaplaceMechanism, float_safe_laplace
+from .neighbourhoods import AddRemove, ReplaceOne, parse_neighbourhood
+from .validation import InvalidParameterError, check_array, check_epsilon, check_int, check_real, check_size
 
 
 class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
@@ -33,7 +45,7 @@ class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
     """
 
     def __repr__(self) -> str:
-        return f"UnsafeFloatLaplaceMechanism(scale={self.scale:.6g}, claim={self.claim})"
+        return f"UnsafeFloatLaplaceMechanism(noise_scale={self.noise_scale:.6g}, claim={self.claim})"
 
     def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` releases ``fl(x + noise)``: shape ``(n, *x.shape)``.
@@ -177,3 +189,188 @@ class UnsafeFloatGaussianMechanism(GaussianMechanism):
         """
         check_int("d", d)
         return math.inf, 1.0
+
+
+#: The clamping bugs of :class:`UnsafeBoundedSum` and :class:`UnsafeBoundedMean` (None: the correct twin).
+CLAMPING_BUGS = (None, "clamp-after-noise", "sensitivity-bound")
+
+
+class _BoundedAggregate:
+    """Sum or mean of records clamped to [lower, upper], plus float-safe Laplace noise; optionally with a clamping bug.
+
+    Subclasses give the aggregate, its sensitivity from given bounds, and the range the
+    clamp-after-noise variant clamps its release to.
+    """
+
+    def __init__(self, *, epsilon: float, lower: float, upper: float, bug: str | None = None,
+                 neighbourhood: str = "add-remove", records_low: float | None = None,
+                 records_high: float | None = None, min_size: int = 1, max_size: int = 10,
+                 padded: bool = False) -> None:
+        if bug not in CLAMPING_BUGS:
+            raise InvalidParameterError(f"bug must be one of {CLAMPING_BUGS}, got bug={bug!r}")
+        self.epsilon = check_epsilon(epsilon)
+        self.lower, self.upper = check_real("lower", lower), check_real("upper", upper)
+        if not self.lower < self.upper:
+            raise InvalidParameterError(f"lower must be < upper, got lower={lower!r}, upper={upper!r}")
+        if bug == "sensitivity-bound" and self.upper == 0:
+            raise InvalidParameterError("bug='sensitivity-bound' computes the sensitivity from the upper bound "
+                                        f"alone: it needs upper != 0, got upper={upper!r}")
+        self.bug = bug
+        nb = parse_neighbourhood(neighbourhood)
+        if type(nb) not in (AddRemove, ReplaceOne):  # Label is a ReplaceOne on the last value only
+            raise InvalidParameterError(f"neighbourhood must be 'add-remove' or 'replace-one', "
+                                        f"got neighbourhood={neighbourhood!r}")
+        width = self.upper - self.lower
+        # By default records may lie one clamp width beyond each bound: the clamp is what must stop them.
+        lo = self.lower - width if records_low is None else check_real("records_low", records_low)
+        hi = self.upper + width if records_high is None else check_real("records_high", records_high)
+        self.domain = DatasetDomain(records=Box(np.full(1, lo), np.full(1, hi)), min_size=min_size,
+                                    max_size=max_size, padded=padded)
+        self.claim = PrivacyClaim(self.epsilon, 0.0, nb)
+        self.sensitivity = self._sensitivity(self.lower, self.upper)
+        # The noise the code draws: from the correct bound, or (the bug) from the upper bound alone. Not named
+        # `scale`: the reachability attacker reads a `scale` as that of noise added to the input itself.
+        drawn = self._sensitivity(0.0, abs(self.upper)) if bug == "sensitivity-bound" else self.sensitivity
+        self.noise_scale = drawn / self.epsilon
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, bug={self.bug!r}, "
+                f"noise_scale={self.noise_scale:.6g}, domain={self.domain}, claim={self.claim})")
+
+    def _aggregate(self, records: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def _sensitivity(self, lower: float, upper: float) -> float:
+        raise NotImplementedError
+
+    def _release_range(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases on the dataset ``x``: the aggregate of the clamped records + Lap(scale), shape ``(n, 1)``.
+
+        With ``bug="clamp-after-noise"`` the records are aggregated unclamped and the noisy
+        release is clamped to the range a correct aggregate can take instead.
+
+        Parameters
+        ----------
+        x : array-like
+            A dataset of :attr:`domain` (axis 0 indexes records; NaN rows are absent when padded).
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of the noise.
+
+        Returns
+        -------
+        ndarray of shape (n, 1)
+        """
+        records = self.domain.present(x).ravel()
+        n = check_size("n", n)
+        if self.bug == "clamp-after-noise":
+            out = float_safe_laplace(np.full((n, 1), self._aggregate(records)), self.noise_scale, rng)
+            return np.clip(out, *self._release_range())
+        return float_safe_laplace(np.full((n, 1), self._aggregate(np.clip(records, self.lower, self.upper))),
+                                  self.noise_scale, rng)
+
+
+class UnsafeBoundedSum(_BoundedAggregate):
+    """Σ clip(xᵢ, lower, upper) + Lap(Δ/ε) on a dataset; ``bug`` selects a clamping bug (None: correct).
+
+    Δ = max(|lower|, |upper|) under add/remove, upper − lower under replace-one.
+
+    * ``bug="sensitivity-bound"``: Δ computed from the upper bound alone (|upper|, and
+      |upper| − 0 under replace-one), so scale |upper|/ε. On the pair that adds (or
+      replaces) a record at the bound the claim forgot, the release is a Laplace shift
+      of Δ at scale |upper|/ε: exact ε = ε·Δ/|upper| (> ε when |lower| > |upper|, or under
+      replace-one whenever lower < 0 < upper).
+    * ``bug="clamp-after-noise"``: Σ xᵢ + Lap(Δ/ε), clamped to
+      [max_size·min(lower, 0), max_size·max(upper, 0)]. A record r of the domain moves the
+      unclamped sum by up to s = max(|records_low|, |records_high|) (add/remove) or
+      records_high − records_low (replace-one): exact ε ≤ ε·s/Δ (post-processing of a
+      Laplace shift of s), with equality when both sums lie inside the release range.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed ε (pure, δ = 0) under ``neighbourhood``.
+    lower, upper : float
+        Clamping bounds, lower < upper.
+    bug : {None, "clamp-after-noise", "sensitivity-bound"}
+        The clamping bug (None: the correct mechanism).
+    neighbourhood : {"add-remove", "replace-one"}
+        The claim's neighbourhood.
+    records_low, records_high : float, optional
+        Bounds of a record of the declared domain (default: the clamp widened by its width on each side).
+    min_size, max_size : int
+        Size range of the declared domain.
+    padded : bool
+        Datasets of the declared domain are ``max_size`` rows, NaN for absent records.
+    """
+
+    def _aggregate(self, records: np.ndarray) -> float:
+        return float(records.sum())
+
+    def _sensitivity(self, lower: float, upper: float) -> float:
+        if isinstance(self.claim.neighbourhood, AddRemove):
+            return max(abs(lower), abs(upper))
+        return upper - lower
+
+    def _release_range(self) -> tuple[float, float]:
+        m = self.domain.max_size
+        return m * min(self.lower, 0.0), m * max(self.upper, 0.0)
+
+
+class UnsafeBoundedMean(_BoundedAggregate):
+    """mean(clip(xᵢ, lower, upper)) + Lap(Δ/ε) on datasets of at least ``min_size`` ≥ 1 records; ``bug`` as for the sum.
+
+    Δ = (upper − lower)/(min_size + 1) under add/remove (adding r to n ≥ min_size records
+    moves the mean by |r − mean|/(n + 1)), (upper − lower)/min_size under replace-one.
+
+    * ``bug="sensitivity-bound"``: Δ computed from the upper bound alone, |upper|/(min_size + 1)
+      or |upper|/min_size: exact ε on the worst pair = ε·(upper − lower)/|upper| (a Laplace
+      shift of the correct Δ at the buggy scale; the worst pair has min_size records).
+    * ``bug="clamp-after-noise"``: the mean of the unclamped records + Lap(Δ/ε), clamped to
+      [lower, upper]: exact ε ≤ ε·(records_high − records_low)/(upper − lower)
+      (post-processing of the unclamped mean's Laplace shift).
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed ε (pure, δ = 0) under ``neighbourhood``.
+    lower, upper : float
+        Clamping bounds, lower < upper.
+    bug : {None, "clamp-after-noise", "sensitivity-bound"}
+        The clamping bug (None: the correct mechanism).
+    neighbourhood : {"add-remove", "replace-one"}
+        The claim's neighbourhood.
+    records_low, records_high : float, optional
+        Bounds of a record of the declared domain (default: the clamp widened by its width on each side).
+    min_size, max_size : int
+        Size range of the declared domain, min_size ≥ 1 (a mean needs a record).
+    padded : bool
+        Datasets of the declared domain are ``max_size`` rows, NaN for absent records.
+    """
+
+    def __init__(self, *, epsilon: float, lower: float, upper: float, bug: str | None = None,
+                 neighbourhood: str = "add-remove", records_low: float | None = None,
+                 records_high: float | None = None, min_size: int = 1, max_size: int = 10,
+                 padded: bool = False) -> None:
+        check_int("min_size", min_size, minimum=1)  # before the sensitivity divides by it
+        super().__init__(epsilon=epsilon, lower=lower, upper=upper, bug=bug, neighbourhood=neighbourhood,
+                         records_low=records_low, records_high=records_high, min_size=min_size,
+                         max_size=max_size, padded=padded)
+
+    def _aggregate(self, records: np.ndarray) -> float:
+        return float(records.mean())
+
+    def _sensitivity(self, lower: float, upper: float) -> float:
+        extra = 1 if isinstance(self.claim.neighbourhood, AddRemove) else 0
+        return (upper - lower) / (self.domain.min_size + extra)
+
+    def _release_range(self) -> tuple[float, float]:
+        return self.lower, self.upper

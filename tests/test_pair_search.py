@@ -207,3 +207,139 @@ def test_privacy_marker_gives_the_domain_to_search():
 
     with pytest.raises(PrivacyAssertionError, match=r"found by search_pairs.*x'=\["):
         assert_private(AsymmetricLaplace(), n=20_000, rng=0)  # no pair, no declared domain: the marker's
+
+
+# --- datasets: bounded sums and means with the classic clamping bugs ------------------------------------------
+# Clamp [−2, 0.5] (|lower| > |upper|, so a sensitivity from the upper bound alone is wrong under both
+# neighbourhoods), records of the declared domain in [−4.5, 3] (the clamp widened by its width), 1 to 10 records.
+CLAMP = {"epsilon": 1.0, "lower": -2.0, "upper": 0.5}
+R_LO, R_HI, MIN_SIZE = -4.5, 3.0, 1
+
+
+def _exact_bound(cls, neighbourhood: str, bug: str) -> float:
+    """ε on the worst pair (sensitivity-bound: exact) or an upper bound on it (clamp-after-noise), from the docstrings.
+
+    sensitivity-bound: a Laplace shift of the correct Δ at the scale of |upper|: ε·Δ/Δ_bug, with Δ/Δ_bug =
+    max(|L|, |U|)/|U| (sum, add/remove), (U − L)/|U| (sum, replace-one; the mean under both).
+    clamp-after-noise: post-processing of a Laplace shift of the unclamped aggregate's sensitivity s over the
+    domain at the correct scale Δ/ε: ε·s/Δ, s = max(|R_lo|, |R_hi|) or R_hi − R_lo for the sum, and
+    (R_hi − R_lo)/(m + 1) or (R_hi − R_lo)/m for the mean (m = min_size; Δ carries the same divisor).
+    """
+    lo, hi, eps = CLAMP["lower"], CLAMP["upper"], CLAMP["epsilon"]
+    add_remove = neighbourhood == "add-remove"
+    if bug == "sensitivity-bound":
+        ratio = max(abs(lo), abs(hi)) / abs(hi) if (cls.__name__ == "UnsafeBoundedSum" and add_remove) else \
+            (hi - lo) / abs(hi)
+        return eps * ratio
+    if cls.__name__ == "UnsafeBoundedSum":
+        return eps * (max(abs(R_LO), abs(R_HI)) / max(abs(lo), abs(hi)) if add_remove else (R_HI - R_LO) / (hi - lo))
+    return eps * (R_HI - R_LO) / (hi - lo)
+
+
+def _unsafe_aggregates():
+    from privaudit.mechanisms.unsafe import UnsafeBoundedMean, UnsafeBoundedSum
+
+    return UnsafeBoundedSum, UnsafeBoundedMean
+
+
+# Replace-one searches screen ~4× the candidates (each extreme record replaced by each record to try): slow;
+# the configuration test below covers replace-one (the mean's sensitivity bug) in the quick suite.
+@pytest.mark.parametrize("neighbourhood", ["add-remove", pytest.param("replace-one", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("aggregate", ["sum", "mean"])
+def test_dataset_search_catches_both_clamping_bugs_from_the_declared_domain(aggregate, neighbourhood):
+    """Each bug is a violation on a true neighbour of the declared domain, below its exact ε; the twin passes."""
+    cls = dict(zip(("sum", "mean"), _unsafe_aggregates()))[aggregate]
+    for bug in ("clamp-after-noise", "sensitivity-bound"):
+        mech = cls(**CLAMP, bug=bug, neighbourhood=neighbourhood)
+        assert (mech.domain.records.lower[0], mech.domain.records.upper[0], mech.domain.min_size) == (R_LO, R_HI,
+                                                                                                       MIN_SIZE)
+        res = search_pairs(mech, n=10_000, screen_n=2_000, certify=2, rng=0)
+        assert res.verdict == "violation", (bug, res.summary())
+        assert 1.0 < res.epsilon_lb <= _exact_bound(cls, neighbourhood, bug), (bug, res.epsilon_lb)
+        pair = res.best_pair
+        assert mech.claim.neighbourhood.are_neighbours(pair.x, pair.x_prime)
+        assert mech.domain.contains(pair.x) and mech.domain.contains(pair.x_prime)
+        assert f"under '{neighbourhood}'" in res.summary() and "records in" in res.summary()
+    ok = search_pairs(cls(**CLAMP, neighbourhood=neighbourhood), n=10_000, screen_n=2_000, certify=2, rng=0)
+    assert ok.verdict == "pass" and ok.epsilon_lb <= 1.0
+
+
+def test_bounded_aggregates_refuse_bad_parameters():
+    from privaudit.mechanisms.unsafe import UnsafeBoundedMean, UnsafeBoundedSum
+
+    with pytest.raises(InvalidParameterError, match="bug must be one of"):
+        UnsafeBoundedSum(**CLAMP, bug="clamp-twice")
+    with pytest.raises(InvalidParameterError, match="'add-remove' or 'replace-one'.*'label'"):
+        UnsafeBoundedSum(**CLAMP, neighbourhood="label")
+    with pytest.raises(InvalidParameterError, match="upper != 0"):
+        UnsafeBoundedSum(epsilon=1.0, lower=-1.0, upper=0.0, bug="sensitivity-bound")
+    with pytest.raises(InvalidParameterError, match="lower must be < upper"):
+        UnsafeBoundedSum(epsilon=1.0, lower=1.0, upper=1.0)
+    with pytest.raises(InvalidParameterError, match="min_size"):
+        UnsafeBoundedMean(**CLAMP, min_size=0)  # a mean needs a record: its sensitivity divides by min_size
+
+
+def test_bounded_aggregate_releases_the_clamped_aggregate():
+    """Mean and spread of the releases against the closed form (a clamp before or after the noise)."""
+    sum_cls, mean_cls = _unsafe_aggregates()
+    x = np.array([-4.0, 0.25, 3.0])
+    n = 200_000
+    for mech, centre in ((sum_cls(**CLAMP), -2.0 + 0.25 + 0.5), (mean_cls(**CLAMP), (-2.0 + 0.25 + 0.5) / 3),
+                         (sum_cls(**CLAMP, bug="sensitivity-bound"), -2.0 + 0.25 + 0.5)):
+        out = mech.sample(x, n, rng=1)
+        assert out.shape == (n, 1)
+        b = mech.noise_scale  # Lap(b): sd b√2; the mean within 5 standard errors
+        assert abs(out.mean() - centre) < 5 * b * math.sqrt(2 / n)
+        assert out.std() == pytest.approx(b * math.sqrt(2), rel=0.02)
+    assert sum_cls(**CLAMP).noise_scale == 2.0 and sum_cls(**CLAMP, bug="sensitivity-bound").noise_scale == 0.5
+    clamped = mean_cls(**CLAMP, bug="clamp-after-noise").sample(x, 1000, rng=2)
+    assert clamped.min() >= -2.0 and clamped.max() <= 0.5  # the release is clamped, the records were not
+    # Mean 3 (unclamped) + Lap(1.25), clamped to 0.5: P(release = 0.5) = 1 − e^{−2}/2, within 5 standard errors.
+    at_top = np.mean(mean_cls(**CLAMP, bug="clamp-after-noise").sample(np.full(1, 3.0), 20_000, rng=2) == 0.5)
+    p = 1 - 0.5 * math.exp(-2.0)
+    assert abs(at_top - p) < 5 * math.sqrt(p * (1 - p) / 20_000)
+
+
+def test_dataset_domain_in_a_config_catches_both_bugs_and_passes_the_twins(tmp_path):
+    """The same bugs through a configuration: a trade-off audit with domain = {kind = "datasets", ...}."""
+    from privaudit.audit.app.config import parse_config
+    from privaudit.audit.app.runner import run_config
+
+    mod = "privaudit.mechanisms.unsafe"
+    domain = {"kind": "datasets", "records": {"low": [R_LO], "high": [R_HI]}, "min_size": MIN_SIZE, "max_size": 10}
+    padded = {**domain, "padded": True}
+    audits = [
+        {"kind": "tradeoff", "n": 10_000, "domain": padded,
+         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP, "bug": "clamp-after-noise", "padded": True}},
+        {"kind": "tradeoff", "n": 10_000, "domain": domain,
+         "mechanism": {"name": f"{mod}:UnsafeBoundedMean", **CLAMP, "bug": "sensitivity-bound",
+                       "neighbourhood": "replace-one"}},
+        {"kind": "tradeoff", "n": 10_000, "domain": padded,
+         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP, "padded": True}},
+        {"kind": "tradeoff", "n": 10_000, "domain": {"kind": "declared"},
+         "mechanism": {"name": f"{mod}:UnsafeBoundedMean", **CLAMP}},
+    ]
+    cfg = parse_config({"name": "datasets", "seed": 3, "audits": audits}, allow_imports=[mod])
+    broken_sum, broken_mean, ok_sum, ok_mean = run_config(cfg, out=tmp_path, figures=False,
+                                                          use_cache=False).report["audits"]
+    for res, nb in ((broken_sum, "add-remove"), (broken_mean, "replace-one")):
+        assert res["verdict"] == "violation" and res["epsilon_lb"] > 1.0
+        note = next(n for n in res["notes"] if "search_pairs" in n)
+        assert f"under '{nb}'" in note and "x=[" in note and "x'=[" in note
+    assert broken_sum["epsilon_lb"] <= _exact_bound(_unsafe_aggregates()[0], "add-remove", "clamp-after-noise")
+    assert broken_mean["epsilon_lb"] <= _exact_bound(_unsafe_aggregates()[1], "replace-one", "sensitivity-bound")
+    assert ok_sum["verdict"] == ok_mean["verdict"] == "pass"
+
+
+def test_a_failing_assert_private_on_datasets_names_its_pair_by_coordinates():
+    from privaudit.audit.testing import PrivacyAssertionError, assert_private
+
+    mech = _unsafe_aggregates()[0](**CLAMP, bug="sensitivity-bound")
+    with pytest.raises(PrivacyAssertionError) as err:
+        assert_private(mech, domain=mech.domain, n=10_000, rng=0)
+    text = str(err.value)
+    # The pair by its records (x' adds one to x), not by a direction's index.
+    assert "found by search_pairs" in text and "add a record" in text and "random direction" not in text
+    x = text.split(" at x=[")[1].split("]")[0]
+    x_prime = text.split(", x'=[")[1].split("]")[0]
+    assert len(x_prime.split(",")) == len(x.split(",")) + 1
