@@ -7,6 +7,8 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
            'bias-checks': 'The catalogue of bias checks of every estimator the papers claim unbiased '
                           '(run_bias_checks).',
            'calibration': 'Exact ε of the noise actually used against the claimed ε, analytically (audit_calibration).',
+           'dpsgd-learners': 'DP-SGD audit methods on Cond-DP, Opacus variants, FedAvg, the modulated transcript and '
+                             'IWP',
            'dpsgd-methods': 'DP-SGD (engine or Opacus): every audit method side by side, with runs, time and '
                             'assumption',
            'dpsgd-multirun': 'DP-SGD over many runs (Clopper–Pearson): black-box final model, batch-size normalisation',

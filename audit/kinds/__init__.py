@@ -44,7 +44,7 @@ ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 #: Built-in kind modules of this package, registered on import (in this order).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
                    "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods",
-                   "dpsgd_multirun")
+                   "dpsgd_multirun", "dpsgd_learners")
 
 
 def _check_kind(name: str, kind: object) -> None:

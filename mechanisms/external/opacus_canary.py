@@ -127,7 +127,8 @@ class CanaryRun:
 def train_opacus_canaries(include: ArrayLike, *, noise_multiplier: float, n_data: int = 20, dim: int = 3,
                           clip: float = 1.0, lr: float = 0.05, epochs: int = 10, sample_rate: float = 1.0,
                           grad_sample_mode: str = "hooks", delta: float = 1e-5, accountant: str = "rdp",
-                          rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> CanaryRun:
+                          rng: np.random.Generator | np.random.SeedSequence | int | None = None,
+                          sampling: str = "poisson") -> CanaryRun:
     """One Opacus training run with ``len(include)`` canaries, canary i present iff ``include[i]``.
 
     ``sample_rate = 1`` trains full batch (``poisson_sampling=False``); below 1 the
@@ -160,6 +161,9 @@ def train_opacus_canaries(include: ArrayLike, *, noise_multiplier: float, n_data
         Opacus accountant name (e.g. ``"rdp"``, ``"prv"``).
     rng : Generator, SeedSequence, int or None
         Seeds the data, the batches and Opacus' noise generator.
+    sampling : {"poisson", "shuffle"}
+        Below q = 1: Opacus' Poisson loader, or fixed-size batches of round(q·N) rows from a fresh
+        permutation each epoch (a seeded shuffling loader; Opacus' accountant still assumes Poisson).
 
     Returns
     -------
@@ -187,7 +191,12 @@ def train_opacus_canaries(include: ArrayLike, *, noise_multiplier: float, n_data
         model.weight.zero_()
     opt = torch.optim.SGD(model.parameters(), lr=check_positive("lr", lr))
     ds = torch.utils.data.TensorDataset(X, y)
-    if q < 1:
+    if sampling not in ("poisson", "shuffle"):
+        raise InvalidParameterError(f"sampling must be 'poisson' or 'shuffle', got sampling={sampling!r}")
+    if q < 1 and sampling == "shuffle":
+        loader = torch.utils.data.DataLoader(ds, batch_size=max(1, round(q * len(ds))), shuffle=True,
+                                             generator=data_gen)
+    elif q < 1:
         loader = DPDataLoader(ds, sample_rate=q, generator=data_gen)
     else:
         loader = torch.utils.data.DataLoader(ds, batch_size=len(ds))
