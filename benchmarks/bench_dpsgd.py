@@ -22,7 +22,11 @@ are the stable ones (the load average is printed before and after). torch is pin
 thread (``--threads``, default 1) for every side: the machine is shared and small kernels
 gain nothing from intra-op threads.
 
-Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R] [--no-hooks]``.
+``--parts`` also times the parts of one MLP step (our clipped sum, float-safe noise, its draws and its
+lattice arithmetic, Adam; non-private torch's forward + backward and Adam) and the floor of any float-safe
+step: our clipped sum and Adam plus the random words a float-safe release needs (2 per coordinate).
+
+Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R] [--no-hooks] [--parts]``.
 """
 
 from __future__ import annotations
@@ -225,6 +229,91 @@ def bench_rr_on_bins(n_labels, n_support):
     return time.perf_counter() - t, r.binning_.m
 
 
+def mlp_step_parts(n, sizes, batch):
+    """Functions timing one MLP step's parts, ours and non-private torch's, on the same batch.
+
+    The parts of our step: the clipped sum (ghost norms and the backward pass by hand), the
+    float-safe noise of the engine (:class:`~privaudit.learners.dpsgd.LatticeNoise`: normals,
+    offsets u, lattice arithmetic) and, separately, its draws alone (numpy's ziggurat normals and
+    53-bit uniforms) and the lattice arithmetic alone, and the Adam step. The floor of any float-safe
+    release is the random words it needs: one 64-bit word per normal (numpy's ziggurat takes one
+    on its fast path) and one per offset u, timed as ``random_raw(2P)`` on the same bit generator.
+    Non-private torch: its forward and backward pass, and its Adam step (torch.optim.Adam).
+    """
+    from privaudit.learners.dpsgd import LatticeNoise, _Optimizer, mlp_clipped_grad_sum
+    from privaudit.mechanisms.lattice import grid_step, round_onto_lattice
+
+    gen = torch.Generator().manual_seed(1)
+    X = torch.randn(n, sizes[0], generator=gen)
+    y = torch.randn(n, generator=gen)
+    net = _mlp_module(sizes, gen)
+    layers = [(m.weight.detach().clone(), m.bias.detach().clone()) for m in net if isinstance(m, torch.nn.Linear)]
+    theta = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)])
+    P = theta.numel()
+    idx = torch.randperm(n, generator=gen)[:batch]
+    Xb, yb = X.index_select(0, idx), y.index_select(0, idx)
+    clip = torch.tensor([1.0], dtype=torch.float64)
+    rng = np.random.default_rng(0)
+    noise = LatticeNoise()
+    opt = _Optimizer("adam", torch.tensor([1e-3]))
+    clipped = torch.cat([g.reshape(-1) for g in mlp_clipped_grad_sum(layers, Xb, yb, clip)[0]])
+    z, u, v, k0, w = (np.empty(P) for _ in range(5))
+    z[:] = rng.standard_normal(P)
+    u[:] = rng.random(P)
+    out = np.empty(P, dtype=np.float32)
+    step = grid_step(1.0)
+
+    def arithmetic():  # on a copy of the normals (round_onto_lattice overwrites them): one pass more than ours
+        x = clipped.numpy()
+        np.divide(x, step, out=v, dtype=np.float64)
+        np.rint(v, out=k0)
+        v.__isub__(k0)
+        np.copyto(w, z)
+        round_onto_lattice(w, k0, v, u, 1.0, step, out=out)
+
+    plain = _mlp_module(sizes, torch.Generator().manual_seed(1))
+    plain_opt = torch.optim.Adam(plain.parameters(), lr=1e-3)
+
+    def plain_backward():
+        plain_opt.zero_grad()
+        ((plain(Xb)[:, 0] - yb) ** 2).sum().backward()
+
+    plain_backward()
+    return P, {
+        "ours: clipped sum": lambda: mlp_clipped_grad_sum(layers, Xb, yb, clip),
+        "ours: float-safe noise (all)": lambda: noise.release(clipped, 1.0, rng, torch.float32),
+        "  of which draws (normals + u)": lambda: (rng.standard_normal(out=z), rng.random(out=u)),
+        "  of which lattice arithmetic": arithmetic,
+        "ours: Adam step": lambda: opt.step(theta, clipped),
+        "floor: random words (2 per coordinate)": lambda: rng.bit_generator.random_raw(2 * P),
+        "non-private: forward + backward": plain_backward,
+        "non-private: Adam step": plain_opt.step,
+    }
+
+
+def report_parts(P, fns, repeats):
+    """Print the median CPU time per call of each part (``repeats`` rounds of 20 calls, in turn) and the floor."""
+    seen = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.process_time()
+            for _ in range(20):
+                fn()
+            seen[name].append((time.process_time() - start) / 20)
+    med = {name: float(np.median(v)) * 1e3 for name, v in seen.items()}
+    print(f"MLP step parts, P = {P} parameters (CPU ms per step, medians of {repeats} rounds):")
+    for name, ms in med.items():
+        print(f"  {name:42s} {ms:7.3f}")
+    plain = med["non-private: forward + backward"] + med["non-private: Adam step"]
+    floor = med["ours: clipped sum"] + med["ours: Adam step"] + med["floor: random words (2 per coordinate)"]
+    print(f"  non-private step (forward + backward + Adam)  {plain:7.3f}")
+    print(f"  our step without noise (clipped sum + Adam)   {med['ours: clipped sum'] + med['ours: Adam step']:7.3f}"
+          f"  = {(med['ours: clipped sum'] + med['ours: Adam step']) / plain:.3f} x non-private")
+    print(f"  floor of a float-safe step (+ random words)   {floor:7.3f}  = {floor / plain:.3f} x non-private")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -234,6 +323,8 @@ def main(argv=None):
                     help="torch intra-op threads for every side (ours, Opacus, non-private torch)")
     ap.add_argument("--repeats", type=int, default=5,
                     help="rounds; each times one epoch of every side in turn, and medians are reported")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the parts of one MLP step (ours and non-private torch) and the random-word floor")
     ap.add_argument("--no-hooks", action="store_true",
                     help="skip the Opacus hooks anchor (per-sample gradients materialised: by far the slowest side)")
     args = ap.parse_args(argv)
@@ -251,6 +342,8 @@ def main(argv=None):
     generic()
     report(f"MLP 200-256-256-1, n={n_mlp}, batch 256", times, MLP_TARGETS, args.repeats,
            {"ours, torch.func vmap (generic path)": time.perf_counter() - start})
+    if args.parts:
+        report_parts(*mlp_step_parts(n_mlp, (200, 256, 256, 1), 256), args.repeats)
     for k in (256, 1024):
         secs, m = bench_rr_on_bins(n_rr, k)
         print(f"RR-on-Bins on {n_rr:.0e} labels ({k}-point support, {m} bins): {secs:.2f} s (target <= 10 s)")

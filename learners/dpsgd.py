@@ -108,7 +108,8 @@ def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor | np.ndarray |
     s = np.asarray(std.detach().cpu() if torch.is_tensor(std) else std, dtype=float).reshape(-1)
     values = clipped.detach().cpu()
     if values.ndim == 1 or np.all(s == s[0]):
-        return (noise or LatticeNoise()).release(values, float(s[0]), rng, clipped.dtype)
+        out_dtype = clipped.dtype if clipped.dtype in (torch.float32, torch.float64) else torch.float64
+        return (noise or LatticeNoise()).release(values, float(s[0]), rng, out_dtype).to(clipped.dtype)
     values = (values if values.dtype in (torch.float32, torch.float64) else values.to(torch.float64)).numpy()
     out = np.empty(values.shape)
     for sigma in np.unique(s):
@@ -151,7 +152,7 @@ class LatticeNoise:
         rng : Generator
             Source of the normals and offsets.
         dtype : torch.dtype
-            Output dtype (float64: the release itself; float32: its cast).
+            Output dtype, float64 (the release itself) or float32 (its cast).
 
         Returns
         -------
@@ -161,11 +162,13 @@ class LatticeNoise:
         Raises
         ------
         InvalidParameterError
-            When σ ≤ 0.
+            When σ ≤ 0 or ``dtype`` is not float32/float64.
         InvalidInputError
             When some |value| exceeds the lattice's range.
         """
         sigma = check_positive("sigma", sigma)
+        if dtype not in (torch.float32, torch.float64):
+            raise InvalidParameterError(f"dtype must be torch.float32 or torch.float64, got dtype={dtype!r}")
         step = grid_step(sigma)
         x = values.reshape(-1)
         if x.dtype not in (torch.float32, torch.float64):
@@ -184,9 +187,8 @@ class LatticeNoise:
             np.divide(x[part], step, out=v, dtype=np.float64)  # x/γ, exact (γ a power of two)
             np.rint(v, out=k0)
             v -= k0  # f, exact
-            zp = z[part]
-            round_onto_lattice(zp, k0, v, u[part], sigma, step, out=zp)
-            y[part] = zp  # the cast (exact for float64)
+            # γ·fl(K + u) is computed in float64 and rounded once into y's dtype (numpy casts on output).
+            round_onto_lattice(z[part], k0, v, u[part], sigma, step, out=y[part])
         return out.reshape(values.shape)
 
 
