@@ -20,9 +20,10 @@ from pydp.algorithms.numerical_mechanisms import GaussianMechanism as GoogleGaus
 from pydp.algorithms.numerical_mechanisms import LaplaceMechanism as GoogleLaplace
 
 from privaudit.attacks.distinguishers import ProjectionAttack
+from privaudit.audit import search_pairs
 from privaudit.audit.engines.calibration import audit_calibration
 from privaudit.audit.engines.tradeoff import audit_tradeoff
-from privaudit.mechanisms import GaussianMechanism, InvalidInputError, PrivacyClaim
+from privaudit.mechanisms import GaussianMechanism, InvalidInputError, InvalidParameterError, PrivacyClaim
 from privaudit.mechanisms.external.errors import ExternalLibraryError, ExternalTypeError
 from privaudit.mechanisms.external.pydp_mechanisms import (
     PyDPBoundedMean,
@@ -79,6 +80,33 @@ def test_bounded_sum_add_remove_pair():
     assert ok.verdict == "pass"
     broken = PyDPBoundedSum(epsilon=1.0, lower=0.0, upper=1.0, noise_epsilon=4.0)
     assert audit_tradeoff(broken, x, xp, n=10000, rng=3, attacker=OFF_INPUT_SUITE).verdict == "violation"
+
+
+def test_bounded_aggregates_declare_their_datasets():
+    """Padded datasets (NaN absent) of 0 to 10 records, one clamp width beyond each bound by default."""
+    from privaudit.mechanisms.domains import DatasetDomain
+
+    for cls in (PyDPBoundedSum, PyDPBoundedMean):
+        dom = cls(epsilon=1.0, lower=0.0, upper=1.0).domain
+        assert isinstance(dom, DatasetDomain) and dom.padded and (dom.min_size, dom.max_size) == (0, 10)
+        assert (dom.records.lower.tolist(), dom.records.upper.tolist()) == ([-1.0], [2.0])
+        dom = cls(epsilon=1.0, lower=0.0, upper=1.0, records_low=0.0, records_high=5.0, min_size=2, max_size=4).domain
+        assert (dom.records.lower[0], dom.records.upper[0], dom.min_size, dom.max_size) == (0.0, 5.0, 2, 4)
+    with pytest.raises(InvalidParameterError, match="records_low must be <= records_high"):
+        PyDPBoundedSum(epsilon=1.0, lower=0.0, upper=1.0, records_low=3.0)
+
+
+def test_bounded_sum_searched_from_its_declared_domain():
+    """No pair given: the dataset search finds an add/remove pair alone, catches the misconfigured sum
+    (drawing at ε = 4, claiming 1) and passes the library's own."""
+    broken = PyDPBoundedSum(epsilon=1.0, lower=0.0, upper=1.0, noise_epsilon=4.0, max_size=4)
+    res = search_pairs(broken, n=10_000, screen_n=2_000, certify=2, rng=0)
+    assert res.verdict == "violation" and 1.0 < res.epsilon_lb
+    pair = res.best_pair
+    assert broken.claim.neighbourhood.are_neighbours(pair.x, pair.x_prime) and broken.domain.contains(pair.x_prime)
+    ok = search_pairs(PyDPBoundedSum(epsilon=1.0, lower=0.0, upper=1.0, max_size=4), n=10_000, screen_n=2_000,
+                      certify=2, rng=0)
+    assert ok.verdict == "pass"
 
 
 # --------------------------------------------------------------------------- a user's own wrapper

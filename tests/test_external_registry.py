@@ -68,7 +68,12 @@ def test_every_preset_mechanism_table_builds_and_samples_its_pair():
         mech = external_mechanism_class(table["name"])(**kwargs)
         assert isinstance(mech, Mechanism)
         if entry["kind"] == "tradeoff" and table["name"] != "opacus-dpsgd-canary":
-            x, x_prime = entry["domain"] if "domain" in entry else (entry["x"], entry["x_prime"])
+            if isinstance(entry.get("domain"), dict):  # a domain table (datasets): two of its points
+                from privaudit.mechanisms.domains import domain_from_spec
+
+                x, x_prime = domain_from_spec(entry["domain"]).boundary_points()[:2]
+            else:
+                x, x_prime = entry["domain"] if "domain" in entry else (entry["x"], entry["x_prime"])
             out0 = mech.sample(np.asarray(x), 3)
             out1 = mech.sample(np.asarray(x_prime), 3)
             assert out0.shape == out1.shape and out0.shape[0] == 3

@@ -46,7 +46,8 @@ EXTERNAL_MECHANISMS: dict[str, str] = {
 
 #: Parameter specification of each adapter, as plain data (turned into scikit-learn constraints by
 #: :func:`external_constraints`): "positive" (> 0), "delta" (in (0, 1)), "rate" (in (0, 1]), "count"
-#: (integer >= 1), "real", "array", a tuple of allowed strings; a trailing "?" admits None.
+#: (integer >= 1), "size" (integer >= 0), "real", "array", a tuple of allowed strings; a trailing "?"
+#: admits None.
 EXTERNAL_PARAMETERS: dict[str, dict[str, str | tuple]] = {
     "opendp-laplace": {"scale": "positive", "sensitivity": "positive", "noise_scale": "positive?"},
     "opendp-gaussian": {"scale": "positive", "sensitivity": "positive", "delta": "delta", "noise_scale": "positive?"},
@@ -59,9 +60,11 @@ EXTERNAL_PARAMETERS: dict[str, dict[str, str | tuple]] = {
     "pydp-laplace": {"epsilon": "positive", "sensitivity": "positive", "noise_epsilon": "positive?"},
     "pydp-gaussian": {"epsilon": "positive", "delta": "delta", "sensitivity": "positive", "noise_epsilon": "positive?"},
     "pydp-bounded-sum": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
-                         "noise_epsilon": "positive?"},
+                         "noise_epsilon": "positive?", "records_low": "real?", "records_high": "real?",
+                         "min_size": "size", "max_size": "count"},
     "pydp-bounded-mean": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
-                          "noise_epsilon": "positive?"},
+                          "noise_epsilon": "positive?", "records_low": "real?", "records_high": "real?",
+                          "min_size": "size", "max_size": "count"},
     "opacus-dpsgd-canary": {"epsilon": "positive", "delta": "delta", "epochs": "count", "n_data": "count",
                             "dim": "count", "clip": "positive", "lr": "positive", "sample_rate": "rate",
                             "grad_sample_mode": ("hooks", "functorch", "ghost"), "mode": ("white-box", "black-box"),
@@ -89,6 +92,7 @@ def external_constraints(name: str) -> dict[str, list]:
     base = {
         "positive": Interval(Real, 0, None, closed="neither"), "delta": Interval(Real, 0, 1, closed="neither"),
         "rate": Interval(Real, 0, 1, closed="right"), "count": Interval(Integral, 1, None, closed="left"),
+        "size": Interval(Integral, 0, None, closed="left"),
         "real": Real, "array": "array-like",
     }
     out = {}

@@ -33,9 +33,10 @@ from numpy.typing import ArrayLike
 from dp_accounting import dp_event as dpe
 
 from ..claim import PrivacyClaim
+from ..domains import Box, DatasetDomain
 from ..gaussian import GaussianMechanism
 from ..tradeoff import gaussian_tradeoff, laplace_tradeoff
-from ..validation import check_delta, check_epsilon, check_size, check_positive, check_real
+from ..validation import InvalidParameterError, check_delta, check_epsilon, check_size, check_positive, check_real
 from .errors import adjacency_name as _adjacency
 from .errors import UNSEEDED_NOTE, ExternalLibraryError, check_finite_input, check_records, import_library, library_errors
 
@@ -241,6 +242,12 @@ class PyDPBoundedAggregate:
     library. Claim: (``alg.epsilon``, ``alg.delta``), adjacency ``add-remove``
     (one record, ``l0_sensitivity = linf_sensitivity = 1``), the library's default.
 
+    Domain (``domain``, what :func:`~privaudit.audit.engines.pair_search.search_pairs`
+    searches when given none): padded datasets (NaN rows absent) of ``min_size`` to
+    ``max_size`` records in [``records_low``, ``records_high``]. The library claims
+    its bound for any finite records, so by default the records reach one clamp width
+    beyond each bound: the clamp is what must stop them.
+
     Parameters
     ----------
     aggregate : {"sum", "mean"}
@@ -251,12 +258,17 @@ class PyDPBoundedAggregate:
         A finite value marking absent records besides NaN (configuration files cannot hold NaN).
     noise_epsilon : float, optional
         Draw with an object built for this ε instead (a deliberately misconfigured target).
+    records_low, records_high : float, optional
+        Record bounds of the declared domain (default: [lower, upper] widened by its width on each side).
+    min_size, max_size : int
+        Size range of the declared domain (default 0 to 10 records: pydp accepts the empty dataset).
     """
 
     notes = (UNSEEDED_NOTE.format(library=LIBRARY),)
 
     def __init__(self, *, aggregate: str = "sum", epsilon: float, lower: float, upper: float,
-                 absent: float | None = None, noise_epsilon: float | None = None) -> None:
+                 absent: float | None = None, noise_epsilon: float | None = None, records_low: float | None = None,
+                 records_high: float | None = None, min_size: int = 0, max_size: int = 10) -> None:
         if aggregate not in ("sum", "mean"):
             raise ExternalLibraryError(f"{type(self).__name__}: aggregate must be 'sum' or 'mean', got {aggregate!r}")
         self.aggregate = aggregate
@@ -267,6 +279,14 @@ class PyDPBoundedAggregate:
         alg = self._build(check_epsilon(epsilon))
         self.claim = PrivacyClaim(float(alg.epsilon), float(alg.delta), "add-remove")
         self._noise_alg = alg if noise_epsilon is None else self._build(self.noise_epsilon)
+        width = self.upper - self.lower
+        lo = self.lower - width if records_low is None else check_real("records_low", records_low)
+        hi = self.upper + width if records_high is None else check_real("records_high", records_high)
+        if not lo <= hi:
+            raise InvalidParameterError(f"{self.name}: records_low must be <= records_high, got records_low={lo!r}, "
+                                        f"records_high={hi!r}")
+        self.domain = DatasetDomain(records=Box(np.full(1, lo), np.full(1, hi)), min_size=min_size,
+                                    max_size=max_size, padded=True)
 
     @property
     def name(self) -> str:
@@ -329,18 +349,22 @@ class PyDPBoundedSum(PyDPBoundedAggregate):
     """pydp's ``BoundedSum`` (see :class:`PyDPBoundedAggregate`)."""
 
     def __init__(self, *, epsilon: float, lower: float, upper: float, absent: float | None = None,
-                 noise_epsilon: float | None = None) -> None:
+                 noise_epsilon: float | None = None, records_low: float | None = None,
+                 records_high: float | None = None, min_size: int = 0, max_size: int = 10) -> None:
         super().__init__(aggregate="sum", epsilon=epsilon, lower=lower, upper=upper, absent=absent,
-                         noise_epsilon=noise_epsilon)
+                         noise_epsilon=noise_epsilon, records_low=records_low, records_high=records_high,
+                         min_size=min_size, max_size=max_size)
 
 
 class PyDPBoundedMean(PyDPBoundedAggregate):
     """pydp's ``BoundedMean`` (see :class:`PyDPBoundedAggregate`)."""
 
     def __init__(self, *, epsilon: float, lower: float, upper: float, absent: float | None = None,
-                 noise_epsilon: float | None = None) -> None:
+                 noise_epsilon: float | None = None, records_low: float | None = None,
+                 records_high: float | None = None, min_size: int = 0, max_size: int = 10) -> None:
         super().__init__(aggregate="mean", epsilon=epsilon, lower=lower, upper=upper, absent=absent,
-                         noise_epsilon=noise_epsilon)
+                         noise_epsilon=noise_epsilon, records_low=records_low, records_high=records_high,
+                         min_size=min_size, max_size=max_size)
 
 
 __all__ = ["PyDPBoundedAggregate", "PyDPBoundedMean", "PyDPBoundedSum", "PyDPGaussian", "PyDPLaplace"]
