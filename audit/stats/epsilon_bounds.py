@@ -81,6 +81,7 @@ from privaudit.attacks.threshold_selection import (
     _scores,
     _value,
     candidate_thresholds,
+    chosen_test_counts,
     clopper_pearson_lower,
     clopper_pearson_upper,
     empirical_curve,
@@ -149,7 +150,10 @@ def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLi
     if selection not in SELECTIONS:
         raise InvalidParameterError(f"selection must be one of {SELECTIONS}, got selection={selection!r}")
     if not presorted:
-        ev0, ev1 = np.sort(_scores("scores0", ev0)), np.sort(_scores("scores1", ev1))
+        ev0, ev1 = _scores("scores0", ev0), _scores("scores1", ev1)
+        if selection != "split":  # one chosen test is counted directly below: no sort needed
+            ev0, ev1 = np.sort(ev0), np.sort(ev1)
+            presorted = True
     n0, n1 = ev0.size, ev1.size
     common = dict(delta=delta, confidence=confidence, estimator=estimator, selection=selection, n0=n0, n1=n1)
     if selection == "split":
@@ -157,8 +161,11 @@ def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLi
         sel = select_threshold(sel0, sel1, n0, n1, delta=delta, confidence=confidence, estimator=estimator,
                                n_thresholds=n_thresholds, log_likelihood_ratio=log_likelihood_ratio,
                                **(LLR_SELECTION if log_likelihood_ratio else {}))
-        fp, fn = error_counts(ev0, ev1, [sel.threshold], presorted=True)
-        rfp, rfn = _reverse_counts(ev0, ev1, np.array([sel.reverse_threshold]))
+        if presorted:
+            fp, fn = error_counts(ev0, ev1, [sel.threshold], presorted=True)
+            rfp, rfn = _reverse_counts(ev0, ev1, np.array([sel.reverse_threshold]))
+        else:
+            fp, fn, rfp, rfn = ([c] for c in chosen_test_counts(ev0, ev1, sel.threshold, sel.reverse_threshold))
         if sel.direction == "forward":
             cfp, cfn, nfp, nfn = fp[0], fn[0], n0, n1
         elif sel.direction == "reverse":
