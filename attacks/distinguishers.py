@@ -239,7 +239,7 @@ class ProjectionAttack(Distinguisher):
         return self
 
     def score(self, outputs: ArrayLike) -> np.ndarray:
-        """⟨o, w⟩ per release (the sum of the coordinates when the output size differs from w's).
+        """⟨o, w⟩ per release.
 
         Parameters
         ----------
@@ -249,11 +249,22 @@ class ProjectionAttack(Distinguisher):
         Returns
         -------
         ndarray of shape (n,)
+
+        Raises
+        ------
+        InvalidParameterError
+            When the releases do not have w's number of coordinates: x′ − x is no direction in
+            an output space of another dimension (it used to sum the coordinates silently). Fit
+            with training releases (the audit passes its training block when it has one) or
+            ``use_pair=False`` to project on the difference of the training means, or use
+            ``"whitened-projection"``.
         """
         rows = _rows(outputs)
         if rows.shape[1] != self.direction_.size:
-            # Outputs do not live in the input space (e.g. a selected index): project on the all-ones direction.
-            return rows.sum(axis=1)
+            raise InvalidParameterError(
+                f"projection: its direction has {self.direction_.size} coordinates but the releases have "
+                f"{rows.shape[1]}; outputs that do not live in the input space need training releases "
+                "(use_pair=False: the difference of the training means) or 'whitened-projection'")
         return rows @ self.direction_
 
 

@@ -67,13 +67,41 @@ def test_whitened_projection_uses_every_output_coordinate():
     o0, o1 = release(0.0), release(0.3)
     x, xp = np.zeros(1), np.ones(1)
     eps_white = _epsilon_lb(WhitenedProjectionAttack(), o0, o1, x, xp, 50_000, 40_000, delta=1e-5)
-    # The projection as the audit runs it (it needs no training when the pair is given): it sums the outputs.
-    proj = ProjectionAttack().fit(None, None, x=x, x_prime=xp)
-    sel = [proj.score(o[50_000:90_000]) for o in (o0, o1)]
-    ev = [proj.score(o[90_000:]) for o in (o0, o1)]
-    eps_sum = eb.epsilon_bound(*sel, *ev, delta=1e-5, confidence=CONFIDENCE).epsilon
-    assert eps_sum < 0.05  # the summed outputs do not move at all
     assert eps_white > 0.3
+    # The projection on x′ − x has no direction in a 3-d output space: untrained, it refuses (it used to sum
+    # the outputs silently, which do not move at all here); trained, it projects on the difference of the means.
+    with pytest.raises(InvalidParameterError, match="direction has 1 coordinates but the releases have 3"):
+        ProjectionAttack().fit(None, None, x=x, x_prime=xp).score(o0[:10])
+    eps_means = _epsilon_lb(ProjectionAttack(), o0, o1, x, xp, 50_000, 40_000, delta=1e-5)
+    assert eps_means > 0.3
+
+
+class _ThreeOutputs:
+    """A 1-d input released as 3 Gaussian coordinates, two of which move in opposite directions (claim ε = 0.1)."""
+
+    def __init__(self) -> None:
+        from privaudit.mechanisms import PrivacyClaim
+
+        self.claim = PrivacyClaim(0.1, 1e-5, "any")
+
+    def sample(self, x, n, rng=None):
+        z = np.random.default_rng(rng).normal(size=(n, 3))
+        shift = float(np.asarray(x, float).ravel()[0])
+        z[:, 0] += shift
+        z[:, 1] -= shift
+        return z
+
+
+def test_the_audit_trains_the_projection_when_outputs_do_not_live_in_the_input_space():
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+
+    mech, x, xp = _ThreeOutputs(), np.zeros(1), np.full(1, 0.3)
+    # In a suite that draws a training block, the projection gets it and projects on the difference of the means.
+    res = audit_tradeoff(mech, x, xp, n=100_000, attacker=["projection", "atom"], rng=0, confidence=CONFIDENCE)
+    assert res.attacker == "projection" and res.epsilon_lb > 0.3
+    # Alone it draws no training block and refuses, naming the problem, instead of summing the outputs.
+    with pytest.raises(InvalidParameterError, match="whitened-projection"):
+        audit_tradeoff(mech, x, xp, n=10_000, attacker="projection", rng=0)
 
 
 @pytest.mark.parametrize("scale, broken", [(5.0, True), (10.0, False)])
