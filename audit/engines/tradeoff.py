@@ -64,6 +64,7 @@ from privaudit.mechanisms.validation import (
     check_interval,
 )
 
+from privaudit.audit.engines.attack_scores import ScoreBook, safe_scores
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
 from privaudit.audit.results import AuditResult, stable_repr
@@ -318,10 +319,7 @@ def _harmonise(out0: np.ndarray, out1: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _safe_scores(attacker, rows: np.ndarray, shape: tuple) -> np.ndarray:
     """Scores with non-finite outputs made harmless: attackers that cannot read NaN/inf see 0 there."""
-    if not distinguisher_traits(attacker).handles_nonfinite and not np.isfinite(rows).all():
-        rows = np.where(np.isfinite(rows), rows, 0.0)
-    s = np.asarray(attacker.score(rows.reshape(shape)), dtype=float).ravel()
-    return np.nan_to_num(s, nan=0.0, posinf=1e300, neginf=-1e300)
+    return safe_scores(attacker, rows, shape)
 
 
 # --- the stages of the audit ------------------------------------------------------------------------
@@ -523,7 +521,8 @@ def _forced(fitted: list) -> int | None:
 
 
 def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta: float, confidence: float,
-                     estimator: str, n_thresholds: int) -> tuple[list[int], int | None]:
+                     estimator: str, n_thresholds: int,
+                     book: ScoreBook | None = None) -> tuple[list[int], int | None]:
     """Stage *select*: rank a suite on the selection block and pick the attackers to certify.
 
     The evaluation block is never read. A single attacker is certified as is.
@@ -539,6 +538,9 @@ def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta:
     delta, confidence, estimator, n_thresholds
         As in :func:`audit_tradeoff`; the criterion is that of a test evaluated on
         ``splits.n_eval`` releases.
+    book : ScoreBook, optional
+        Keeps the ranking scores, which :func:`certify` reuses for the selection block
+        (default: a book of its own, discarded).
 
     Returns
     -------
@@ -553,9 +555,10 @@ def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta:
         return [0], None
     forced = _forced(fitted)
     rk = splits.rank
+    book = ScoreBook(releases.out0, releases.out1, releases.shape) if book is None else book
     crits = []
-    for a in fitted:
-        s0, s1 = _safe_scores(a, releases.out0[rk], releases.shape), _safe_scores(a, releases.out1[rk], releases.shape)
+    for i, a in enumerate(fitted):
+        s0, s1 = (book.scores(i, a, side, rk.start, rk.stop) for side in (0, 1))
         crits.append(eb.select_threshold(s0, s1, splits.n_eval, splits.n_eval, delta=delta, confidence=confidence,
                                          estimator=estimator, n_thresholds=n_thresholds,
                                          select_level=eb.RANK_LEVEL, cross_validate=False,
@@ -593,7 +596,8 @@ class Certificate:
 
 
 def certify(fitted: list, order: list[int], forced: int | None, releases: Releases, splits: Splits, *,
-            delta: float, confidence: float, selection: str, estimator: str, n_thresholds: int) -> Certificate:
+            delta: float, confidence: float, selection: str, estimator: str, n_thresholds: int,
+            book: ScoreBook | None = None) -> Certificate:
     """Stage *certify*: bound ε for each selected attacker on held-out releases; report the largest.
 
     Each of the k selected attackers is certified at 1 − (1 − c)/k (Bonferroni), so the
@@ -613,6 +617,9 @@ def certify(fitted: list, order: list[int], forced: int | None, releases: Releas
         The blocks.
     delta, confidence, selection, estimator, n_thresholds
         As in :func:`audit_tradeoff`.
+    book : ScoreBook, optional
+        Scores already computed (the ranking prefix of the selection block, from
+        :func:`select_attackers`); default: none.
 
     Returns
     -------
@@ -620,21 +627,26 @@ def certify(fitted: list, order: list[int], forced: int | None, releases: Releas
         The attacker with the largest ε̲ (the first of equals).
     """
     level_each = 1 - (1 - confidence) / len(order)
-    n = splits.n
-    results = []
+    book = ScoreBook(releases.out0, releases.out1, releases.shape) if book is None else book
+    sel, ev = splits.select, splits.evaluate
+    epsilons, best = {}, None
     for idx in order:
         a = fitted[idx]
-        sel0 = _safe_scores(a, releases.out0[splits.select], releases.shape)
-        sel1 = _safe_scores(a, releases.out1[splits.select], releases.shape)
-        rows = np.r_[0:splits.n_train, splits.n_train + splits.n_select:n] if idx == forced else splits.evaluate
-        e0 = np.sort(_safe_scores(a, releases.out0[rows], releases.shape))
-        e1 = np.sort(_safe_scores(a, releases.out1[rows], releases.shape))
+        sel0, sel1 = (book.scores(idx, a, side, sel.start, sel.stop) for side in (0, 1))
+        e0, e1 = (book.scores(idx, a, side, ev.start, ev.stop) for side in (0, 1))
+        if idx == forced and splits.n_train:
+            e0, e1 = (np.concatenate([book.scores(idx, a, side, 0, splits.n_train), e])
+                      for side, e in ((0, e0), (1, e1)))
+        # The evaluation scores are left unsorted: the split test's two error counts are counted
+        # directly (epsilon_bound), and only the reported attacker's scores are sorted, for its curve.
         b = eb.epsilon_bound(sel0, sel1, e0, e1, delta=delta, confidence=level_each, selection=selection,
-                             estimator=estimator, n_thresholds=n_thresholds, presorted=True,
+                             estimator=estimator, n_thresholds=n_thresholds,
                              log_likelihood_ratio=distinguisher_traits(a).llr_scores)
-        results.append((b.epsilon, idx, b, e0, e1))
-    _, best, bound, ev0, ev1 = max(results, key=lambda r: r[0])
-    return Certificate(best, bound, ev0, ev1, {idx: float(eps) for eps, idx, *_ in results})
+        epsilons[idx] = float(b.epsilon)
+        if best is None or b.epsilon > best[1].epsilon:
+            best = (idx, b, e0, e1)
+    idx, bound, ev0, ev1 = best
+    return Certificate(idx, bound, np.sort(ev0), np.sort(ev1), epsilons)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -824,12 +836,13 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
                          selection_fraction, train_fraction)
     releases = draw_releases(mechanism, x, x_prime, n, ss_sample0, ss_sample1)
     fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
+    book = ScoreBook(releases.out0, releases.out1, releases.shape)  # every attacker scores a row at most once
     order, forced = select_attackers(fitted, releases, splits, delta=delta, confidence=confidence,
-                                     estimator=estimator, n_thresholds=n_thresholds)
+                                     estimator=estimator, n_thresholds=n_thresholds, book=book)
     cert = certify(fitted, order, forced, releases, splits, delta=delta, confidence=confidence,
-                   selection=selection, estimator=estimator, n_thresholds=n_thresholds)
+                   selection=selection, estimator=estimator, n_thresholds=n_thresholds, book=book)
     leaks = releases.leaks
-    del releases  # the releases can be large; only the certified scores are needed from here on
+    del releases, book  # the releases can be large; only the certified scores are needed from here on
     curves = trace_curves(cert, claim, confidence, mechanism, x, x_prime, exact_curve)
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
     bound = cert.bound
