@@ -22,7 +22,7 @@ FIELDS = {
     "delta": Field("float", 1e-5, low=0.0, high=1.0, closed="neither", doc="target δ of the calibration"),
     "epochs": Field("int", 10, low=1, high=10_000, doc="full-batch steps T"),
     "canaries": Field("int", 1000, low=20, high=100_000, doc="Dirac canaries per run"),
-    "whitebox_runs": Field("int", 10, low=1, high=1000, doc="runs pooled by the per-step composed estimate"),
+    "whitebox_runs": Field("int", 2, low=1, high=1000, doc="runs pooled by the per-step composed estimate"),
     "cp_runs": Field("int", 2000, low=0, high=10**6,
                      doc="independent runs of the Clopper–Pearson method (engine only; 0 skips it)"),
     "one_run_canaries": Field("int", None, low=20, high=100_000,
