@@ -30,11 +30,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
-from .domains import Box, DatasetDomain
+from .domains import Box, DatasetDomain, dataset_rows, short_repr
 from .gaussian import GaussianMechanism
 from .laplace import LaplaceMechanism, float_safe_laplace
 from .neighbourhoods import AddRemove, ReplaceOne, parse_neighbourhood
-from .validation import InvalidParameterError, check_array, check_epsilon, check_int, check_real, check_size
+from .validation import InvalidInputError, InvalidParameterError, check_array, check_epsilon, check_int, check_real, check_size
 
 
 class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
@@ -259,7 +259,8 @@ class _BoundedAggregate:
         Parameters
         ----------
         x : array-like
-            A dataset of :attr:`domain` (axis 0 indexes records; NaN rows are absent when padded).
+            A dataset of one-value records (axis 0 indexes records; NaN rows are absent), of any
+            size: the declared :attr:`domain` is what a search explores, not a limit of the code.
         n : int
             Number of releases.
         rng : Generator, int or None
@@ -268,8 +269,16 @@ class _BoundedAggregate:
         Returns
         -------
         ndarray of shape (n, 1)
+
+        Raises
+        ------
+        InvalidInputError
+            A malformed dataset (:func:`~privaudit.mechanisms.domains.dataset_rows`), or no record for a mean.
         """
-        records = self.domain.present(x).ravel()
+        rows = dataset_rows("x", x, record_size=1)
+        records = rows[~np.isnan(rows[:, 0]), 0]
+        if records.size == 0 and isinstance(self, UnsafeBoundedMean):
+            raise InvalidInputError(f"{self.name}: the mean of an empty dataset is undefined, got x={short_repr(x)}")
         n = check_size("n", n)
         if self.bug == "clamp-after-noise":
             out = float_safe_laplace(np.full((n, 1), self._aggregate(records)), self.noise_scale, rng)

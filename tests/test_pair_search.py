@@ -16,7 +16,8 @@ from privaudit.audit.engines.pair_search import (
     pair_distance,
     search_pairs,
 )
-from privaudit.mechanisms import GaussianMechanism, InvalidParameterError, LaplaceMechanism, PrivacyClaim
+from privaudit.mechanisms import (GaussianMechanism, InvalidInputError, InvalidParameterError, LaplaceMechanism,
+                                  PrivacyClaim)
 
 
 def test_pair_distance_in_the_claims_metric():
@@ -277,6 +278,10 @@ def test_bounded_aggregates_refuse_bad_parameters():
         UnsafeBoundedSum(epsilon=1.0, lower=1.0, upper=1.0)
     with pytest.raises(InvalidParameterError, match="min_size"):
         UnsafeBoundedMean(**CLAMP, min_size=0)  # a mean needs a record: its sensitivity divides by min_size
+    with pytest.raises(InvalidInputError, match="empty dataset"):
+        UnsafeBoundedMean(**CLAMP).sample(np.full(3, np.nan), 2)
+    with pytest.raises(InvalidInputError, match="records of 2 values, expected 1"):
+        UnsafeBoundedSum(**CLAMP).sample(np.ones((3, 2)), 2)
 
 
 def test_bounded_aggregate_releases_the_clamped_aggregate():
@@ -306,16 +311,17 @@ def test_dataset_domain_in_a_config_catches_both_bugs_and_passes_the_twins(tmp_p
     from privaudit.audit.app.runner import run_config
 
     mod = "privaudit.mechanisms.unsafe"
-    domain = {"kind": "datasets", "records": {"low": [R_LO], "high": [R_HI]}, "min_size": MIN_SIZE, "max_size": 10}
+    # At most 4 records: fewer and smaller candidate datasets than the declared 10 (the bugs show on 1 or 2 records).
+    domain = {"kind": "datasets", "records": {"low": [R_LO], "high": [R_HI]}, "min_size": MIN_SIZE, "max_size": 4}
     padded = {**domain, "padded": True}
     audits = [
         {"kind": "tradeoff", "n": 10_000, "domain": padded,
-         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP, "bug": "clamp-after-noise", "padded": True}},
+         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP, "bug": "clamp-after-noise"}},
         {"kind": "tradeoff", "n": 10_000, "domain": domain,
          "mechanism": {"name": f"{mod}:UnsafeBoundedMean", **CLAMP, "bug": "sensitivity-bound",
                        "neighbourhood": "replace-one"}},
         {"kind": "tradeoff", "n": 10_000, "domain": padded,
-         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP, "padded": True}},
+         "mechanism": {"name": f"{mod}:UnsafeBoundedSum", **CLAMP}},
         {"kind": "tradeoff", "n": 10_000, "domain": {"kind": "declared"},
          "mechanism": {"name": f"{mod}:UnsafeBoundedMean", **CLAMP}},
     ]
