@@ -12,6 +12,7 @@ from privaudit.audit.engines.learner_canaries import (
     fedavg_canary_steps,
     poisson_scores,
     release_view_scores,
+    shuffled_pair_epsilon,
     shuffled_scores,
 )
 from privaudit.audit.engines.learner_methods import audit_dpsgd_learner, check_learner_options
@@ -104,6 +105,21 @@ def test_shuffled_scores_are_the_per_epoch_likelihood_ratio():
     assert np.allclose(got - brute, (got - brute)[0], atol=1e-9)
     with pytest.raises(InvalidInputError, match="epochs"):
         shuffled_scores(o[:-1], z, epochs)
+
+
+def test_shuffled_pair_epsilon_is_the_gaussian_one_with_one_batch():
+    # k = 1 batch per epoch: the canary is in every step, E epochs of N(1, z²) against N(0, z²): exactly √E/z-GDP.
+    delta = 1e-3
+    eps, tail = shuffled_pair_epsilon(1.0, 1, 4, delta, n=200_000, rng=0)
+    # Monte Carlo error of δ̂ at the returned ε is ~ δ/√tail: the exact ε must lie within ±5 such errors of δ.
+    rel = 5 / math.sqrt(tail)
+    assert gdp_epsilon(2.0, delta * (1 + rel)) <= eps <= gdp_epsilon(2.0, delta * (1 - rel))
+
+
+def test_shuffled_pair_is_less_distinguishable_than_full_participation():
+    # Hiding the canary's step among k = 10 (one epoch) can only lower its ε below one Gaussian step's.
+    eps, _ = shuffled_pair_epsilon(0.7, 10, 1, 1e-5, n=100_000, rng=1)
+    assert eps < gdp_epsilon(1 / 0.7, 1e-5)
 
 
 def test_poisson_scores_are_the_subsampled_likelihood_ratio():
