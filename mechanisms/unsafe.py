@@ -224,6 +224,9 @@ class _BoundedAggregate:
         # By default records may lie one clamp width beyond each bound: the clamp is what must stop them.
         lo = self.lower - width if records_low is None else check_real("records_low", records_low)
         hi = self.upper + width if records_high is None else check_real("records_high", records_high)
+        if not lo <= hi:
+            raise InvalidParameterError(f"records_low must be <= records_high, got records_low={lo!r}, "
+                                        f"records_high={hi!r}")
         self.domain = DatasetDomain(records=Box(np.full(1, lo), np.full(1, hi)), min_size=min_size,
                                     max_size=max_size, padded=padded)
         self.claim = PrivacyClaim(self.epsilon, 0.0, nb)

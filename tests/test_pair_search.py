@@ -276,6 +276,8 @@ def test_bounded_aggregates_refuse_bad_parameters():
         UnsafeBoundedSum(epsilon=1.0, lower=-1.0, upper=0.0, bug="sensitivity-bound")
     with pytest.raises(InvalidParameterError, match="lower must be < upper"):
         UnsafeBoundedSum(epsilon=1.0, lower=1.0, upper=1.0)
+    with pytest.raises(InvalidParameterError, match="records_low must be <= records_high"):
+        UnsafeBoundedSum(**CLAMP, records_low=3.0, records_high=1.0)
     with pytest.raises(InvalidParameterError, match="min_size"):
         UnsafeBoundedMean(**CLAMP, min_size=0)  # a mean needs a record: its sensitivity divides by min_size
     with pytest.raises(InvalidInputError, match="empty dataset"):
