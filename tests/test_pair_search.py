@@ -351,3 +351,18 @@ def test_a_failing_assert_private_on_datasets_names_its_pair_by_coordinates():
     x = text.split(" at x=[")[1].split("]")[0]
     x_prime = text.split(", x'=[")[1].split("]")[0]
     assert len(x_prime.split(",")) == len(x.split(",")) + 1
+
+
+def test_cli_search_on_a_dataset_domain(capsys):
+    import json
+
+    from privaudit.audit.app.cli import main
+
+    mod = "privaudit.mechanisms.unsafe"
+    domain = {"kind": "datasets", "records": {"low": [R_LO], "high": [R_HI]}, "min_size": 1, "max_size": 3}
+    params = {**CLAMP, "bug": "sensitivity-bound"}
+    code = main(["search", f"{mod}:UnsafeBoundedSum", "--allow-import", mod, "--params", json.dumps(params),
+                 "--domain", json.dumps(domain), "-n", "10000", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "violation" and out["neighbourhood"] == "add-remove"
+    assert abs(len(out["x"]) - len(out["x_prime"])) == 1 and "size in [1, 3]" in out["domain"]
