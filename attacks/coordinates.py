@@ -129,6 +129,10 @@ class WhitenedProjectionAttack(Distinguisher):
         return np.where(np.isfinite(rows), rows - self.centre_, 0.0) @ self.direction_
 
 
+#: Up to this many atoms a coordinate's values are compared with each atom; beyond, searched among their keys.
+_FEW_ATOMS = 8
+
+
 def _bit_keys(values: np.ndarray) -> np.ndarray:
     """Exact bit patterns (−0.0 folded onto 0.0, every NaN onto one), so NaN and ±inf are values like any other."""
     v = np.ascontiguousarray(np.where(np.isnan(values), np.nan, values + 0.0), dtype=float)
@@ -200,12 +204,19 @@ class CoordinateLLRAttack(Distinguisher):
     @staticmethod
     def _cells(col: np.ndarray, atoms: np.ndarray, edges: np.ndarray) -> np.ndarray:
         """Cell index of each value: its atom's index, else A + its bin, else the last cell (a non-finite non-atom)."""
-        keys = _bit_keys(col)
-        idx = np.clip(np.searchsorted(atoms, keys), 0, max(atoms.size - 1, 0))
-        is_atom = atoms[idx] == keys if atoms.size else np.zeros(col.size, dtype=bool)
         cells = atoms.size + np.searchsorted(edges, col, side="right")
-        cells = np.where(np.isfinite(col), cells, atoms.size + edges.size + 1)
-        return np.where(is_atom, idx, cells)
+        finite = np.isfinite(col)
+        if not finite.all():
+            cells = np.where(finite, cells, atoms.size + edges.size + 1)
+        if atoms.size > _FEW_ATOMS:  # many atoms (a discrete coordinate): one search among their bit keys
+            keys = _bit_keys(col)
+            idx = np.clip(np.searchsorted(atoms, keys), 0, atoms.size - 1)
+            return np.where(atoms[idx] == keys, idx, cells)
+        # A few atoms (sentinels): one comparison each, on the values. Float equality is bit equality up to
+        # the two foldings of _bit_keys (−0.0 == 0.0; NaN, which equals nothing, is matched by isnan).
+        for k, value in enumerate(atoms.view(float)):
+            cells[np.isnan(col) if np.isnan(value) else col == value] = k
+        return cells
 
     def score(self, outputs: ArrayLike) -> np.ndarray:
         """Σⱼ ℓ̂ⱼ(oⱼ) per release.
