@@ -1,5 +1,9 @@
 """Typed audit results with chosen values, for report tests (every field set; override any by keyword).
 
+A result built from sub-results takes its fields, a sub-result's field by the report entry's flat
+name (``tradeoff_result(epsilon_lb=1.5)``), or some fields of a sub-result as a dict
+(``operating_point={"direction": "reverse", "fpr": 0.0}``; ``band={"lower": ..., "upper": ...}``).
+
 The report renders typed entries (:class:`~privaudit.audit.results.AuditEntry`), so tests
 build real result dataclasses rather than hand-written dicts, which the report would
 read back as untyped data.
@@ -7,44 +11,73 @@ read back as untyped data.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from privaudit.audit.engines.bias import BiasAudit
 from privaudit.audit.engines.calibration import CalibrationAudit
-from privaudit.audit.engines.reconstruction import ReconstructionAudit
-from privaudit.audit.engines.tradeoff import TradeoffAudit
+from privaudit.audit.engines.reconstruction import BoundComparison, Bounds, ErrorStatistics, ReconstructionAudit
+from privaudit.audit.engines.tradeoff import Band, EpsilonBound, OperatingPoint, TradeoffAudit, TradeoffCurve
 from privaudit.audit.kinds.one_run_label import OneRunLabelAudit
 from privaudit.audit.results import ExperimentResult
 from privaudit.audit.stats.epsilon_bounds import OneRunBound
 from privaudit.mechanisms import PrivacyClaim, gaussian_tradeoff, tradeoff_curve
 
+def _build(cls: type, parts: dict, overrides: dict):
+    """``cls(**parts)`` with ``overrides`` applied: a field by its name (a dict merged into a sub-result),
+    a sub-result's field by the report entry's flat name (``epsilon_lb`` is ``bound.epsilon_lb``)."""
+    layout = cls.entry_layout
+    sub: dict[str, dict] = {}
+    for name, value in overrides.items():
+        if isinstance(value, dict) and dataclasses.is_dataclass(parts.get(name)):
+            for key, v in value.items():  # a dict for a sub-result: its keys, as in the report entry
+                path = layout[name][key] if isinstance(layout.get(name), dict) else f"{name}.{key}"
+                head, _, attr = path.partition(".")
+                sub.setdefault(head, {})[attr] = v
+        elif name in parts:
+            parts[name] = value
+        else:
+            head, _, attr = layout[name].partition(".")
+            sub.setdefault(head, {})[attr] = value
+    for head, changes in sub.items():
+        parts[head] = dataclasses.replace(parts[head], **changes)
+    return cls(**parts)
+
+
 def tradeoff_result(**overrides) -> TradeoffAudit:
     """A trade-off audit of the exact Gaussian curve (μ = 0.5) on a 41-point grid, claim ε = 1, δ = 1e-5."""
     alpha = np.linspace(0, 1, 41)
     exact = gaussian_tradeoff(0.5, alpha)
-    fields = dict(
+    parts = dict(
         target="gauss", attacker="llr", attackers_tried=("llr",), claim=PrivacyClaim(1.0, 1e-5, "l2<=1"),
-        estimator="clopper-pearson", selection="split", epsilon_lb=0.8, mu_lb=None, delta=1e-5, epsilon_exact=1.2,
-        verdict="pass", n=5000, n_train=0, n_select=500, n_eval=4500, confidence=0.95, seed=0,
-        operating_point={"threshold": 0.0, "direction": 1, "fpr": 0.1, "fnr": 0.6},
-        fpr=alpha.copy(), fnr=exact.copy(), alpha=alpha,
-        band={"lower": np.clip(exact - 0.05, 0, 1), "upper": np.clip(exact + 0.05, 0, 1), "method": "DKW"},
+        bound=EpsilonBound("clopper-pearson", "split", epsilon_lb=0.8, mu_lb=None, delta=1e-5, confidence=0.95),
+        epsilon_exact=1.2, verdict="pass", n=5000, n_train=0, n_select=500, n_eval=4500, seed=0,
+        operating_point=OperatingPoint(threshold=0.0, reverse_threshold=None, direction="forward", fpr=0.1, fnr=0.6,
+                                       fpr_upper=0.11, fnr_upper=0.62),
+        curve=TradeoffCurve(alpha.copy(), exact.copy()),
+        band=Band(alpha, np.clip(exact - 0.05, 0, 1), np.clip(exact + 0.05, 0, 1), "DKW"),
         claim_curve=tradeoff_curve(1.0, 1e-5, alpha), exact_curve=exact, notes=(), assumptions=(),
         min_detectable_ratio=1.5, leaks={},
     )
-    return TradeoffAudit(**{**fields, **overrides})
+    return _build(TradeoffAudit, parts, overrides)
+
 
 def reconstruction_result(**overrides) -> ReconstructionAudit:
     """A reconstruction audit: MSE 0.5 [0.45, 0.56] against a CRB of 0.4 and a van Trees bound of 0.3."""
-    fields = dict(
+    parts = dict(
         target="recon", attacker="mle", n=1000, seed=0, confidence=0.95, dim=2, rounds=1, information="known",
-        side_info=False, prior=None, x=[0.7, 0.7], mse=0.5, mse_ci=(0.45, 0.56), bias=[0.0, 0.01], bias_sq=0.0,
-        variance=0.5, bias_p_value=0.6, mse_along=None, mse_orth=None, crb_along=None, crb_orth=None, crb=0.4,
-        crb_phase_conditional=None, seed_bound=None, hcr=None, van_trees=0.3, ratio={"crb": 1.25, "van_trees": 1.67},
-        ratio_ci={}, applies={"crb": True, "van_trees": True}, beaten=[], attacker_unbiased=True, rero=None,
-        verdict="pass", notes=[],
+        side_info=False, prior=None, x=[0.7, 0.7],
+        error=ErrorStatistics(mse=0.5, mse_ci=(0.45, 0.56), bias=np.array([0.0, 0.01]), bias_sq=0.0, variance=0.5,
+                              bias_p_value=0.6, mse_along=None, mse_orth=None),
+        bounds=Bounds(crb=0.4, van_trees=0.3),
+        comparison=BoundComparison(ratio={"crb": 1.25, "van_trees": 1.67},
+                                   ratio_ci={"crb": (1.125, 1.4), "van_trees": (1.5, 1.87)},
+                                   applies={"crb": True, "van_trees": True}, beaten=[]),
+        attacker_unbiased=True, rero=None, verdict="pass", notes=[],
     )
-    return ReconstructionAudit(**{**fields, **overrides})
+    return _build(ReconstructionAudit, parts, overrides)
+
 
 def bias_result(**overrides) -> BiasAudit:
     """A bias audit of a 2-coordinate estimator whose bias (0.1, −0.02) was detected (claimed unbiased: fail)."""

@@ -6,13 +6,14 @@ inputs, never from the stage itself.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from privaudit.attacks.distinguishers import LikelihoodRatioAttack, ProjectionAttack
+from privaudit.attacks.distinguishers import LikelihoodRatioAttack, ProjectionAttack, make_attacker
 from privaudit.attacks.priors import DiscretePrior
 from privaudit.audit.engines import bias as B
 from privaudit.audit.engines import reconstruction as R
@@ -137,8 +138,18 @@ def test_trace_curves_reports_the_claim_curve_the_exact_curve_and_a_band_around_
     assert np.array_equal(c.claim_curve, tradeoff_curve(1.0, 1e-5, T.ALPHA_GRID))
     assert np.array_equal(c.exact_curve, mech.tradeoff(T.ALPHA_GRID))
     fpr, fnr, _ = eb.empirical_curve(s0, s1, presorted=True)
+    assert np.array_equal(c.curve.fpr, fpr) and np.array_equal(c.curve.fnr, fnr)
+    assert np.array_equal(c.band.alpha, T.ALPHA_GRID) and c.band.alpha is not T.ALPHA_GRID and c.band.method == "DKW"
     emp = np.interp(T.ALPHA_GRID, fpr, fnr)
-    assert np.all(c.band_lower <= emp + 1e-12) and np.all(emp <= c.band_upper + 1e-12)
+    assert np.all(c.band.lower <= emp + 1e-12) and np.all(emp <= c.band.upper + 1e-12)
+    # DKW with Massart's constant at failure (1 − c)/2 per hypothesis, n = 2000 each: 2 exp(−2 n e²) = 0.025;
+    # every true vertex is within e of its empirical one in both coordinates, so the band is the empirical
+    # curve (linear between vertices) moved by e right and down, and left and up
+    e = math.sqrt(math.log(2 / 0.025) / (2 * 2000))
+    line = lambda q: np.interp(np.clip(q, 0, 1), fpr, fnr, left=1.0, right=0.0)  # noqa: E731
+    a = T.ALPHA_GRID
+    assert np.allclose(c.band.lower, np.clip(line(a + e) - e, 0, 1), rtol=0, atol=1e-12)
+    assert np.allclose(c.band.upper, np.where(a < e, 1.0, np.clip(line(a - e) + e, 0, 1)), rtol=0, atol=1e-12)
     override = T.trace_curves(cert, claim, 0.95, mech, np.zeros(1), np.ones(1), exact_curve=lambda a: 1 - a)
     assert np.array_equal(override.exact_curve, 1 - T.ALPHA_GRID)
     assert T.trace_curves(cert, claim, 0.95, _ShapeLeak(), 0, 1).exact_curve is None
@@ -151,6 +162,64 @@ def test_judge_compares_at_the_claims_delta():
     verdict, note = T.judge(claim, 1.1, 1e-7)
     assert verdict == "inconclusive" and "smaller delta" in note
     assert T.judge(PrivacyClaim(math.inf, 0.0, "any"), 50.0, 0.0) == ("pass", None)
+
+
+def test_sub_results_refuse_what_they_cannot_be():
+    with pytest.raises(InvalidParameterError, match="estimator"):
+        T.EpsilonBound("bootstrap", "split", 0.5, None, 1e-5, 0.95)
+    with pytest.raises(InvalidParameterError, match="selection"):
+        T.EpsilonBound("gdp", "best", 0.5, 0.3, 1e-5, 0.95)
+    with pytest.raises(InvalidParameterError, match="confidence"):
+        T.EpsilonBound("gdp", "split", 0.5, 0.3, 1e-5, 1.0)
+    with pytest.raises(InvalidParameterError, match="delta"):
+        T.EpsilonBound("clopper-pearson", "split", 0.5, None, 1.5, 0.95)
+    with pytest.raises(InvalidParameterError, match="direction"):
+        T.OperatingPoint(0.0, None, "sideways", 0.1, 0.5, 0.12, 0.55)
+    with pytest.raises(InvalidParameterError, match="fnr_upper"):
+        T.OperatingPoint(0.0, None, "forward", 0.1, 0.5, 0.12, 1.5)
+    with pytest.raises(InvalidInputError, match="one size"):
+        T.TradeoffCurve(np.zeros(3), np.zeros(4))
+    with pytest.raises(InvalidInputError, match="one size"):
+        T.Band(np.zeros(3), np.zeros(3), np.zeros((3, 1)))
+    with pytest.raises(InvalidParameterError, match="not certified"):
+        T.FamilyBound(0.7, None, False)
+
+
+def test_the_sub_results_that_replaced_dicts_read_by_key():
+    op = T.OperatingPoint(0.5, None, "forward", 0.1, 0.5, 0.12, 0.55)
+    assert op["fpr"] == op.fpr == 0.1 and op.get("direction") == "forward" and op.get("nope", 3) == 3
+    assert "fnr_upper" in op and "nope" not in op and dict(op) == dataclasses.asdict(op)
+    with pytest.raises(KeyError):
+        op["nope"]
+    band = T.Band(np.zeros(2), np.zeros(2), np.ones(2))
+    assert band["upper"] is band.upper and band["method"] == "DKW"
+
+
+def test_the_audit_is_assembled_from_the_stages_sub_results_tradeoff():
+    """audit_tradeoff's result holds what each stage returns, recomputed here from the same seed."""
+    mech, x, xp, n = LaplaceMechanism(epsilon=1.0), np.zeros(1), np.ones(1), 1000
+    res = T.audit_tradeoff(mech, x, xp, n=n, attacker="likelihood-ratio", rng=5)
+    ss0, ss1, ssa = np.random.SeedSequence(5).spawn(3)
+    attackers = [make_attacker("likelihood-ratio", random_state=np.random.default_rng(c)) for c in ssa.spawn(1)]
+    splits = T.plan_splits(n, False, 0.2, 0.2)
+    releases = T.draw_releases(mech, x, xp, n, ss0, ss1)
+    fitted = T.fit_attackers(attackers, releases, splits, mech, x, xp)
+    kw = dict(delta=0.0, confidence=0.95, estimator="clopper-pearson", n_thresholds=256)
+    order, forced = T.select_attackers(fitted, releases, splits, **kw)
+    cert = T.certify(fitted, order, forced, releases, splits, selection="split", **kw)
+    curves = T.trace_curves(cert, mech.claim, 0.95, mech, x, xp)
+    rate = cert.bound
+    assert res.bound == T.EpsilonBound("clopper-pearson", "split", rate.epsilon, rate.mu, 0.0, 0.95)
+    assert res.operating_point == T.OperatingPoint(rate.threshold, rate.reverse_threshold, rate.direction, rate.fpr,
+                                                   rate.fnr, rate.fpr_upper, rate.fnr_upper)
+    assert np.array_equal(res.curve.fpr, curves.curve.fpr) and np.array_equal(res.band.upper, curves.band.upper)
+    assert res.families == T.by_family(fitted, cert) == {"distribution": T.FamilyBound(rate.epsilon,
+                                                                                       "likelihood-ratio", True)}
+    # the flat names read through
+    assert (res.epsilon_lb, res.mu_lb, res.delta, res.confidence) == (rate.epsilon, None, 0.0, 0.95)
+    assert res.fpr is res.curve.fpr and res.alpha is res.band.alpha and res.band_lower is res.band.lower
+    assert res.epsilon_lb_by_family == {"distribution": {"epsilon_lb": rate.epsilon, "attacker": "likelihood-ratio",
+                                                         "certified": True}}
 
 
 # === reconstruction =====================================================================================
@@ -240,11 +309,12 @@ def test_compute_bounds_gives_the_gaussian_crb_and_notes_a_mechanism_without_inf
     mech = GaussianMechanism(sigma=0.5)
     s = R.plan_setting(mech, x=np.zeros(2))
     d = R.draw_releases(s, 20, np.random.default_rng(0))
-    b = R.compute_bounds(s, d, None, np.random.default_rng(1), hcr=False)
+    b, notes = R.compute_bounds(s, d, None, np.random.default_rng(1), hcr=False)
     info = mech.fisher_information(np.zeros(2))
-    assert b.values["crb"] == pytest.approx(np.trace(np.linalg.inv(info)), rel=1e-12)  # tr(I⁻¹) = 2σ²/c
-    assert b.values["seed_bound"] == pytest.approx(4 / np.trace(info), rel=1e-12)
-    assert b.notes == ()
+    assert b.crb == pytest.approx(np.trace(np.linalg.inv(info)), rel=1e-12)  # tr(I⁻¹) = 2σ²/c
+    assert b.seed_bound == pytest.approx(4 / np.trace(info), rel=1e-12)
+    assert (b.hcr, b.van_trees, b.crb_phase_conditional) == (None, None, None) and notes == ()
+    assert list(b.values) == ["crb", "seed_bound"]
 
     class NoInfo:
         claim = PrivacyClaim(1.0, 0.0, "any")
@@ -254,8 +324,14 @@ def test_compute_bounds_gives_the_gaussian_crb_and_notes_a_mechanism_without_inf
             return np.tile(x, (n, 1))
 
     s2 = R.plan_setting(NoInfo(), x=np.zeros(2))
-    b2 = R.compute_bounds(s2, R.draw_releases(s2, 5, np.random.default_rng(0)), None, np.random.default_rng(0))
-    assert b2.values == {} and b2.notes and b2.notes[0].startswith("bounds not computed")
+    b2, notes2 = R.compute_bounds(s2, R.draw_releases(s2, 5, np.random.default_rng(0)), None, np.random.default_rng(0))
+    assert b2 == R.Bounds() and b2.values == {} and notes2 and notes2[0].startswith("bounds not computed")
+
+
+def test_bounds_list_the_computed_ones_in_the_order_they_are_computed():
+    b = R.Bounds(crb_along=0.1, crb_orth=0.2, crb=1.0, crb_phase_conditional=1.5, seed_bound=0.8, van_trees=0.4)
+    assert list(b.values) == ["crb", "seed_bound", "crb_phase_conditional", "van_trees"]  # hcr not computed
+    assert b.values["crb_phase_conditional"] == 1.5 and "crb_along" not in b.values
 
 
 def test_exact_reconstruction_counts_exact_hits_against_the_rero_bound():
@@ -265,25 +341,72 @@ def test_exact_reconstruction_counts_exact_hits_against_the_rero_bound():
     est = X.copy()
     est[:50] += 1.0
     r = R.exact_reconstruction(est, X, s, 0.95)
-    assert r["success"] == 150 / 200 and r["success_ci"][0] < 0.75 < r["success_ci"][1]
-    assert r["mu"] == pytest.approx(1.0) and r["bound"] == pytest.approx(stats.norm.cdf(stats.norm.ppf(0.5) + 1.0))
+    assert isinstance(r, R.ExactReconstruction) and r["success"] == r.success == 150 / 200
+    # two-sided Clopper–Pearson at 0.95: the 2.5 % and 97.5 % beta quantiles
+    assert r.success_ci == pytest.approx((stats.beta.ppf(0.025, 150, 51), stats.beta.ppf(0.975, 151, 50)), rel=1e-9)
+    assert r.kappa == 0.5
+    assert r.mu == pytest.approx(1.0) and r.bound == pytest.approx(stats.norm.cdf(stats.norm.ppf(0.5) + 1.0))
+    with pytest.raises(InvalidParameterError, match="success"):
+        R.ExactReconstruction(1.2, (0.9, 1.0), 0.5, 0.5, None)
+    with pytest.raises(InvalidParameterError, match="success_ci"):
+        R.ExactReconstruction(0.5, (0.6, 0.4), 0.5, 0.5, None)
 
 
 def _stats(mse, ci, p_bias=0.5):
-    return R.ErrorStatistics(mse, ci, np.zeros(2), 0.0, p_bias, None, None)
+    return R.ErrorStatistics(mse, ci, np.zeros(2), 0.0, mse, p_bias, None, None)
+
+
+def test_error_statistics_refuse_a_malformed_interval_or_bias():
+    with pytest.raises(InvalidInputError, match="mse_ci"):
+        R.ErrorStatistics(1.0, (1.2, 0.8), np.zeros(2), 0.0, 1.0, 0.5, None, None)
+    with pytest.raises(InvalidInputError, match="bias"):
+        R.ErrorStatistics(1.0, (0.8, 1.2), np.zeros((2, 2)), 0.0, 1.0, 0.5, None, None)
 
 
 def test_judge_applies_unbiased_bounds_only_to_unbiased_attackers():
     bounds = {"crb": 1.0, "van_trees": 0.5, "crb_phase_conditional": 2.0}
     j = R.judge("a", _stats(0.8, (0.7, 0.9)), bounds, None, True, 0.95)
-    assert j.verdict == "violation" and j.beaten == ["crb", "crb_phase_conditional"]
-    assert j.applies == {"crb": True, "van_trees": True, "crb_phase_conditional": False}
-    assert j.ratio["crb"] == pytest.approx(0.8) and j.ratio_ci["crb"] == pytest.approx((0.7, 0.9))
+    c = j.comparison
+    assert j.verdict == "violation" and c.beaten == ["crb", "crb_phase_conditional"]
+    assert c.applies == {"crb": True, "van_trees": True, "crb_phase_conditional": False}
+    assert c.ratio["crb"] == pytest.approx(0.8) and c.ratio_ci["crb"] == pytest.approx((0.7, 0.9))
+    assert c.ratio["van_trees"] == pytest.approx(1.6) and c.ratio_ci["van_trees"] == pytest.approx((1.4, 1.8))
     biased = R.judge("a", _stats(0.8, (0.7, 0.9), p_bias=1e-9), bounds, None, True, 0.95)
     assert biased.verdict == "pass" and any("measurably biased" in n for n in biased.notes)
     assert R.judge("a", _stats(0.8, (0.7, 0.9)), bounds, None, False, 0.95).verdict == "pass"
-    rero = {"success": 0.9, "success_ci": (0.85, 0.95), "bound": 0.8}
-    assert R.judge("a", _stats(2.0, (1.9, 2.1)), {}, rero, False, 0.95).verdict == "violation"
+    rero = R.ExactReconstruction(0.9, (0.85, 0.95), 0.8, 0.5, 1.0)
+    caught = R.judge("a", _stats(2.0, (1.9, 2.1)), {}, rero, False, 0.95)
+    assert caught.verdict == "violation" and caught.comparison == R.BoundComparison({}, {}, {}, [])
+    assert R.judge("a", _stats(2.0, (1.9, 2.1)), {}, R.ExactReconstruction(0.9, (0.79, 0.95), 0.8, 0.5, 1.0),
+                   False, 0.95).verdict == "pass"  # the success's lower limit is below the bound
+
+
+def test_bound_comparison_names_the_same_bounds_throughout():
+    with pytest.raises(InvalidParameterError, match="same bounds"):
+        R.BoundComparison({"crb": 1.2}, {}, {"crb": True}, [])
+    with pytest.raises(InvalidParameterError, match="same bounds"):
+        R.BoundComparison({"crb": 1.2}, {"crb": (1.1, 1.3)}, {"crb": True}, ["van_trees"])
+
+
+def test_the_audit_is_assembled_from_the_stages_sub_results():
+    """audit_reconstruction's result holds what each stage returns, recomputed here from the same seed."""
+    mech = GaussianMechanism(sigma=0.5)
+    res = R.audit_reconstruction(mech, "naive", x=np.array([0.3, -0.2]), n=400, rng=7, hcr=False)
+    root = np.random.SeedSequence(7)
+    gen = np.random.default_rng(root.spawn(1)[0])
+    s = R.plan_setting(mech, x=np.array([0.3, -0.2]))
+    name, att = R.prepare_attacker("naive", s, 400, gen)
+    d = R.draw_releases(s, 400, gen)
+    est = R.reconstruct(name, att, s, d)
+    st = R.error_statistics(est, d.X, 0.95, None)
+    bounds, notes = R.compute_bounds(s, d, None, gen, hcr=False)
+    j = R.judge(name, st, bounds.values, None, True, 0.95)
+    assert res.error.mse == st.mse and np.array_equal(res.error.bias, st.bias) and res.bounds == bounds
+    assert res.comparison == j.comparison and res.verdict == j.verdict and res.notes == list(notes) + j.notes
+    assert res.error.variance == st.mse - st.bias_sq
+    # the flat names read through
+    assert (res.mse, res.mse_ci, res.crb, res.ratio) == (st.mse, st.mse_ci, bounds.crb, j.comparison.ratio)
+    assert res.bias == st.bias.tolist() and isinstance(res.bias, list)
 
 
 # === bias ===============================================================================================

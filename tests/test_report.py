@@ -165,9 +165,13 @@ def test_malformed_entry_loses_its_figure_not_the_report(tmp_path):
     from privaudit.audit.kinds import get_kind, register_kind
     from privaudit.audit.kinds.tradeoff import tradeoff_figures
 
-    # odd values render what they can without raising ...
-    odd = AuditEntry(dataclasses.replace(tradeoff_result(), fnr=np.array([1.0, np.nan]), alpha=np.zeros(0)))
-    assert [f[0] for f in tradeoff_figures(odd)] == ["tradeoff"]
+    # odd values render what they can without raising (a curve or band whose arrays differ in size is
+    # refused when the result is built) ...
+    empty = tradeoff_result(fpr=np.zeros(0), fnr=np.zeros(0), alpha=np.zeros(0), band={"lower": np.zeros(0),
+                                                                                       "upper": np.zeros(0)})
+    assert [f[0] for f in tradeoff_figures(AuditEntry(empty))] == ["tradeoff"]
+    nan = tradeoff_result(fpr=np.array([0.0, 0.5]), fnr=np.array([1.0, np.nan]))
+    assert [f[0] for f in tradeoff_figures(AuditEntry(nan))] == ["tradeoff", "roc"]
 
     # ... and a renderer that raises costs its figure only
     def broken(audit):

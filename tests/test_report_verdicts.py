@@ -91,7 +91,8 @@ def test_reconstruction_without_applicable_bound_is_inconclusive():
     assert "van_trees" in applied_bounds(res) and res.verdict == "pass"
     assert "van Trees" in headline(AuditEntry(res))
 
-    none_apply = dataclasses.replace(res, applies={k: False for k in res.applies}, verdict="pass")
+    none_apply = dataclasses.replace(res, comparison=dataclasses.replace(
+        res.comparison, applies={k: False for k in res.comparison.applies}), verdict="pass")
     judged = judge(none_apply)
     assert judged.verdict == "inconclusive" and any("nothing was tested" in n for n in judged.notes)
     text = headline(AuditEntry(judged))

@@ -3,7 +3,9 @@
 * ``entry_from_dict(d).to_dict() == d`` byte for byte for every entry of every shipped report
   (every built-in result kind, negative controls, relabelled entries, nested claims and bounds);
 * ``from_dict(to_dict(r))`` is ``r`` again for results as the engines build them (arrays, tuples,
-  claims, verdicts), which is what the cache stores and loads;
+  claims, verdicts, sub-results), which is what the cache stores and loads;
+* the trade-off and reconstruction results are built from sub-results while their entries keep the
+  flat layout of the committed reports, and the flat names still read;
 * :class:`Verdict` / :class:`Outcome` cover every verdict and outcome, read as their strings, and an
   unknown verdict is refused when a result is built.
 """
@@ -14,10 +16,14 @@ import dataclasses
 import json
 import pathlib
 import typing
+from typing import Any
 
 import numpy as np
 import pytest
 
+from privaudit.audit.engines import reconstruction as R
+from privaudit.audit.engines.reconstruction import BoundComparison, Bounds, ErrorStatistics, ReconstructionAudit
+from privaudit.audit.engines.tradeoff import Band, EpsilonBound, OperatingPoint, TradeoffAudit, TradeoffCurve
 from privaudit.audit.kinds import entry_from_dict, get_kind, result_type
 from privaudit.audit.kinds.one_run_label import OneRunLabelAudit
 from privaudit.audit.results import AuditEntry, AuditResult, FailedTask, UntypedResult, apply_expectation, to_jsonable
@@ -30,23 +36,29 @@ from result_factories import (bias_result, calibration_result, experiment_result
 REPORTS = sorted((pathlib.Path(__file__).parents[1] / "reports").glob("*/report.json"))
 
 
-def assert_same_result(a: AuditResult, b: AuditResult) -> None:
-    """``a`` and ``b`` are the same result: same class, array fields equal arrays, every other field equal data."""
-    assert type(a) is type(b)
+def assert_same_result(a: Any, b: Any, path: str = "") -> None:
+    """``a`` and ``b`` are the same result: same class, array fields equal arrays, sub-results (and dicts of
+    them) the same, every other field equal data."""
+    assert type(a) is type(b), path
     hints = typing.get_type_hints(type(a))
     for f in dataclasses.fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
+        name = path + f.name
         members = typing.get_args(hints[f.name]) or (hints[f.name],)
         if np.ndarray in members and x is not None:
-            assert isinstance(y, np.ndarray), f.name
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
+            assert isinstance(y, np.ndarray), name
+            np.testing.assert_array_equal(x, y, err_msg=name)
         elif dataclasses.is_dataclass(x):
-            assert type(x) is type(y) and x == y, f.name
+            assert_same_result(x, y, name + ".")
+        elif isinstance(x, dict) and x and all(dataclasses.is_dataclass(v) for v in x.values()):
+            assert isinstance(y, dict) and list(x) == list(y), name
+            for k in x:
+                assert_same_result(x[k], y[k], f"{name}[{k!r}].")
         elif isinstance(x, Verdict):
-            assert isinstance(y, Verdict) and x is y, f.name
+            assert isinstance(y, Verdict) and x is y, name
         else:
             # Untyped containers (a ``dict`` or ``list`` field) come back as JSON data.
-            assert to_jsonable(x) == to_jsonable(y), f.name
+            assert to_jsonable(x) == to_jsonable(y), name
 
 
 # --------------------------------------------------------------------------- every shipped report
@@ -147,6 +159,90 @@ def test_failed_and_untyped_entries_round_trip():
     u = entry_from_dict(plain)
     assert isinstance(u.result, UntypedResult) and u.to_dict() == plain
     assert outcome(u) == Outcome.INCONCLUSIVE  # an unknown verdict is never a silent pass
+
+
+# --------------------------------------------------------------------------- results built from sub-results
+LAYERED = {"tradeoff": TradeoffAudit, "reconstruction": ReconstructionAudit}
+SUB_RESULTS = {
+    TradeoffAudit: {"bound": EpsilonBound, "operating_point": OperatingPoint, "curve": TradeoffCurve, "band": Band},
+    ReconstructionAudit: {"error": ErrorStatistics, "bounds": Bounds, "comparison": BoundComparison},
+}
+
+
+def _committed_entries(kind: str) -> list[dict]:
+    return [a for p in REPORTS for a in json.loads(p.read_text())["audits"]
+            if a["kind"] == kind and a["verdict"] != "error"]
+
+
+@pytest.mark.parametrize("kind", sorted(LAYERED))
+def test_committed_entries_read_into_sub_results_and_back_to_the_same_entry(kind):
+    """Old dict → object → dict is the identity on the committed reports, and the object is built from sub-results
+    whose fields are the entry's flat values."""
+    cls = LAYERED[kind]
+    entries = _committed_entries(kind)
+    assert entries
+    for d in entries:
+        res = entry_from_dict(d).result
+        assert type(res) is cls
+        for field, sub in SUB_RESULTS[cls].items():
+            assert type(getattr(res, field)) is sub, field
+        own = res.to_dict()  # the result's own keys, in the layout's order, with the entry's values
+        assert list(own) == ["kind", *(k for k in cls.entry_layout if k in own)]
+        relabelled = {"target": d.get("audited", d["target"]), "verdict": d.get("audit_verdict", d["verdict"])}
+        for key, value in own.items():
+            assert json.dumps(value) == json.dumps(relabelled.get(key, d[key])), key
+        for key, path in cls.entry_layout.items():  # every flat name reads the entry's value
+            if isinstance(path, str) and key in own:
+                assert json.dumps(to_jsonable(getattr(res, key))) == json.dumps(own[key]), key
+        assert_same_result(cls.from_dict(json.loads(json.dumps(own))), res)
+
+
+def test_flat_names_and_keys_of_the_former_dicts_still_read():
+    t = tradeoff_result()
+    assert (t.epsilon_lb, t.mu_lb, t.delta, t.estimator, t.selection, t.confidence) == (0.8, None, 1e-5,
+                                                                                       "clopper-pearson", "split", 0.95)
+    assert t.fpr is t.curve.fpr and t.alpha is t.band.alpha and t.band_upper is t.band.upper
+    assert t.operating_point["fpr"] == 0.1 and t.band["lower"] is t.band.lower and t.band["method"] == "DKW"
+    r = reconstruction_result()
+    assert (r.mse, r.mse_ci, r.crb, r.van_trees, r.hcr) == (0.5, (0.45, 0.56), 0.4, 0.3, None)
+    assert r.bias == [0.0, 0.01] and r.applies == {"crb": True, "van_trees": True} and r.beaten == []
+    rero = R.ExactReconstruction(0.4, (0.3, 0.5), 0.6, 0.25, 1.0)
+    assert reconstruction_result(rero=rero).rero["success_ci"] == (0.3, 0.5)
+    with pytest.raises(AttributeError):
+        t.epsilon_lb = 2.0  # read-only: a result is frozen, its flat names too
+
+
+def test_from_dict_names_the_key_a_sub_result_misses_or_refuses():
+    d = tradeoff_result().to_dict()
+    with pytest.raises(ValueError, match="missing field 'band.lower'"):
+        TradeoffAudit.from_dict({**d, "band": {"upper": d["band"]["upper"]}})
+    with pytest.raises(ValueError, match="field 'operating_point'.*direction"):
+        TradeoffAudit.from_dict({**d, "operating_point": {**d["operating_point"], "direction": "sideways"}})
+    with pytest.raises(ValueError, match="field 'bound'.*estimator"):
+        TradeoffAudit.from_dict({**d, "estimator": "bootstrap"})
+    r = reconstruction_result().to_dict()
+    with pytest.raises(ValueError, match="missing field 'variance'"):
+        ReconstructionAudit.from_dict({k: v for k, v in r.items() if k != "variance"})
+    with pytest.raises(ValueError, match="field 'comparison'.*same bounds"):
+        ReconstructionAudit.from_dict({**r, "applies": {"crb": True}})
+    # a sub-result field with a default may be left out (an older entry): the band's method
+    assert TradeoffAudit.from_dict({**d, "band": {k: v for k, v in d["band"].items() if k != "method"}}).band.method \
+        == "DKW"
+
+
+def test_the_layout_writes_every_field_of_every_sub_result_once():
+    """No field of a result or of its sub-results is left out of its entry, nor written twice."""
+    def paths(layout):
+        return [q for p in layout.values() for q in ([p] if isinstance(p, str) else paths(p))]
+
+    for cls in LAYERED.values():
+        written = paths(cls.entry_layout)
+        assert len(written) == len(set(written))
+        want = set()
+        for f in dataclasses.fields(cls):
+            sub = None if f.name in written else SUB_RESULTS[cls].get(f.name)  # else written field by field
+            want |= {f"{f.name}.{g.name}" for g in dataclasses.fields(sub)} if sub else {f.name}
+        assert set(written) == want
 
 
 # --------------------------------------------------------------------------- OneRunLabelAudit

@@ -85,7 +85,7 @@ from privaudit.attacks.reconstruction import as_rounds
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower, clopper_pearson_upper
 from privaudit.audit.stats.fisher import release_fisher
 from privaudit.audit.stats.hotelling import hotelling_test
-from privaudit.audit.results import AuditResult, ExperimentResult, stable_repr
+from privaudit.audit.results import AuditResult, EntryLayout, ExperimentResult, ItemAccess, stable_repr
 from privaudit.audit.verdicts import Verdict
 
 #: Bounds that hold only for unbiased attackers.
@@ -100,9 +100,14 @@ _N_BOUND_MC = 2000
 
 @dataclasses.dataclass(frozen=True)
 class ReconstructionAudit(AuditResult):
-    """Result of :func:`audit_reconstruction` (``kind = "reconstruction"``).
+    """Result of :func:`audit_reconstruction` (``kind = "reconstruction"``), built from its sub-results.
 
-    All errors are *total* squared errors E‖x̂ − x‖² (sum over the d coordinates).
+    All errors are *total* squared errors E‖x̂ − x‖² (sum over the d coordinates). The report
+    entry is flat and its keys are stable (:attr:`entry_layout`); the flat names read through as
+    properties: ``mse``, ``mse_ci``, ``bias`` (a list), ``bias_sq``, ``variance``, ``bias_p_value``,
+    ``mse_along``, ``mse_orth`` (of :attr:`error`); ``crb``, ``crb_phase_conditional``,
+    ``seed_bound``, ``hcr``, ``van_trees``, ``crb_along``, ``crb_orth`` (of :attr:`bounds`);
+    ``ratio``, ``ratio_ci``, ``applies``, ``beaten`` (of :attr:`comparison`).
 
     Attributes
     ----------
@@ -119,33 +124,20 @@ class ReconstructionAudit(AuditResult):
         Whether the public response y was given to the attacker.
     prior : str or None
         The prior x was drawn from (``None``: fixed x, stored in ``x``).
-    mse, mse_ci : float, (float, float)
-        Mean total squared error and its normal-approximation CI.
-    bias : list of float
-        Mean error E[x̂ − x] per coordinate.
-    bias_sq : float
-        Unbiased estimate of ‖E[x̂ − x]‖².
-    variance : float
-        ``mse − bias_sq``, the variance part of the MSE.
-    bias_p_value : float
-        Hotelling T² p-value of H₀: E[x̂ − x] = 0.
-    mse_along, mse_orth : float or None
-        Error along span(V) and orthogonal to it (one shared basis only).
-    crb_along, crb_orth : float or None
-        The same split of tr(I⁻¹).
-    crb, crb_phase_conditional, seed_bound, hcr, van_trees : float or None
-        The bounds (see the module table); ``None`` when not computed.
-    ratio, ratio_ci : dict
-        MSE/bound and its CI, for every computed bound.
-    applies : dict
-        Whether each bound applies to this attacker.
-    beaten : list of str
-        Bounds whose value exceeds the MSE's upper confidence limit.
+    x : list of float or None
+        The fixed input.
+    error : ErrorStatistics
+        The attacker's MSE with its interval, its bias and the bias test, its split along the
+        modulation vectors.
+    bounds : Bounds
+        The bounds computed (see the module table; ``None`` when not computed).
+    comparison : BoundComparison
+        MSE/bound with its interval for every computed bound, whether each applies to this
+        attacker, and which the attacker beats.
     attacker_unbiased : bool
         Whether the attacker is exactly unbiased in this configuration.
-    rero : dict or None
-        Exact-reconstruction audit under a discrete prior: ``success``,
-        ``success_ci``, ``bound``, ``kappa``, ``mu``.
+    rero : ExactReconstruction or None
+        Exact-reconstruction audit under a discrete prior.
     verdict : str
         ``"violation"`` if an applicable bound is beaten, else ``"pass"``.
     notes : list of str
@@ -153,6 +145,19 @@ class ReconstructionAudit(AuditResult):
     """
 
     kind: ClassVar[str] = "reconstruction"
+    #: The report entry's keys (stable: reports, caches and their readers rely on them) and what each holds.
+    entry_layout: ClassVar[EntryLayout] = {
+        "target": "target", "attacker": "attacker", "n": "n", "seed": "seed", "confidence": "confidence",
+        "dim": "dim", "rounds": "rounds", "information": "information", "side_info": "side_info", "prior": "prior",
+        "x": "x", "mse": "error.mse", "mse_ci": "error.mse_ci", "bias": "error.bias", "bias_sq": "error.bias_sq",
+        "variance": "error.variance", "bias_p_value": "error.bias_p_value", "mse_along": "error.mse_along",
+        "mse_orth": "error.mse_orth", "crb_along": "bounds.crb_along", "crb_orth": "bounds.crb_orth",
+        "crb": "bounds.crb", "crb_phase_conditional": "bounds.crb_phase_conditional",
+        "seed_bound": "bounds.seed_bound", "hcr": "bounds.hcr", "van_trees": "bounds.van_trees",
+        "ratio": "comparison.ratio", "ratio_ci": "comparison.ratio_ci", "applies": "comparison.applies",
+        "beaten": "comparison.beaten", "attacker_unbiased": "attacker_unbiased", "rero": "rero",
+        "verdict": "verdict", "notes": "notes",
+    }
     target: str
     attacker: str
     n: int
@@ -164,29 +169,18 @@ class ReconstructionAudit(AuditResult):
     side_info: bool
     prior: str | None
     x: list | None
-    mse: float
-    mse_ci: tuple
-    bias: list
-    bias_sq: float
-    variance: float
-    bias_p_value: float
-    mse_along: float | None
-    mse_orth: float | None
-    crb_along: float | None
-    crb_orth: float | None
-    crb: float | None
-    crb_phase_conditional: float | None
-    seed_bound: float | None
-    hcr: float | None
-    van_trees: float | None
-    ratio: dict
-    ratio_ci: dict
-    applies: dict
-    beaten: list
+    error: ErrorStatistics
+    bounds: Bounds
+    comparison: BoundComparison
     attacker_unbiased: bool
-    rero: dict | None
+    rero: ExactReconstruction | None
     verdict: Verdict
     notes: list
+
+    @property
+    def bias(self) -> list[float]:
+        """Mean error E[x̂ − x] per coordinate (``error.bias`` as a list, as the report writes it)."""
+        return self.error.bias.tolist()
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -462,7 +456,7 @@ def reconstruct(name: str, attacker: Any, setting: Setting, draws: Draws) -> np.
 
 @dataclasses.dataclass(frozen=True)
 class ErrorStatistics:
-    """The attacker's total squared error and its parts.
+    """The attacker's total squared error with its interval, and its parts.
 
     Attributes
     ----------
@@ -474,19 +468,35 @@ class ErrorStatistics:
         Mean error per coordinate.
     bias_sq : float
         Unbiased estimate of ‖E[x̂ − x]‖².
+    variance : float
+        ``mse − bias_sq``, the variance part of the MSE (kept as computed: a report's rounded
+        ``mse`` and ``bias_sq`` need not give it back).
     bias_p_value : float
         Hotelling T² p-value of no bias (NaN when n ≤ d + 1 or the covariance is singular).
     mse_along, mse_orth : float or None
         Error along the shared modulation vectors and orthogonal to them.
+
+    Raises
+    ------
+    InvalidInputError
+        An interval that is not (low, high), or a bias that is not a vector.
     """
 
     mse: float
     mse_ci: tuple
     bias: np.ndarray
     bias_sq: float
+    variance: float
     bias_p_value: float
     mse_along: float | None
     mse_orth: float | None
+
+    def __post_init__(self) -> None:
+        if len(self.mse_ci) != 2 or self.mse_ci[0] > self.mse_ci[1]:
+            raise InvalidInputError(f"mse_ci must be (low, high) with low <= high, got mse_ci={self.mse_ci!r}")
+        if np.ndim(self.bias) != 1:
+            raise InvalidInputError(f"bias must be a vector (one mean error per coordinate), got shape "
+                                    f"{np.shape(self.bias)}")
 
 
 def error_statistics(est: np.ndarray, X: np.ndarray, confidence: float, basis: np.ndarray | None) -> ErrorStatistics:
@@ -520,31 +530,49 @@ def error_statistics(est: np.ndarray, X: np.ndarray, confidence: float, basis: n
         along = err @ basis
         mse_along = float(np.einsum("nm,nm->n", along, along).mean())
         mse_orth = mse - mse_along
-    return ErrorStatistics(mse, mse_ci, bias, bias_sq, p_bias, mse_along, mse_orth)
+    return ErrorStatistics(mse, mse_ci, bias, bias_sq, mse - bias_sq, p_bias, mse_along, mse_orth)
+
+
+#: The bounds a reconstruction audit may compute, in the order they are computed (and reported).
+BOUND_NAMES = ("crb", "seed_bound", "crb_phase_conditional", "hcr", "van_trees")
 
 
 @dataclasses.dataclass(frozen=True)
 class Bounds:
-    """The MSE bounds computed for a setting.
+    """The MSE bounds computed for a setting (see the module table); ``None`` for a bound not computed.
 
     Attributes
     ----------
-    values : dict
-        Bound name (``crb``, ``crb_phase_conditional``, ``seed_bound``, ``hcr``, ``van_trees``) → value.
     crb_along, crb_orth : float or None
         tr(I⁻¹) along the shared modulation vectors and orthogonal to them (fixed x only).
-    notes : tuple of str
-        Why bounds are missing, when they are.
+    crb : float or None
+        The unbiased Cramér–Rao bound tr(I⁻¹).
+    crb_phase_conditional : float or None
+        E_φ tr(I(x | φ)⁻¹) with fresh known phases (reference only).
+    seed_bound : float or None
+        Seed 000's trace form d²/tr(I).
+    hcr : float or None
+        The Hammersley–Chapman–Robbins bound.
+    van_trees : float or None
+        The van Trees bound tr((E_π I + J_π)⁻¹) (under a prior).
     """
 
-    values: dict
     crb_along: float | None = None
     crb_orth: float | None = None
-    notes: tuple = ()
+    crb: float | None = None
+    crb_phase_conditional: float | None = None
+    seed_bound: float | None = None
+    hcr: float | None = None
+    van_trees: float | None = None
+
+    @property
+    def values(self) -> dict[str, float]:
+        """Bound name → value of every computed bound, in :data:`BOUND_NAMES` order."""
+        return {b: getattr(self, b) for b in BOUND_NAMES if getattr(self, b) is not None}
 
 
 def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen: np.random.Generator, *,
-                   hcr: bool = True, n_mc: int = 20_000) -> Bounds:
+                   hcr: bool = True, n_mc: int = 20_000) -> tuple[Bounds, tuple[str, ...]]:
     """Stage *bound*: Cramér–Rao (and its phase-conditional form), the seed's trace form, HCR and van Trees.
 
     The Fisher information comes from what each round declares
@@ -568,7 +596,10 @@ def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen
 
     Returns
     -------
-    Bounds
+    bounds : Bounds
+        The bounds computed.
+    notes : tuple of str
+        Why bounds are missing, when they are.
     """
     rounds, prior, fixed, information = setting.rounds, setting.prior, setting.fixed, setting.information
     X, phases = draws.X, draws.phases
@@ -615,11 +646,50 @@ def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen
                                      for p in P[:_N_BOUND_MC]])
                 bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
     except InvalidParameterError as exc:  # e.g. a user mechanism without Fisher information
-        return Bounds(bounds, crb_along, crb_orth, (f"bounds not computed: {exc}",))
-    return Bounds(bounds, crb_along, crb_orth)
+        return Bounds(crb_along, crb_orth, **bounds), (f"bounds not computed: {exc}",)
+    return Bounds(crb_along, crb_orth, **bounds), ()
 
 
-def exact_reconstruction(est: np.ndarray, X: np.ndarray, setting: Setting, confidence: float) -> dict:
+@dataclasses.dataclass(frozen=True)
+class ExactReconstruction(ItemAccess):
+    """Exact reconstruction under a finite prior: the attacker's success rate against the ReRo bound.
+
+    Item access reads the fields too (``rero["success"]``), as for the dict it replaced.
+
+    Attributes
+    ----------
+    success : float
+        Fraction of releases whose input the attacker recovered exactly.
+    success_ci : (float, float)
+        Its two-sided Clopper–Pearson interval.
+    bound : float
+        The ReRo bound 1 − f(κ) on the success probability.
+    kappa : float
+        The prior's baseline success κ (the best guess without the release).
+    mu : float or None
+        The GDP μ the bound comes from (None when it comes from the mechanism's exact trade-off curve).
+
+    Raises
+    ------
+    InvalidParameterError
+        A probability outside [0, 1], or an interval that is not (low, high).
+    """
+
+    success: float
+    success_ci: tuple
+    bound: float
+    kappa: float
+    mu: float | None
+
+    def __post_init__(self) -> None:
+        for name in ("success", "bound", "kappa"):
+            check_interval(name, getattr(self, name), 0.0, 1.0, closed="both")
+        if len(self.success_ci) != 2 or not 0 <= self.success_ci[0] <= self.success_ci[1] <= 1:
+            raise InvalidParameterError(f"success_ci must be (low, high) with 0 <= low <= high <= 1, got "
+                                        f"success_ci={self.success_ci!r}")
+
+
+def exact_reconstruction(est: np.ndarray, X: np.ndarray, setting: Setting, confidence: float) -> ExactReconstruction:
     """Stage *bound* under a finite prior: exact-reconstruction success against the ReRo bound.
 
     Parameters
@@ -633,9 +703,7 @@ def exact_reconstruction(est: np.ndarray, X: np.ndarray, setting: Setting, confi
 
     Returns
     -------
-    dict
-        ``success``, ``success_ci``, ``bound``, ``kappa`` and ``mu`` (None when the bound
-        comes from the mechanism's exact trade-off curve rather than a GDP μ).
+    ExactReconstruction
     """
     n = X.shape[0]
     prior = setting.prior
@@ -652,36 +720,61 @@ def exact_reconstruction(est: np.ndarray, X: np.ndarray, setting: Setting, confi
             mu, bound = None, rero_bound(prior.kappa, setting.rounds[0].tradeoff)
         else:
             raise
-    return {"success": k / n, "success_ci": (ci_lo, ci_hi), "bound": bound, "kappa": prior.kappa, "mu": mu}
+    return ExactReconstruction(k / n, (ci_lo, ci_hi), bound, prior.kappa, mu)
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundComparison:
+    """The attacker's MSE held against each computed bound.
+
+    Attributes
+    ----------
+    ratio, ratio_ci : dict
+        Bound → MSE/bound, and its interval (the MSE's interval over the bound).
+    applies : dict
+        Bound → whether it binds this attacker.
+    beaten : list of str
+        Bounds above the MSE's upper confidence limit.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``ratio``, ``ratio_ci`` and ``applies`` not about the same bounds, or a beaten bound among none of them.
+    """
+
+    ratio: dict
+    ratio_ci: dict
+    applies: dict
+    beaten: list
+
+    def __post_init__(self) -> None:
+        if not set(self.ratio) == set(self.ratio_ci) == set(self.applies) >= set(self.beaten):
+            raise InvalidParameterError(
+                f"ratio, ratio_ci and applies must name the same bounds, and beaten some of them; got ratio "
+                f"{sorted(self.ratio)}, ratio_ci {sorted(self.ratio_ci)}, applies {sorted(self.applies)}, beaten "
+                f"{sorted(self.beaten)}")
 
 
 @dataclasses.dataclass(frozen=True)
 class Judgement:
-    """Which bounds apply to the attacker, which it beats, and the verdict.
+    """The MSE against every bound, and the verdict.
 
     Attributes
     ----------
-    applies : dict
-        Bound → whether it binds this attacker.
-    ratio, ratio_ci : dict
-        MSE/bound and its interval.
-    beaten : list of str
-        Bounds above the MSE's upper confidence limit.
+    comparison : BoundComparison
+        Which bounds apply to the attacker and which it beats.
     verdict : {"pass", "violation"}
         "violation" when an applicable bound (or ReRo) is beaten.
     notes : list of str
         Plain-language findings.
     """
 
-    applies: dict
-    ratio: dict
-    ratio_ci: dict
-    beaten: list
+    comparison: BoundComparison
     verdict: str
     notes: list
 
 
-def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: dict | None, unbiased: bool,
+def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: ExactReconstruction | None, unbiased: bool,
           confidence: float) -> Judgement:
     """Stage *judge*: hold the MSE (or the ReRo success) against every bound that applies.
 
@@ -698,7 +791,7 @@ def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: dict | None, un
         Its error.
     bounds : dict
         Bound name → value.
-    rero : dict or None
+    rero : ExactReconstruction or None
         The exact-reconstruction audit, under a finite prior.
     unbiased : bool
         Whether the attacker declares itself exactly unbiased here.
@@ -731,14 +824,14 @@ def judge(name: str, stats: ErrorStatistics, bounds: dict, rero: dict | None, un
     for b in violated:
         notes.append(f"VIOLATION: attacker {name!r} beats the {b} bound: MSE/{b} upper confidence limit "
                      f"{ratio_ci[b][1]:.4g} < 1")
-    if rero is not None and rero["success_ci"][0] > rero["bound"]:
+    if rero is not None and rero.success_ci[0] > rero.bound:
         violated.append("rero")
-        notes.append(f"VIOLATION: exact-reconstruction success {rero['success']:.4g} (lower limit "
-                     f"{rero['success_ci'][0]:.4g}) exceeds the ReRo bound {rero['bound']:.4g}")
+        notes.append(f"VIOLATION: exact-reconstruction success {rero.success:.4g} (lower limit "
+                     f"{rero.success_ci[0]:.4g}) exceeds the ReRo bound {rero.bound:.4g}")
     if "seed_bound" in bounds and "crb" in bounds:
         notes.append(f"seed 000 eq. (18) trace form d²/tr(I) = {bounds['seed_bound']:.4g} ≤ tr(I⁻¹) = "
                      f"{bounds['crb']:.4g} (looser unless I ∝ identity)")
-    return Judgement(applies, ratio, ratio_ci, beaten, "violation" if violated else "pass", notes)
+    return Judgement(BoundComparison(ratio, ratio_ci, applies, beaten), "violation" if violated else "pass", notes)
 
 
 # --- the audit --------------------------------------------------------------------------------------
@@ -806,25 +899,19 @@ def audit_reconstruction(mechanism: Any, attacker: Any = None, x: ArrayLike | No
     stats = error_statistics(est, draws.X, conf, basis)
 
     if isinstance(setting.prior, FinitePrior):
-        found, rero = Bounds({}), exact_reconstruction(est, draws.X, setting, conf)
+        (found, missing), rero = (Bounds(), ()), exact_reconstruction(est, draws.X, setting, conf)
     else:
-        found, rero = compute_bounds(setting, draws, basis, gen, hcr=hcr, n_mc=n_mc), None
-    bounds = found.values
+        (found, missing), rero = compute_bounds(setting, draws, basis, gen, hcr=hcr, n_mc=n_mc), None
     unbiased = declares_unbiased(att, setting.mechanism, information=setting.information)
-    verdict = judge(name, stats, bounds, rero, unbiased, conf)
+    verdict = judge(name, stats, found.values, rero, unbiased, conf)
 
     return ReconstructionAudit(
         target=_target_name(rounds), attacker=name, n=n, seed=seed, confidence=conf, dim=setting.dim,
         rounds=len(rounds), information=setting.information, side_info=setting.side_info,
         prior=None if setting.prior is None else repr(setting.prior),
-        x=None if setting.x is None else setting.x.tolist(), mse=stats.mse, mse_ci=stats.mse_ci,
-        bias=stats.bias.tolist(), bias_sq=stats.bias_sq, variance=stats.mse - stats.bias_sq,
-        bias_p_value=stats.bias_p_value, mse_along=stats.mse_along, mse_orth=stats.mse_orth,
-        crb_along=found.crb_along, crb_orth=found.crb_orth, crb=bounds.get("crb"),
-        crb_phase_conditional=bounds.get("crb_phase_conditional"), seed_bound=bounds.get("seed_bound"),
-        hcr=bounds.get("hcr"), van_trees=bounds.get("van_trees"), ratio=verdict.ratio, ratio_ci=verdict.ratio_ci,
-        applies=verdict.applies, beaten=verdict.beaten, attacker_unbiased=unbiased, rero=rero,
-        verdict=verdict.verdict, notes=list(found.notes) + verdict.notes,
+        x=None if setting.x is None else setting.x.tolist(), error=stats, bounds=found,
+        comparison=verdict.comparison, attacker_unbiased=unbiased, rero=rero, verdict=verdict.verdict,
+        notes=list(missing) + verdict.notes,
     )
 
 
@@ -895,14 +982,14 @@ def mse_crb_curve(mechanism: Any, sigmas: ArrayLike, *,
         for j, a in enumerate(attackers):
             res = audit_reconstruction(mech, a, x=x, n=n, rng=children[i * len(attackers) + j],
                                        phase=phase, confidence=confidence, hcr=False)
-            r = res.ratio.get(bound)
+            r = res.comparison.ratio.get(bound)
             if r is None:
                 continue
-            lo, hi = res.ratio_ci[bound]
+            lo, hi = res.comparison.ratio_ci[bound]
             series[a]["x"].append(s)
             series[a]["y"].append(r)
             series[a]["yerr"].append((hi - lo) / 2)
-            table.append({"sigma": s, "attacker": a, "mse": res.mse, bound: getattr(res, bound),
+            table.append({"sigma": s, "attacker": a, "mse": res.error.mse, bound: getattr(res.bounds, bound),
                           "ratio": r, "ratio_ci": [lo, hi], "verdict": res.verdict})
     return ExperimentResult(
         name="reconstruction-low-noise", target=_target_name(as_rounds(_with_sigma(mechanism, sig[0]))),
@@ -965,16 +1052,16 @@ def composition_curve(mechanism: Any, rounds: tuple[int, ...] = (1, 2, 4, 8), *,
             seq = [mechanism] * t
         for a in attackers:
             res = audit_reconstruction(seq, a, x=x, n=n, rng=g, phase=phase, confidence=confidence, hcr=False)
-            b = getattr(res, bound)
+            b = getattr(res.bounds, bound)
             if a == attackers[0]:
                 for key in {"crb", bound}:
                     series[f"T·{key}"]["x"].append(t)
-                    series[f"T·{key}"]["y"].append(t * getattr(res, key))
-            lo, hi = res.ratio_ci[bound]
+                    series[f"T·{key}"]["y"].append(t * getattr(res.bounds, key))
+            lo, hi = res.comparison.ratio_ci[bound]
             series[f"MSE/bound ({a})"]["x"].append(t)
-            series[f"MSE/bound ({a})"]["y"].append(res.ratio[bound])
+            series[f"MSE/bound ({a})"]["y"].append(res.comparison.ratio[bound])
             series[f"MSE/bound ({a})"]["yerr"].append((hi - lo) / 2)
-            table.append({"T": t, "attacker": a, "mse": res.mse, bound: b, "ratio": res.ratio[bound]})
+            table.append({"T": t, "attacker": a, "mse": res.error.mse, bound: b, "ratio": res.comparison.ratio[bound]})
     return ExperimentResult(
         name="reconstruction-composition", target=stable_repr(mechanism), xlabel="rounds T", ylabel=f"T·{bound}, MSE/{bound}",
         series=series, reference={"MSE = bound": 1.0}, table=table,
@@ -984,8 +1071,13 @@ def composition_curve(mechanism: Any, rounds: tuple[int, ...] = (1, 2, 4, 8), *,
 
 
 def to_dict_fields() -> list[str]:
-    """Stable field names of :class:`ReconstructionAudit` (for report writers)."""
-    return [f.name for f in dataclasses.fields(ReconstructionAudit)]
+    """Stable keys of a :class:`ReconstructionAudit`'s report entry, in order (for report writers).
+
+    Returns
+    -------
+    list of str
+    """
+    return list(ReconstructionAudit.entry_layout)
 
 
 __all__ = ["ReconstructionAudit", "audit_reconstruction", "composition_curve", "mse_crb_curve", "to_dict_fields"]

@@ -67,7 +67,7 @@ from privaudit.mechanisms.validation import (
 from privaudit.audit.engines.attack_scores import ScoreBook, safe_scores
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
-from privaudit.audit.results import AuditResult, stable_repr
+from privaudit.audit.results import AuditResult, EntryLayout, ItemAccess, stable_repr
 from privaudit.audit.verdicts import Verdict
 
 ESTIMATORS = ("clopper-pearson", "gdp")
@@ -76,9 +76,201 @@ ALPHA_GRID = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1e-2, 41), np.l
 
 
 # --- the result --------------------------------------------------------------------------------
+#: Directions of a certified test (:class:`OperatingPoint`).
+DIRECTIONS = ("forward", "reverse", "pooled")
+
+
+@dataclasses.dataclass(frozen=True)
+class EpsilonBound:
+    """The certified lower bound on ε: its value, the δ it holds at, how it was computed and its confidence.
+
+    Attributes
+    ----------
+    estimator : {"clopper-pearson", "gdp"}
+        How ε̲ was computed (see :mod:`privaudit.audit.stats.epsilon_bounds`).
+    selection : {"split", "bonferroni"}
+        How the test's threshold was chosen.
+    epsilon_lb : float
+        Lower confidence bound on ε at ``delta``: P(ε̲ ≤ ε_true) ≥ ``confidence``.
+    mu_lb : float or None
+        Lower bound on μ (GDP estimator only).
+    delta : float
+        δ at which ε̲ holds.
+    confidence : float
+        Confidence level of ε̲ (and of the audit's band).
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown estimator or selection, δ outside [0, 1), or a confidence outside (0, 1).
+    """
+
+    estimator: str
+    selection: str
+    epsilon_lb: float
+    mu_lb: float | None
+    delta: float
+    confidence: float
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise InvalidParameterError(f"estimator must be one of {ESTIMATORS}, got estimator={self.estimator!r}")
+        if self.selection not in eb.SELECTIONS:
+            raise InvalidParameterError(f"selection must be one of {eb.SELECTIONS}, got selection={self.selection!r}")
+        check_delta(self.delta, allow_zero=True)
+        check_interval("confidence", self.confidence, 0.0, 1.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class OperatingPoint(ItemAccess):
+    """The test ε̲ was read from, with its error rates on the evaluation releases (``point["fpr"]`` reads too).
+
+    Attributes
+    ----------
+    threshold : float
+        The forward test rejects x when the score exceeds it.
+    reverse_threshold : float or None
+        The reverse test rejects x′ when the score is below it (reverse and pooled tests).
+    direction : {"forward", "reverse", "pooled"}
+        Which test (:class:`~privaudit.attacks.threshold_selection.RateBound`).
+    fpr, fnr : float
+        Its empirical error rates.
+    fpr_upper, fnr_upper : float
+        Their joint upper confidence bounds, from which ε̲ was computed.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown direction, or a rate outside [0, 1].
+    """
+
+    threshold: float
+    reverse_threshold: float | None
+    direction: str
+    fpr: float
+    fnr: float
+    fpr_upper: float
+    fnr_upper: float
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise InvalidParameterError(f"direction must be one of {DIRECTIONS}, got direction={self.direction!r}")
+        for name in ("fpr", "fnr", "fpr_upper", "fnr_upper"):
+            check_interval(name, getattr(self, name), 0.0, 1.0, closed="both")
+
+    @classmethod
+    def of(cls, bound: Any) -> OperatingPoint:
+        """The operating point of a certified bound.
+
+        Parameters
+        ----------
+        bound : RateBound
+            :func:`privaudit.audit.stats.epsilon_bounds.epsilon_bound`'s result.
+
+        Returns
+        -------
+        OperatingPoint
+        """
+        return cls(bound.threshold, bound.reverse_threshold, bound.direction, bound.fpr, bound.fnr, bound.fpr_upper,
+                   bound.fnr_upper)
+
+
+def _check_same_size(owner: str, **arrays: np.ndarray) -> None:
+    """The 1-d arrays of a curve must have one size (a curve whose parts disagree cannot be drawn)."""
+    shapes = {name: np.shape(a) for name, a in arrays.items()}
+    if len({*shapes.values()}) != 1 or len(next(iter(shapes.values()))) != 1:
+        raise InvalidInputError(f"{owner} needs 1-d arrays of one size, got shapes {shapes}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TradeoffCurve:
+    """The empirical trade-off curve of the certified attacker's threshold tests on the evaluation releases.
+
+    Attributes
+    ----------
+    fpr, fnr : ndarray
+        Its vertices (type I and type II errors), by increasing FPR.
+
+    Raises
+    ------
+    InvalidInputError
+        Arrays that are not 1-d of one size.
+    """
+
+    fpr: np.ndarray
+    fnr: np.ndarray
+
+    def __post_init__(self) -> None:
+        _check_same_size("TradeoffCurve", fpr=self.fpr, fnr=self.fnr)
+
+
+@dataclasses.dataclass(frozen=True)
+class Band(ItemAccess):
+    """A simultaneous confidence band for a trade-off curve on a grid of type-I errors (``band["lower"]`` reads too).
+
+    Attributes
+    ----------
+    alpha : ndarray
+        The grid of type-I errors.
+    lower, upper : ndarray
+        The band's edges on ``alpha``.
+    method : str
+        How it was computed (``"DKW"``: :func:`~privaudit.audit.stats.epsilon_bounds.dkw_band`).
+
+    Raises
+    ------
+    InvalidInputError
+        Arrays that are not 1-d of one size.
+    """
+
+    alpha: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    method: str = "DKW"
+
+    def __post_init__(self) -> None:
+        _check_same_size("Band", alpha=self.alpha, lower=self.lower, upper=self.upper)
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyBound(ItemAccess):
+    """The best certified ε̲ of one leak family (``family["epsilon_lb"]`` reads too).
+
+    Attributes
+    ----------
+    epsilon_lb : float
+        Its ε̲ (0, the trivial bound, when not certified).
+    attacker : str or None
+        The attacker it was read from (None when not certified).
+    certified : bool
+        Whether an attacker of the family was tested on held-out releases: one whose
+        attackers showed no evidence on the selection split is not.
+
+    Raises
+    ------
+    InvalidParameterError
+        A family that was not certified but names an attacker or a positive ε̲.
+    """
+
+    epsilon_lb: float
+    attacker: str | None
+    certified: bool
+
+    def __post_init__(self) -> None:
+        if not self.certified and (self.attacker is not None or self.epsilon_lb != 0):
+            raise InvalidParameterError(f"a family that was not certified has no attacker and epsilon_lb 0, got "
+                                        f"attacker={self.attacker!r}, epsilon_lb={self.epsilon_lb!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class TradeoffAudit(AuditResult):
-    """Result of a trade-off audit (``kind = "tradeoff"``). Field names are stable for reports.
+    """Result of a trade-off audit (``kind = "tradeoff"``), built from its sub-results.
+
+    The report entry is flat and its keys are stable (:attr:`entry_layout`); the flat names read
+    through as properties: ``estimator``, ``selection``, ``epsilon_lb``, ``mu_lb``, ``delta`` and
+    ``confidence`` (of :attr:`bound`), ``fpr`` and ``fnr`` (of :attr:`curve`), ``alpha``,
+    ``band_lower`` and ``band_upper`` (of :attr:`band`) and ``epsilon_lb_by_family`` (:attr:`families`
+    as dicts).
 
     Attributes
     ----------
@@ -90,19 +282,11 @@ class TradeoffAudit(AuditResult):
         Every attacker compared on the selection split.
     claim : PrivacyClaim
         The claim under test.
-    estimator : {"clopper-pearson", "gdp"}
-        How ε̲ was computed (see :mod:`privaudit.audit.stats.epsilon_bounds`).
-    selection : {"split", "bonferroni"}
-        How the threshold was chosen.
-    epsilon_lb : float
-        Lower confidence bound on ε at ``delta``: P(ε̲ ≤ ε_true) ≥ ``confidence``.
-    mu_lb : float or None
-        Lower bound on μ (GDP estimator only).
-    delta : float
-        δ at which ε̲ is computed (the claim's δ).
+    bound : EpsilonBound
+        ε̲ with the δ it holds at (the claim's δ by default), its estimator, selection and confidence.
     epsilon_exact : float or None
         Exact ε of the mechanism at ``delta`` (worst-case pair), when known.
-    verdict : {"pass", "violation"}
+    verdict : {"pass", "violation", "inconclusive"}
         "violation" iff ``epsilon_lb > claim.epsilon`` and ε̲ was computed at a
         δ ≥ the claim's δ; "inconclusive" when ε̲ exceeds the claim at a smaller δ
         (not comparable: a smaller δ allows a larger ε).
@@ -114,24 +298,20 @@ class TradeoffAudit(AuditResult):
         whatever the ranking, trained on nothing) is evaluated on the training and
         held-out releases together, so when it is reported n_eval = n − n_select;
         otherwise n_eval = n − n_train − n_select.
-    confidence : float
-        Confidence level of ε̲ and of the band.
     seed : int
         Root seed: rerunning with ``rng=seed`` reproduces the audit.
-    operating_point : dict
+    operating_point : OperatingPoint
         The test ε̲ was read from: threshold, direction, empirical and upper-bound
         FPR/FNR on the evaluation split.
-    fpr, fnr : ndarray
+    curve : TradeoffCurve
         Empirical trade-off curve (vertices, increasing FPR) on the evaluation split.
-    alpha : ndarray
-        Grid of type-I errors for the curves below.
-    band : dict
-        ``{"lower": ..., "upper": ..., "method": "DKW"}``: simultaneous band, on
-        ``alpha``, for the trade-off curve of the attacker's threshold tests.
+    band : Band
+        Simultaneous (DKW) band, on ``band.alpha``, for the trade-off curve of the
+        attacker's threshold tests, at the bound's confidence.
     claim_curve : ndarray
-        f_{ε,δ}(alpha) of the claim.
+        f_{ε,δ} of the claim on ``band.alpha``.
     exact_curve : ndarray or None
-        Exact trade-off curve of the mechanism (worst-case pair), when known.
+        Exact trade-off curve of the mechanism (worst-case pair) on ``band.alpha``, when known.
     notes : tuple of str
         Assumptions and caveats (e.g. the Gaussian-trade-off assumption of "gdp").
     assumptions : tuple of str
@@ -143,62 +323,73 @@ class TradeoffAudit(AuditResult):
     leaks : dict
         Degenerate outputs seen: fraction of non-finite rows under each input,
         whether the output shapes differ.
-    epsilon_lb_by_family : dict
+    families : dict of str to FamilyBound
         The best certified ε̲ of each leak family the audit ran
         (:data:`~privaudit.attacks.protocol.LEAK_FAMILIES`: ``"floating-point"``,
-        ``"distribution"``, ``"degenerate"``): ``{family: {"epsilon_lb", "attacker",
-        "certified"}}``. Every certified attacker is tested on held-out releases at
-        1 − (1 − c)/k (Bonferroni over the k certified), so all families' ε̲ hold together
-        at confidence c and ``epsilon_lb`` is their maximum. A family whose attackers showed
-        no evidence on the selection split is not tested: ``certified`` False, ``epsilon_lb``
-        0 (the trivial bound), ``attacker`` None. Empty for results made before families.
+        ``"distribution"``, ``"degenerate"``). Every certified attacker is tested on held-out
+        releases at 1 − (1 − c)/k (Bonferroni over the k certified), so all families' ε̲ hold
+        together at confidence c and ``epsilon_lb`` is their maximum. A family whose attackers
+        showed no evidence on the selection split is not tested (``certified`` False, ε̲ 0, no
+        attacker). Empty for results made before families (the entry then has no
+        ``epsilon_lb_by_family``).
     """
 
     kind: ClassVar[str] = "tradeoff"
+    #: The report entry's keys (stable: reports, caches and their readers rely on them) and what each holds.
+    entry_layout: ClassVar[EntryLayout] = {
+        "target": "target", "attacker": "attacker", "attackers_tried": "attackers_tried", "claim": "claim",
+        "estimator": "bound.estimator", "selection": "bound.selection", "epsilon_lb": "bound.epsilon_lb",
+        "mu_lb": "bound.mu_lb", "delta": "bound.delta", "epsilon_exact": "epsilon_exact", "verdict": "verdict",
+        "n": "n", "n_train": "n_train", "n_select": "n_select", "n_eval": "n_eval", "confidence": "bound.confidence",
+        "seed": "seed", "operating_point": "operating_point", "fpr": "curve.fpr", "fnr": "curve.fnr",
+        "alpha": "band.alpha", "band": {"lower": "band.lower", "upper": "band.upper", "method": "band.method"},
+        "claim_curve": "claim_curve", "exact_curve": "exact_curve", "notes": "notes", "assumptions": "assumptions",
+        "min_detectable_ratio": "min_detectable_ratio", "leaks": "leaks", "epsilon_lb_by_family": "families",
+    }
     target: str
     attacker: str
     attackers_tried: tuple
     claim: PrivacyClaim
-    estimator: str
-    selection: str
-    epsilon_lb: float
-    mu_lb: float | None
-    delta: float
+    bound: EpsilonBound
     epsilon_exact: float | None
     verdict: Verdict
     n: int
     n_train: int
     n_select: int
     n_eval: int
-    confidence: float
     seed: int
-    operating_point: dict
-    fpr: np.ndarray
-    fnr: np.ndarray
-    alpha: np.ndarray
-    band: dict
+    operating_point: OperatingPoint
+    curve: TradeoffCurve
+    band: Band
     claim_curve: np.ndarray
     exact_curve: np.ndarray | None
     notes: tuple = ()
     assumptions: tuple = ()
     min_detectable_ratio: float = math.inf
     leaks: dict = dataclasses.field(default_factory=dict)
-    epsilon_lb_by_family: dict = dataclasses.field(default_factory=dict)
+    families: dict[str, FamilyBound] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """JSON-safe dict; ``epsilon_lb_by_family`` is left out when empty (a result read from an older report)."""
+        """The report entry; ``epsilon_lb_by_family`` is left out when there are no families (an older result)."""
         d = super().to_dict()
-        if not self.epsilon_lb_by_family:
+        if not self.families:
             del d["epsilon_lb_by_family"]
         return d
 
     @property
+    def epsilon_lb_by_family(self) -> dict[str, dict]:
+        """:attr:`families` as the report writes them: ``{family: {"epsilon_lb", "attacker", "certified"}}``."""
+        return {family: dataclasses.asdict(b) for family, b in self.families.items()}
+
+    @property
     def band_lower(self) -> np.ndarray:
-        return self.band["lower"]
+        """The band's lower edge on ``alpha``."""
+        return self.band.lower
 
     @property
     def band_upper(self) -> np.ndarray:
-        return self.band["upper"]
+        """The band's upper edge on ``alpha``."""
+        return self.band.upper
 
     def __repr__(self) -> str:
         exact = "None" if self.epsilon_exact is None else f"{self.epsilon_exact:.4g}"
@@ -574,8 +765,8 @@ class Certificate:
     ----------
     index : int
         Index of the attacker in the fitted list.
-    bound : EpsilonBound
-        Its bound (:func:`privaudit.audit.stats.epsilon_bounds.epsilon_bound`).
+    bound : RateBound
+        Its bound and the test it was read from (:func:`privaudit.audit.stats.epsilon_bounds.epsilon_bound`).
     scores0, scores1 : ndarray
         Its sorted scores on the evaluation releases under x and x′.
     epsilons : dict
@@ -655,9 +846,9 @@ class Curves:
 
     Attributes
     ----------
-    fpr, fnr : ndarray
+    curve : TradeoffCurve
         Empirical trade-off curve of the certified attacker's threshold tests.
-    band_lower, band_upper : ndarray
+    band : Band
         Simultaneous DKW band on the grid.
     claim_curve : ndarray
         f_{ε,δ} of the claim.
@@ -665,10 +856,8 @@ class Curves:
         The mechanism's exact curve, when known.
     """
 
-    fpr: np.ndarray
-    fnr: np.ndarray
-    band_lower: np.ndarray
-    band_upper: np.ndarray
+    curve: TradeoffCurve
+    band: Band
     claim_curve: np.ndarray
     exact_curve: np.ndarray | None
 
@@ -702,7 +891,7 @@ def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: floa
         exact = _exact_curve(mechanism, x, x_prime, ALPHA_GRID)
     else:
         exact = np.asarray(exact_curve(ALPHA_GRID) if callable(exact_curve) else exact_curve, dtype=float)
-    return Curves(fpr, fnr, lower, upper, claim_curve, exact)
+    return Curves(TradeoffCurve(fpr, fnr), Band(ALPHA_GRID.copy(), lower, upper, "DKW"), claim_curve, exact)
 
 
 def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, str | None]:
@@ -845,7 +1034,7 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     del releases, book  # the releases can be large; only the certified scores are needed from here on
     curves = trace_curves(cert, claim, confidence, mechanism, x, x_prime, exact_curve)
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
-    bound = cert.bound
+    rate = cert.bound
 
     notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), len(order), assume_gaussian, leaks)
     if pair_note:
@@ -853,29 +1042,24 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     if forced is not None:
         assumptions.append("the exact likelihood ratio takes one certified place whatever the ranking and trains on "
                            "nothing, so it is evaluated on the training releases as well as the held-out ones")
-    verdict, note = judge(claim, bound.epsilon, delta)
+    verdict, note = judge(claim, rate.epsilon, delta)
     if note:
         notes.append(note)
-    op = {
-        "threshold": bound.threshold, "reverse_threshold": bound.reverse_threshold, "direction": bound.direction,
-        "fpr": bound.fpr, "fnr": bound.fnr, "fpr_upper": bound.fpr_upper, "fnr_upper": bound.fnr_upper,
-    }
     return TradeoffAudit(
         target=target or stable_repr(mechanism), attacker=attacker_name(fitted[cert.index]),
-        attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim, estimator=estimator,
-        selection=selection, epsilon_lb=bound.epsilon, mu_lb=bound.mu, delta=delta, epsilon_exact=eps_exact,
-        verdict=verdict, n=n, n_train=splits.n_train, n_select=splits.n_select, n_eval=cert.n_eval,
-        confidence=confidence, seed=seed, operating_point=op, fpr=curves.fpr, fnr=curves.fnr,
-        alpha=ALPHA_GRID.copy(), band={"lower": curves.band_lower, "upper": curves.band_upper, "method": "DKW"},
+        attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim,
+        bound=EpsilonBound(estimator, selection, rate.epsilon, rate.mu, delta, confidence), epsilon_exact=eps_exact,
+        verdict=verdict, n=n, n_train=splits.n_train, n_select=splits.n_select, n_eval=cert.n_eval, seed=seed,
+        operating_point=OperatingPoint.of(rate), curve=curves.curve, band=curves.band,
         claim_curve=curves.claim_curve, exact_curve=curves.exact_curve, notes=tuple(notes),
         assumptions=tuple(assumptions),
-        min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, bound, mu=claim.mu),
-        leaks=leaks, epsilon_lb_by_family=by_family(fitted, cert),
+        min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, rate, mu=claim.mu),
+        leaks=leaks, families=by_family(fitted, cert),
     )
 
 
-def by_family(fitted: list, certificate: Certificate) -> dict:
-    """The best certified ε̲ of each leak family among ``fitted`` (:attr:`TradeoffAudit.epsilon_lb_by_family`).
+def by_family(fitted: list, certificate: Certificate) -> dict[str, FamilyBound]:
+    """The best certified ε̲ of each leak family among ``fitted`` (:attr:`TradeoffAudit.families`).
 
     Parameters
     ----------
@@ -886,10 +1070,10 @@ def by_family(fitted: list, certificate: Certificate) -> dict:
 
     Returns
     -------
-    dict
-        ``{family: {"epsilon_lb": float, "attacker": str or None, "certified": bool}}`` for each
-        family among ``fitted``, in the order of :data:`~privaudit.attacks.protocol.LEAK_FAMILIES`;
-        a family none of whose attackers was certified has ε̲ 0 (the trivial bound) and no attacker.
+    dict of str to FamilyBound
+        The bound of each family among ``fitted``, in the order of
+        :data:`~privaudit.attacks.protocol.LEAK_FAMILIES`; a family none of whose attackers was
+        certified has ε̲ 0 (the trivial bound) and no attacker.
     """
     out = {}
     for family in LEAK_FAMILIES:
@@ -899,9 +1083,9 @@ def by_family(fitted: list, certificate: Certificate) -> dict:
         tested = [(certificate.epsilons[i], -i) for i in members if i in certificate.epsilons]
         if tested:
             eps, neg = max(tested)
-            out[family] = {"epsilon_lb": eps, "attacker": attacker_name(fitted[-neg]), "certified": True}
+            out[family] = FamilyBound(eps, attacker_name(fitted[-neg]), True)
         else:
-            out[family] = {"epsilon_lb": 0.0, "attacker": None, "certified": False}
+            out[family] = FamilyBound(0.0, None, False)
     return out
 
 

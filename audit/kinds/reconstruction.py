@@ -75,13 +75,13 @@ def applied_bounds(result: ReconstructionAudit) -> list[str]:
     list of str
         Names among :data:`BOUND_KEYS`, then ``"rero"`` when an exact-reconstruction bound was computed.
     """
-    applies = result.applies if isinstance(result.applies, dict) else None
+    applies = result.comparison.applies
     out = []
     for k in BOUND_KEYS:
-        v = num(getattr(result, k))
-        if v is not None and math.isfinite(v) and (applies is None or applies.get(k, False)):
+        v = num(getattr(result.bounds, k))
+        if v is not None and math.isfinite(v) and applies.get(k, False):
             out.append(k)
-    if isinstance(result.rero, dict) and num(result.rero.get("bound")) is not None:
+    if result.rero is not None and num(result.rero.bound) is not None:
         out.append("rero")
     return out
 
@@ -138,14 +138,14 @@ def headline(entry: AuditEntry) -> str:
     """
     res: ReconstructionAudit = entry.result
     applied = [k for k in applied_bounds(res) if k != "rero"]
-    parts = [f"MSE {fnum(res.mse)} {fnum(res.mse_ci)}"]
+    parts = [f"MSE {fnum(res.error.mse)} {fnum(res.error.mse_ci)}"]
     rero = res.rero
-    if isinstance(rero, dict) and num(rero.get("success")) is not None:
-        parts = [f"exact reconstruction {fnum(rero.get('success'))} {fnum(rero.get('success_ci'))} vs ReRo bound "
-                 f"{fnum(rero.get('bound'))}"]
+    if rero is not None and num(rero.success) is not None:
+        parts = [f"exact reconstruction {fnum(rero.success)} {fnum(rero.success_ci)} vs ReRo bound "
+                 f"{fnum(rero.bound)}"]
     if applied:
-        parts.append("vs " + ", ".join(f"{BOUND_LABELS[k]} {fnum(getattr(res, k))}" for k in applied))
-    elif not (isinstance(rero, dict) and num(rero.get("bound")) is not None):
+        parts.append("vs " + ", ".join(f"{BOUND_LABELS[k]} {fnum(getattr(res.bounds, k))}" for k in applied))
+    elif not (rero is not None and num(rero.bound) is not None):
         parts.append(f"no bound applies to attacker {res.attacker!r}")
     return "; ".join(parts)
 
@@ -163,13 +163,13 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     list of (suffix, matplotlib figure, caption)
     """
     res: ReconstructionAudit = entry.result
-    mse = num(res.mse)
+    mse = num(res.error.mse)
     if mse is None:
         return []
     labels, values, applicable = ["attacker MSE"], [mse], [True]
-    applies = res.applies if isinstance(res.applies, dict) else {}
+    applies = res.comparison.applies
     for k in BOUND_KEYS:
-        v = num(getattr(res, k))
+        v = num(getattr(res.bounds, k))
         if v is not None and math.isfinite(v):
             ok = applies.get(k, True)
             labels.append(BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
@@ -177,7 +177,7 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
             applicable.append(ok)
     fig, ax = new_figure(size=(6.4, 3.8))
     ax = ax[0, 0]
-    ci = arr(res.mse_ci)
+    ci = arr(res.error.mse_ci)
     has_ci = ci is not None and ci.size == 2
     # Over a decade apart the bars are compared on a log axis; on a linear one the axis is scaled to the
     # attacker and the bounds that apply, and a bound that does not apply (hatched, unfilled) is cut at
@@ -208,16 +208,16 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
                 ha="right", va="top", fontsize=LEGEND_PT, color="#8a5a00")
     out = []
     rero = res.rero
-    if isinstance(rero, dict) and num(rero.get("success")) is not None and num(rero.get("bound")) is not None:
+    if rero is not None and num(rero.success) is not None and num(rero.bound) is not None:
         fig2, ax2 = new_figure(size=(4.6, 3.6))
         ax2 = ax2[0, 0]
-        succ, bound = num(rero["success"]), num(rero["bound"])
+        succ, bound = num(rero.success), num(rero.bound)
         ax2.bar([0, 1], [succ, bound], color=["tab:blue", "tab:gray"])
-        ci = arr(rero.get("success_ci"))
+        ci = arr(rero.success_ci)
         if ci is not None and ci.size == 2:
             ax2.errorbar([0], [succ], yerr=[[succ - ci[0]], [ci[1] - succ]], color="black", capsize=5)
-        if num(rero.get("kappa")) is not None:
-            ax2.axhline(num(rero["kappa"]), color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
+        if num(rero.kappa) is not None:
+            ax2.axhline(num(rero.kappa), color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
             ax2.legend(fontsize=LEGEND_PT)
         ax2.set_xticks([0, 1], ["attack success", "ReRo bound"])
         ax2.set(ylim=(0, 1.05), ylabel="P(exact reconstruction)", title="Exact reconstruction (discrete prior)")

@@ -321,20 +321,20 @@ def family_lines(result: TradeoffAudit) -> list[str]:
     Returns
     -------
     list of str
-        In the order of ``result.epsilon_lb_by_family``; empty for a result without families
+        In the order of ``result.families``; empty for a result without families
         (one read from an older report).
     """
     eps = num(result.claim.epsilon)
     lines = []
-    for family, rec in (result.epsilon_lb_by_family or {}).items():
+    for family, rec in result.families.items():
         label = FAMILY_LABELS.get(family, family)
-        if not rec.get("certified"):
+        if not rec.certified:
             lines.append(f"{label}: no evidence on the selection split (not tested; ε̲ = 0)")
             continue
-        value = num(rec.get("epsilon_lb"))
+        value = num(rec.epsilon_lb)
         cmp = "" if value is None or eps is None or not math.isfinite(eps) else (" > " if value > eps else " ≤ ")
         shown, claimed = _distinct(value, eps)
-        lines.append(f"{label}: ε̲ {shown}{cmp + claimed if cmp else ''} ({rec.get('attacker')})")
+        lines.append(f"{label}: ε̲ {shown}{cmp + claimed if cmp else ''} ({rec.attacker})")
     return lines
 
 
@@ -393,8 +393,8 @@ def band_of(result: TradeoffAudit) -> tuple[np.ndarray, np.ndarray, np.ndarray] 
     -------
     tuple of three ndarray, or None
     """
-    band = result.band if isinstance(result.band, dict) else {}
-    alpha, lo, hi = arr(result.alpha), arr(band.get("lower")), arr(band.get("upper"))
+    band = result.band
+    alpha, lo, hi = arr(band.alpha), arr(band.lower), arr(band.upper)
     if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
         return alpha, lo, hi
     return None
@@ -413,7 +413,7 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     list of (suffix, matplotlib figure, caption)
     """
     res: TradeoffAudit = entry.result
-    fpr, fnr = arr(res.fpr), arr(res.fnr)
+    fpr, fnr = arr(res.curve.fpr), arr(res.curve.fnr)
     eps, delta = num(res.claim.epsilon), num(res.claim.delta) or 0.0
     grid = np.linspace(0.0, 1.0, 401)
     out = []
@@ -426,7 +426,7 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     if eps is not None and math.isfinite(eps):
         ax.plot(grid, tradeoff_curve(eps, delta, grid), color="tab:red", lw=1.6,
                 label=f"claim f(ε={fnum(eps)}, δ={fnum(delta)})")
-    alpha = arr(res.alpha)
+    alpha = arr(res.band.alpha)
     exact = arr(res.exact_curve)
     has_exact = alpha is not None and exact is not None and exact.size == alpha.size
     eps_exact = num(res.epsilon_exact)
@@ -510,13 +510,13 @@ def certifying_point(result: TradeoffAudit) -> tuple[float, float, str] | None:
     Returns
     -------
     (alpha, beta, label) or None
-        None when the result records no operating point.
+        None when the operating point's rates are not numbers.
     """
-    op = result.operating_point if isinstance(result.operating_point, dict) else {}
-    a, b = num(op.get("fpr")), num(op.get("fnr"))
+    op = result.operating_point
+    a, b = num(op.fpr), num(op.fnr)
     if a is None or b is None:
         return None
-    direction = str(op.get("direction") or "forward")
+    direction = op.direction
     if direction == "reverse":
         return b, a, f"reverse test, FPR {fnum(a)}, FNR {fnum(b)}, drawn mirrored"
     return a, b, f"{direction} test, FPR {fnum(a)}, FNR {fnum(b)}"
