@@ -233,14 +233,14 @@ def mlp_step_parts(n, sizes, batch):
     """Functions timing one MLP step's parts, ours and non-private torch's, on the same batch.
 
     The parts of our step: the clipped sum (ghost norms and the backward pass by hand), the
-    float-safe noise of the engine (:class:`~privaudit.learners.dpsgd.LatticeNoise`: normals,
-    offsets u, lattice arithmetic) and, separately, its draws alone (numpy's ziggurat normals and
-    53-bit uniforms) and the lattice arithmetic alone, and the Adam step. The floor of any float-safe
+    float-safe noise of the engine (:func:`~privaudit.learners.dpsgd.float_safe_noisy_sum`: normals,
+    offsets u, lattice arithmetic, cast) and, separately, its draws alone (numpy's ziggurat normals
+    and 53-bit uniforms) and the lattice arithmetic alone, and the Adam step. The floor of any float-safe
     release is the random words it needs: one 64-bit word per normal (numpy's ziggurat takes one
     on its fast path) and one per offset u, timed as ``random_raw(2P)`` on the same bit generator.
     Non-private torch: its forward and backward pass, and its Adam step (torch.optim.Adam).
     """
-    from privaudit.learners.dpsgd import LatticeNoise, _Optimizer, mlp_clipped_grad_sum
+    from privaudit.learners.dpsgd import _Optimizer, float_safe_noisy_sum, mlp_clipped_grad_sum
     from privaudit.mechanisms.lattice import grid_step, round_onto_lattice
 
     gen = torch.Generator().manual_seed(1)
@@ -254,7 +254,7 @@ def mlp_step_parts(n, sizes, batch):
     Xb, yb = X.index_select(0, idx), y.index_select(0, idx)
     clip = torch.tensor([1.0], dtype=torch.float64)
     rng = np.random.default_rng(0)
-    noise = LatticeNoise()
+    std = np.array([1.0])
     opt = _Optimizer("adam", torch.tensor([1e-3]))
     clipped = torch.cat([g.reshape(-1) for g in mlp_clipped_grad_sum(layers, Xb, yb, clip)[0]])
     z, u, v, k0, w = (np.empty(P) for _ in range(5))
@@ -281,7 +281,7 @@ def mlp_step_parts(n, sizes, batch):
     plain_backward()
     return P, {
         "ours: clipped sum": lambda: mlp_clipped_grad_sum(layers, Xb, yb, clip),
-        "ours: float-safe noise (all)": lambda: noise.release(clipped, 1.0, rng, torch.float32),
+        "ours: float-safe noise (all)": lambda: float_safe_noisy_sum(clipped, std, rng),
         "  of which draws (normals + u)": lambda: (rng.standard_normal(out=z), rng.random(out=u)),
         "  of which lattice arithmetic": arithmetic,
         "ours: Adam step": lambda: opt.step(theta, clipped),

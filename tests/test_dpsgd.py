@@ -284,12 +284,12 @@ def test_ghost_norm_respects_relu_flags():
 
 
 # --- float safety of the noisy gradient sum (issue 14) ----------------------------------------------------------
-def test_noisy_sum_is_float_safe_and_the_textbook_one_is_not():
+def test_noisy_sum_is_float_safe_and_the_textbook_one_is_not(monkeypatch):
     """float_safe_noisy_sum on 3000 runs of one clipped sum, under D and D′ (a sum moved by 2c).
 
     The previous code released fl(Σ ḡ + zc·torch.randn): torch's Box–Muller leaks like any textbook float
     sampler, but privaudit inverts numpy's samplers, so the textbook release shown leaking here is the same
-    expression with numpy's normal (``textbook_gaussian``: fl(sum + σ·z) with the normals the release used).
+    expression with numpy's normal (``float_safe_gaussian`` replaced by ``textbook_gaussian``).
     """
     from float_safety import assert_float_safe, one_sided_counts, textbook_gaussian
 
@@ -304,7 +304,8 @@ def test_noisy_sum_is_float_safe_and_the_textbook_one_is_not():
         assert_float_safe(out, [c.numpy(), c2.numpy()], grid_step(1.7), 1.7, 13.0)
     resid = new - c2.numpy()
     assert_within_se(resid.var(axis=0, ddof=1), 1.7**2 + grid_step(1.7) ** 2 / 12, math.sqrt(2 / (R - 1)) * 1.7**2)
-    old = textbook_gaussian(c2.repeat(R, 1).numpy(), 1.7, np.random.default_rng(0))
+    monkeypatch.setattr(dpsgd, "float_safe_gaussian", textbook_gaussian)
+    old = dpsgd.float_safe_noisy_sum(c2.repeat(R, 1), std, np.random.default_rng(0)).numpy()
     only2, only = one_sided_counts(old, c.numpy(), c2.numpy(), 1.7)
     assert only2 > 0.05 * R  # 7× the 0.7 % slow-path draws, the only ones the inversion can misjudge
     assert np.max(np.abs(new - old)) <= grid_step(1.7)
