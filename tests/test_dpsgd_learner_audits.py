@@ -164,6 +164,23 @@ def test_opacus_grad_samplers_release_the_same_steps_as_hooks(mode):
     assert np.allclose(hooks.steps, other.steps, atol=1e-9) and np.allclose(hooks.final, other.final, atol=1e-9)
 
 
+def test_opacus_spec_runs_are_the_calibrating_runs():
+    pytest.importorskip("opacus")
+    from privaudit.audit.engines.dpsgd_whitebox import opacus_canary_steps
+    from privaudit.audit.engines.learner_canaries import opacus_spec_canary_steps
+    from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
+
+    signs = random_signs(12, 0)
+    spec = OpacusCanaryRuns(epsilon=4.0, epochs=2, sample_rate=0.5, grad_sample_mode="ghost")
+    ours = opacus_spec_canary_steps(spec, signs, noise_scale=0.5, rng=9)
+    theirs = opacus_canary_steps(signs, epsilon=4.0, epochs=2, sample_rate=0.5, grad_sample_mode="ghost",
+                                 noise_scale=0.5, rng=9)
+    assert np.array_equal(ours.steps, theirs.steps)
+    assert (ours.noise_multiplier, ours.claim_noise_multiplier) == (theirs.noise_multiplier,
+                                                                    theirs.claim_noise_multiplier)
+    assert ours.epsilon_exact == pytest.approx(theirs.epsilon_exact, rel=1e-12)
+
+
 def test_opacus_shuffled_batches_hold_each_included_canary_once_per_epoch():
     pytest.importorskip("opacus")
     from privaudit.mechanisms.external.opacus_canary import train_opacus_canaries

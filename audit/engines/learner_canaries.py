@@ -53,6 +53,7 @@ from privaudit.audit.engines.dpsgd_whitebox import CANARY_LABEL, CanarySteps
 
 if TYPE_CHECKING:
     from privaudit.learners.release_view import TradeoffSetup
+    from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
 
 
 def _signs(signs: ArrayLike) -> np.ndarray:
@@ -240,6 +241,55 @@ def fedavg_final_weight_runs(runs: int, *, epsilon: float, delta: float = 1e-5, 
                                    rounds=check_int("rounds", rounds), random_state=uint32_seed(seeds[r])).fit(X, y)
         scores[r] = -fit.coef_[dim]
     return scores[:half], scores[half:], time.perf_counter() - t0
+
+
+def opacus_spec_canary_steps(spec: OpacusCanaryRuns, signs: ArrayLike, *, noise_scale: float = 1.0,
+                             rng: RandomLike = None) -> CanarySteps:
+    """One Opacus run of an already calibrated configuration with m Dirac canaries (add/remove).
+
+    The same run as :func:`~privaudit.audit.engines.dpsgd_whitebox.opacus_canary_steps` with the
+    same arguments, without recalibrating z: Opacus' RDP calibration under Poisson sampling costs
+    more than the run itself, and every run of an audit shares it.
+
+    Parameters
+    ----------
+    spec : OpacusCanaryRuns
+        The configuration (its calibrated z, q, epochs, per-sample gradient engine, set-up and claim).
+    signs : array-like of ±1, shape (m,)
+        Canary i is in the data iff S_i = +1.
+    noise_scale : float
+        Train with z·noise_scale.
+    rng : int, Generator, SeedSequence or None
+
+    Returns
+    -------
+    CanarySteps
+        Adjacency "add-remove"; ``epsilon_exact`` is dp_accounting's PLD ε of the calibrated z.
+    """
+    from privaudit.mechanisms.external.opacus_canary import train_opacus_canaries
+
+    s = _signs(signs)
+    z = spec.calibrated_noise_multiplier
+    z_run = z * check_positive("noise_scale", noise_scale)
+    t0 = time.perf_counter()
+    run = train_opacus_canaries(s > 0, noise_multiplier=z_run, n_data=spec.n_data, dim=spec.dim, clip=spec.clip,
+                                lr=spec.lr, epochs=spec.epochs, sample_rate=spec.sample_rate,
+                                grad_sample_mode=spec.grad_sample_mode, delta=spec.claim.delta,
+                                accountant=spec.accountant, rng=rng)
+    seconds = time.perf_counter() - t0
+    return CanarySteps(run.steps, s, z_run, z, spec.sample_rate, _opacus_exact(spec), spec.claim.delta,
+                       "add-remove", 1, seconds)
+
+
+def _opacus_exact(spec: OpacusCanaryRuns) -> float:
+    """dp_accounting's PLD ε of the calibrated z (the claim's noise), whatever z a run trains with."""
+    return _add_remove_epsilon(spec.calibrated_noise_multiplier, spec.steps, spec.claim.delta, spec.sample_rate)
+
+
+@functools.lru_cache(maxsize=16)
+def _add_remove_epsilon(z: float, steps: int, delta: float, q: float) -> float:
+    """Cached: every run of an audit shares its configuration, and the subsampled PLD takes seconds."""
+    return dpsgd_epsilon(z, steps, delta, sampling_rate=q, adjacency="add-remove")
 
 
 def opacus_shuffled_canary_steps(signs: ArrayLike, *, noise_multiplier: float, sample_rate: float, epochs: int = 10,
@@ -447,4 +497,5 @@ def release_view_scores(setup: TradeoffSetup, signs: ArrayLike, rng: RandomLike 
 
 
 __all__ = ["conddp_canary_steps", "fedavg_canary_steps", "fedavg_final_weight_runs", "opacus_shuffled_canary_steps",
+           "opacus_spec_canary_steps",
            "poisson_scores", "release_view_scores", "shuffled_pair_epsilon", "shuffled_scores"]

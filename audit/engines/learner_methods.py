@@ -46,10 +46,8 @@ from privaudit.mechanisms.validation import InvalidParameterError, check_int, ch
 
 from privaudit.audit.engines.dpsgd_methods import DPSGDMethodsAudit
 from privaudit.audit.engines.dpsgd_whitebox import (
-    ASSUMPTION,
     CanarySteps,
     concatenate,
-    opacus_canary_steps,
     random_signs,
     whitebox_estimate,
 )
@@ -58,6 +56,7 @@ from privaudit.audit.engines.learner_canaries import (
     fedavg_canary_steps,
     fedavg_final_weight_runs,
     opacus_shuffled_canary_steps,
+    opacus_spec_canary_steps,
     poisson_scores,
     release_view_scores,
     shuffled_pair_epsilon,
@@ -126,7 +125,9 @@ def _one_run_rows(scores: np.ndarray, signs: np.ndarray, claim: PrivacyClaim, *,
     shared = seconds + time.perf_counter() - t0
     rows = [dict(method=ONE_RUN_NAMES[r["method"]], epsilon_lb=r["epsilon_lb"], certified=r["certified"],
                  assumption=r["assumption"], runs=1, canaries=scores.size, seconds=shared,
-                 confidence=c_each if r["certified"] else confidence) for r in table]
+                 confidence=c_each if r["certified"] else confidence,
+                 **({"epsilon_recursion": r["epsilon_recursion"]} if "epsilon_recursion" in r else {}))
+            for r in table]
     return rows, plan
 
 
@@ -142,7 +143,7 @@ def _per_step_row(runs: list[CanarySteps], confidence: float, rng: np.random.Gen
     t0 = time.perf_counter()
     est = whitebox_estimate(concatenate(runs), confidence=confidence, rng=rng)
     return dict(method="per-step composed (claim's PLD/GDP)", epsilon_lb=est.epsilon, certified=False,
-                assumption=ASSUMPTION, runs=len(runs), canaries=sum(r.signs.size for r in runs),
+                assumption=est.assumption, runs=len(runs), canaries=sum(r.signs.size for r in runs),
                 seconds=sum(r.seconds for r in runs) + time.perf_counter() - t0, confidence=confidence,
                 epsilon_hat=est.epsilon_hat)
 
@@ -210,6 +211,12 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
     if learner == "opacus" and sampling == "shuffle":
         return _opacus_shuffle(epsilon, delta, epochs, canaries, m1, grad_sample_mode, sample_rate, noise_scale,
                                confidence, c_each, seed, kids)
+    if learner == "opacus":
+        from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
+
+        q = 1.0 if sampling == "full" else sample_rate
+        spec = OpacusCanaryRuns(epsilon=epsilon, delta=delta, epochs=epochs, sample_rate=q,
+                                grad_sample_mode=grad_sample_mode)
     runs = []
     for child in kids[:whitebox_runs]:
         sign_seed, train_seed = child.spawn(2)
@@ -221,17 +228,10 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
             runs.append(fedavg_canary_steps(signs, epsilon=epsilon, delta=delta, rounds=epochs,
                                             noise_scale=noise_scale, rng=train_seed))
         else:
-            q = 1.0 if sampling == "full" else sample_rate
-            runs.append(opacus_canary_steps(signs, epsilon=epsilon, delta=delta, epochs=epochs, sample_rate=q,
-                                            grad_sample_mode=grad_sample_mode, noise_scale=noise_scale,
-                                            rng=uint32_seed(train_seed)))
+            runs.append(opacus_spec_canary_steps(spec, signs, noise_scale=noise_scale, rng=uint32_seed(train_seed)))
     first = runs[0]
     if learner == "opacus":
-        from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
-
-        q = 1.0 if sampling == "full" else sample_rate
-        claim = OpacusCanaryRuns(epsilon=epsilon, delta=delta, epochs=epochs, sample_rate=q,
-                                 grad_sample_mode=grad_sample_mode).claim
+        claim = spec.claim
         library = f"opacus {grad_sample_mode}, {sampling}" + (f" q = {q:g}" if q < 1 else "")
     else:
         claim = PrivacyClaim(float(epsilon), float(delta), first.adjacency)
