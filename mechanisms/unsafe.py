@@ -24,6 +24,7 @@ from the record bounds, the size range and the neighbourhood alone.
 
 from __future__ import annotations
 
+import abc
 import math
 
 import numpy as np
@@ -195,12 +196,15 @@ class UnsafeFloatGaussianMechanism(GaussianMechanism):
 CLAMPING_BUGS = (None, "clamp-after-noise", "sensitivity-bound")
 
 
-class _BoundedAggregate:
+class _BoundedAggregate(abc.ABC):
     """Sum or mean of records clamped to [lower, upper], plus float-safe Laplace noise; optionally with a clamping bug.
 
-    Subclasses give the aggregate, its sensitivity from given bounds, and the range the
-    clamp-after-noise variant clamps its release to.
+    Subclasses give the aggregate, its sensitivity from given bounds, the range the
+    clamp-after-noise variant clamps its release to, and the fewest records it accepts.
     """
+
+    #: Fewest present records a release needs.
+    min_records: int = 0
 
     def __init__(self, *, epsilon: float, lower: float, upper: float, bug: str | None = None,
                  neighbourhood: str = "add-remove", records_low: float | None = None,
@@ -244,14 +248,17 @@ class _BoundedAggregate:
         return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, bug={self.bug!r}, "
                 f"noise_scale={self.noise_scale:.6g}, domain={self.domain}, claim={self.claim})")
 
+    @abc.abstractmethod
     def _aggregate(self, records: np.ndarray) -> float:
-        raise NotImplementedError
+        """The aggregate of the records (unclamped here: :meth:`sample` clamps them, or not, first)."""
 
+    @abc.abstractmethod
     def _sensitivity(self, lower: float, upper: float) -> float:
-        raise NotImplementedError
+        """The aggregate's sensitivity under the claim's neighbourhood for records in [lower, upper]."""
 
+    @abc.abstractmethod
     def _release_range(self) -> tuple[float, float]:
-        raise NotImplementedError
+        """The range the clamp-after-noise variant clamps its release to."""
 
     def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` releases on the dataset ``x``: the aggregate of the clamped records + Lap(scale), shape ``(n, 1)``.
@@ -280,8 +287,9 @@ class _BoundedAggregate:
         """
         rows = dataset_rows("x", x, record_size=1)
         records = rows[~np.isnan(rows[:, 0]), 0]
-        if records.size == 0 and isinstance(self, UnsafeBoundedMean):
-            raise InvalidInputError(f"{self.name}: the mean of an empty dataset is undefined, got x={short_repr(x)}")
+        if records.size < self.min_records:
+            raise InvalidInputError(f"{self.name} needs at least {self.min_records} record (the mean of an empty "
+                                    f"dataset is undefined), got x={short_repr(x)}")
         n = check_size("n", n)
         if self.bug == "clamp-after-noise":
             out = float_safe_laplace(np.full((n, 1), self._aggregate(records)), self.noise_scale, rng)
@@ -367,6 +375,8 @@ class UnsafeBoundedMean(_BoundedAggregate):
     padded : bool
         Datasets of the declared domain are ``max_size`` rows, NaN for absent records.
     """
+
+    min_records = 1
 
     def __init__(self, *, epsilon: float, lower: float, upper: float, bug: str | None = None,
                  neighbourhood: str = "add-remove", records_low: float | None = None,
