@@ -64,7 +64,7 @@ from privaudit.mechanisms.validation import (
     check_interval,
 )
 
-from privaudit.audit.engines.attack_scores import ScoreBook, safe_scores
+from privaudit.audit.engines.attack_scores import ScoreBook, safe_scores, single_threaded_blas
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
 from privaudit.audit.results import AuditResult, EntryLayout, ItemAccess, stable_repr
@@ -1024,7 +1024,8 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     splits = plan_splits(n, any(distinguisher_traits(a).requires_training for a in attackers),
                          selection_fraction, train_fraction)
     releases = draw_releases(mechanism, x, x_prime, n, ss_sample0, ss_sample1)
-    fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
+    with single_threaded_blas():  # the classifiers' products are too small to pay for BLAS threads
+        fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
     book = ScoreBook(releases.out0, releases.out1, releases.shape)  # every attacker scores a row at most once
     order, forced = select_attackers(fitted, releases, splits, delta=delta, confidence=confidence,
                                      estimator=estimator, n_thresholds=n_thresholds, book=book)
