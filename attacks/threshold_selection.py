@@ -326,13 +326,18 @@ def _value(fp, fn, n_fp, n_fn, level, delta, estimator, clip: bool = True):
     """
     a_ub = clopper_pearson_upper(fp, n_fp, level)
     b_ub = clopper_pearson_upper(fn, n_fn, level)
+    return _value_of_bounds(a_ub, b_ub, delta, estimator, clip), a_ub, b_ub
+
+
+def _value_of_bounds(a_ub, b_ub, delta, estimator, clip: bool = True):
+    """The bound (ε̲ or μ̲) of upper bounds ᾱ, β̄ on the two error rates; non-increasing in each."""
     if estimator == "gdp":
-        return mu_from_rates(a_ub, b_ub), a_ub, b_ub
+        return mu_from_rates(a_ub, b_ub)
     with np.errstate(divide="ignore"):
         eps = np.log(np.maximum(1 - delta - b_ub, 1e-300)) - np.log(a_ub)
     if not clip:
-        return np.nan_to_num(eps, nan=-np.inf), a_ub, b_ub
-    return np.maximum(np.nan_to_num(eps, nan=0.0, neginf=0.0), 0.0), a_ub, b_ub
+        return np.nan_to_num(eps, nan=-np.inf)
+    return np.maximum(np.nan_to_num(eps, nan=0.0, neginf=0.0), 0.0)
 
 
 def chosen_test_counts(scores0: ArrayLike, scores1: ArrayLike, threshold: float,
@@ -398,6 +403,86 @@ def _llr_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray):
     return above0[le] * m0, below1[le] * m1, below1[lt] * m1, above0[lt] * m0
 
 
+_FP, _FN, _RFP, _RFN = range(4)
+#: Blocks of candidate thresholds whose criterion is first bounded from their two ends.
+_PRUNE_BLOCK = 16
+#: Relative margin below the criterion of the current top tests under which a block is pruned (far
+#: above the rounding of the Clopper–Pearson bounds, far below any difference between tests).
+_PRUNE_SLACK = 1e-9
+
+
+class _LazyRates:
+    """The four error rates of one selection part at each candidate threshold, bounded on demand.
+
+    ``scaled(r, idx)``: the upper bound at ``select_level`` of rate r (counts out of the part's
+    size), scaled to expected counts on the evaluation split; ``final(r, idx)``: the
+    Clopper–Pearson upper bound at ``level`` of those expected counts. Both are computed once
+    per candidate, only for the candidates asked for (each costs a ``betaincinv``, the bulk of
+    choosing a test at n ≥ 10⁵), with exactly the values a computation over all candidates gives.
+    """
+
+    def __init__(self, counts, sizes, evals, select_level, level):
+        self._counts = [np.asarray(c, dtype=float) for c in counts]
+        self._sizes, self._evals, self._lv, self._level = sizes, evals, select_level, level
+        k = self._counts[0].size
+        self._scaled = [np.full(k, np.nan) for _ in range(4)]
+        self._final = [np.full(k, np.nan) for _ in range(4)]
+
+    def scaled(self, r: int, idx=None) -> np.ndarray:
+        idx = np.arange(self._counts[r].size) if idx is None else np.asarray(idx)
+        out = self._scaled[r]
+        todo = idx[np.isnan(out[idx])]
+        if todo.size:
+            out[todo] = clopper_pearson_upper(self._counts[r][todo], self._sizes[r], self._lv) * self._evals[r]
+        return out[idx]
+
+    def final(self, r: int, idx=None) -> np.ndarray:
+        idx = np.arange(self._counts[r].size) if idx is None else np.asarray(idx)
+        out = self._final[r]
+        todo = idx[np.isnan(out[idx])]
+        if todo.size:
+            out[todo] = clopper_pearson_upper(self.scaled(r, todo), self._evals[r], self._level)
+        return out[idx]
+
+
+def _pruned_criterion(size: int, exact, bound, keep: int = _POOL_TOP) -> np.ndarray:
+    """The criterion of every candidate that can be among the ``keep`` best; −inf for the others.
+
+    Branch and bound over blocks of consecutive candidates: ``exact(idx)`` is the criterion at
+    candidates ``idx``, ``bound(lo, hi)`` an upper bound of it over each block [lo, hi] (the rates
+    are monotone in the threshold and the criterion decreases in each rate bound, so the bound
+    is the criterion of the block's smallest two rate bounds, read at its ends). Blocks are
+    bisected until they are evaluated or their bound falls below the ``keep``-th largest value
+    found (less a relative :data:`_PRUNE_SLACK`). Every candidate whose criterion reaches that
+    value is evaluated exactly, so the argmax (first of equals) and the ``keep`` largest in a
+    stable order are those of the full array; only the pruned tails' values are not computed.
+    """
+    crit = np.full(size, -np.inf)
+    done = np.zeros(size, dtype=bool)
+
+    def evaluate(idx):
+        idx = np.unique(idx)
+        idx = idx[~done[idx]]
+        if idx.size:
+            crit[idx] = exact(idx)
+            done[idx] = True
+
+    lo = np.arange(0, size, _PRUNE_BLOCK)
+    hi = np.minimum(lo + _PRUNE_BLOCK, size - 1)
+    evaluate(np.concatenate([lo, hi]))
+    while lo.size:
+        known = crit[done]
+        floor = np.partition(known, known.size - keep)[known.size - keep] if known.size >= keep else -np.inf
+        live = hi - lo > 1
+        if np.isfinite(floor) and live.any():
+            live[live] = bound(lo[live], hi[live]) >= floor - _PRUNE_SLACK * max(1.0, abs(floor))
+        lo, hi = lo[live], hi[live]
+        mid = (lo + hi) // 2
+        evaluate(mid)
+        lo, hi = np.concatenate([lo, mid]), np.concatenate([mid, hi])
+    return crit
+
+
 @dataclass(frozen=True)
 class Selection:
     """What the selection split chose: the direction and thresholds, and the criterion value."""
@@ -425,6 +510,11 @@ def select_threshold(
     the best reverse threshold and their pooled test are compared and the best is
     returned. Also used to pick the best attacker of a suite; the evaluation split
     is never looked at.
+
+    Only the candidates that can be among the best are given their (costly) Clopper–Pearson
+    bounds (:func:`_pruned_criterion`): the result is that of evaluating every candidate, with
+    ties between equal criteria broken by candidate order (the later threshold), the same on
+    every machine.
 
     With ``log_likelihood_ratio=True`` (the scores are ln p(o | x′) − ln p(o | x) of a
     declared density) the rates are estimated from the pooled selection split by
@@ -486,30 +576,41 @@ def select_threshold(
         counts = _llr_counts(h0, h1, cands) if log_likelihood_ratio else None
         if counts is None:
             counts = (*error_counts(h0, h1, cands, presorted=True), *_reverse_counts(h0, h1, cands))
-        fp, fn, rfp, rfn = counts
-        lv = select_level
-        halves.append((clopper_pearson_upper(fp, m0, lv) * n0_eval, clopper_pearson_upper(fn, m1, lv) * n1_eval,
-                       clopper_pearson_upper(rfp, m1, lv) * n1_eval, clopper_pearson_upper(rfn, m0, lv) * n0_eval))
+        halves.append(_LazyRates(counts, (m0, m1, m1, m0), (n0_eval, n1_eval, n1_eval, n0_eval), select_level,
+                                 level))
 
     def crit(kind, idx_f=None, idx_r=None):
         vals = []
-        for fp, fn, rfp, rfn in halves:
+        for h in halves:
             if kind == "forward":
-                vals.append(_value(fp, fn, n0_eval, n1_eval, level, delta, estimator, clip=False)[0])
+                vals.append(_value_of_bounds(h.final(_FP, idx_f), h.final(_FN, idx_f), delta, estimator, clip=False))
             elif kind == "reverse":
-                vals.append(_value(rfp, rfn, n1_eval, n0_eval, level, delta, estimator, clip=False)[0])
+                vals.append(_value_of_bounds(h.final(_RFP, idx_r), h.final(_RFN, idx_r), delta, estimator,
+                                             clip=False))
             else:
-                pfp = fp[idx_f][:, None] + rfp[idx_r][None, :]
-                pfn = fn[idx_f][:, None] + rfn[idx_r][None, :]
+                pfp = h.scaled(_FP, idx_f)[:, None] + h.scaled(_RFP, idx_r)[None, :]
+                pfn = h.scaled(_FN, idx_f)[:, None] + h.scaled(_RFN, idx_r)[None, :]
                 vals.append(_value(pfp, pfn, n0_eval + n1_eval, n0_eval + n1_eval, level, delta, estimator,
                                    clip=False)[0])
         return np.minimum(vals[0], vals[-1])  # the two halves' values, or the one part's
 
-    crit_f, crit_r = crit("forward"), crit("reverse")
+    def bound(kind, lo, hi):
+        """Upper bounds of the criterion on the candidate blocks [lo, hi] (see _pruned_criterion)."""
+        # Forward tests: fp falls and fn rises with the threshold, so over a block ᾱ is smallest at hi
+        # and β̄ at lo; reverse tests: rfp rises and rfn falls, the other way round.
+        a, b = (hi, lo) if kind == "forward" else (lo, hi)
+        ra, rb = (_FP, _FN) if kind == "forward" else (_RFP, _RFN)
+        vals = [_value_of_bounds(h.final(ra, a), h.final(rb, b), delta, estimator, clip=False) for h in halves]
+        return np.minimum(vals[0], vals[-1])
+
+    k = cands.size
+    crit_f = _pruned_criterion(k, lambda idx: crit("forward", idx_f=idx), lambda lo, hi: bound("forward", lo, hi))
+    crit_r = _pruned_criterion(k, lambda idx: crit("reverse", idx_r=idx), lambda lo, hi: bound("reverse", lo, hi))
     i, j = int(np.argmax(crit_f)), int(np.argmax(crit_r))
-    # Pooled tests: every pair of the _POOL_TOP best forward and reverse candidates.
-    top_f = np.argsort(crit_f)[-_POOL_TOP:]
-    top_r = np.argsort(crit_r)[-_POOL_TOP:]
+    # Pooled tests: every pair of the _POOL_TOP best forward and reverse candidates (ties: the later
+    # candidates, a stable order that does not depend on the values of the tests pruned above).
+    top_f = np.argsort(crit_f, kind="stable")[-_POOL_TOP:]
+    top_r = np.argsort(crit_r, kind="stable")[-_POOL_TOP:]
     crit_p = crit("pooled", top_f, top_r)
     ki, kj = np.unravel_index(int(np.argmax(crit_p)), crit_p.shape)
     pi, pj = top_f[ki], top_r[kj]

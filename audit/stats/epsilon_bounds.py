@@ -101,7 +101,8 @@ def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLi
 
     The engine behind :func:`clopper_pearson_bound` and :func:`gdp_bound`, which
     validate their arguments; ``presorted=True`` skips sorting ``ev0``/``ev1``
-    (they must then be sorted ascending). With ``selection="split"`` the test
+    (they must then be sorted ascending; unsorted ones are sorted only for ``"bonferroni"``:
+    the split test's two counts are counted directly). With ``selection="split"`` the test
     chosen by :func:`select_threshold` is evaluated once at joint level c; with
     ``"bonferroni"`` each of the K candidates is evaluated in both directions, every
     rate bound at level 1 − (1 − c)/(4K). ``log_likelihood_ratio=True`` says the scores
