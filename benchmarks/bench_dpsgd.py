@@ -22,9 +22,16 @@ are the stable ones (the load average is printed before and after). torch is pin
 thread (``--threads``, default 1) for every side: the machine is shared and small kernels
 gain nothing from intra-op threads.
 
-``--parts`` also times the parts of one MLP step (our clipped sum, float-safe noise, its draws and its
-lattice arithmetic, Adam; non-private torch's forward + backward and Adam) and the floor of any float-safe
-step: our clipped sum and Adam plus the random words a float-safe release needs (2 per coordinate).
+``--parts`` also times the parts of one MLP step (our clipped sum and its matrix products alone, the
+float-safe noise, its draws and its lattice arithmetic, Adam; non-private torch's forward + backward and
+Adam) and two floors: our clipped sum and Adam plus the random words a float-safe release draws (one
+64-bit word per normal, one per offset u); and the matrix products plus those words plus the lattice
+arithmetic's ten array passes (one rounding per operation, in the order the float analysis of
+:mod:`privaudit.mechanisms.lattice` is about), the least a float-safe step done with array operations
+costs before any normal transform, clipping work or optimiser step. Measured (CPU, 1 thread, load ~20):
+the first is 1.15x and the second 0.94x a non-private step, so issue 26's ≤ 1.0x non-private (and
+≤ 0.3x Opacus ghost, which took 3.1-3.3x non-private in the same runs) lies past what array operations can reach: it would
+need the words, the normal transform and the lattice rounding fused in one compiled pass.
 
 Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R] [--no-hooks] [--parts]``.
 """
@@ -257,19 +264,27 @@ def mlp_step_parts(n, sizes, batch):
     std = np.array([1.0])
     opt = _Optimizer("adam", torch.tensor([1e-3]))
     clipped = torch.cat([g.reshape(-1) for g in mlp_clipped_grad_sum(layers, Xb, yb, clip)[0]])
-    z, u, v, k0, w = (np.empty(P) for _ in range(5))
-    z[:] = rng.standard_normal(P)
-    u[:] = rng.random(P)
+    z, u = rng.standard_normal(P), rng.random(P)
     out = np.empty(P, dtype=np.float32)
     step = grid_step(1.0)
+    chunk = 1 << 14  # float_safe_gaussian's chunks
+    v, k0, w = (np.empty(chunk) for _ in range(3))
 
-    def arithmetic():  # on a copy of the normals (round_onto_lattice overwrites them): one pass more than ours
+    def copies():
+        for start in range(0, P, chunk):
+            part = slice(start, start + chunk)
+            np.copyto(w[: len(z[part])], z[part])
+
+    def arithmetic():  # float_safe_gaussian's chunk loop, on a copy of the normals (it overwrites them)
         x = clipped.numpy()
-        np.divide(x, step, out=v, dtype=np.float64)
-        np.rint(v, out=k0)
-        v.__isub__(k0)
-        np.copyto(w, z)
-        round_onto_lattice(w, k0, v, u, 1.0, step, out=out)
+        for start in range(0, P, chunk):
+            part = slice(start, start + chunk)
+            k = len(x[part])
+            np.divide(x[part], step, out=v[:k], dtype=np.float64)
+            np.rint(v[:k], out=k0[:k])
+            v[:k] -= k0[:k]
+            np.copyto(w[:k], z[part])
+            round_onto_lattice(w[:k], k0[:k], v[:k], u[part], 1.0, step, out=out[part])
 
     plain = _mlp_module(sizes, torch.Generator().manual_seed(1))
     plain_opt = torch.optim.Adam(plain.parameters(), lr=1e-3)
@@ -279,11 +294,30 @@ def mlp_step_parts(n, sizes, batch):
         ((plain(Xb)[:, 0] - yb) ** 2).sum().backward()
 
     plain_backward()
+    # The matrix products of our clipped sum alone (forward, backward to the inputs of layers 2..L,
+    # then δᵀA per layer), on the same shapes: the part no clipping scheme can avoid.
+    Ws = [W for W, _ in layers]
+    acts = [Xb]
+    for W in Ws[:-1]:
+        acts.append(torch.relu(acts[-1] @ W.T))
+    deltas = [torch.randn(batch, W.shape[0], generator=gen) for W in Ws]
+
+    def products():
+        h = Xb
+        for W in Ws:
+            h = h @ W.T
+        for i in range(len(Ws) - 1, 0, -1):
+            deltas[i].mm(Ws[i])
+        for d, a in zip(deltas, acts, strict=True):
+            d.T @ a
+
     return P, {
         "ours: clipped sum": lambda: mlp_clipped_grad_sum(layers, Xb, yb, clip),
+        "  of which matrix products": products,
         "ours: float-safe noise (all)": lambda: float_safe_noisy_sum(clipped, std, rng),
         "  of which draws (normals + u)": lambda: (rng.standard_normal(out=z), rng.random(out=u)),
-        "  of which lattice arithmetic": arithmetic,
+        "  of which lattice arithmetic (+ a copy)": arithmetic,
+        "  the copy (subtracted below)": copies,
         "ours: Adam step": lambda: opt.step(theta, clipped),
         "floor: random words (2 per coordinate)": lambda: rng.bit_generator.random_raw(2 * P),
         "non-private: forward + backward": plain_backward,
@@ -312,6 +346,11 @@ def report_parts(P, fns, repeats):
     print(f"  our step without noise (clipped sum + Adam)   {med['ours: clipped sum'] + med['ours: Adam step']:7.3f}"
           f"  = {(med['ours: clipped sum'] + med['ours: Adam step']) / plain:.3f} x non-private")
     print(f"  floor of a float-safe step (+ random words)   {floor:7.3f}  = {floor / plain:.3f} x non-private")
+    low = med["  of which matrix products"] + med["floor: random words (2 per coordinate)"]
+    print(f"  matrix products + random words alone          {low:7.3f}  = {low / plain:.3f} x non-private")
+    low += med["  of which lattice arithmetic (+ a copy)"] - med["  the copy (subtracted below)"]
+    print(f"  + the lattice arithmetic's ten array passes   {low:7.3f}  = {low / plain:.3f} x non-private"
+          " (before any normal transform, clipping work or optimiser step)")
 
 
 def main(argv=None):
