@@ -147,14 +147,24 @@ class _Reachability(Distinguisher):
     #: Columns inverted together (Box–Muller's pairs are 2).
     block = 1
 
+    def _check_size(self, o: np.ndarray, x: np.ndarray) -> None:
+        # The model is "release = x + noise, coordinate by coordinate": a release of another size
+        # (a dataset aggregate, a histogram of a dataset) has no per-coordinate input to invert from.
+        if np.size(x) not in (1, o.shape[1]):
+            raise InvalidParameterError(
+                f"{type(self).__name__} inverts releases of the form x + noise: releases have "
+                f"{o.shape[1]} values per row but the input has {np.size(x)}; use another attacker")
+
     def reachable(self, outputs, x) -> np.ndarray:
         """Boolean (n,): whether each release can be produced from input ``x``."""
         o = _rows(outputs)
+        self._check_size(o, x)
         xr = np.broadcast_to(np.asarray(x, dtype=float).ravel(), o.shape[1:])
         return self._and_blocks(o, xr, np.isfinite(o).all(axis=1), range(0, o.shape[1], self.block))
 
     def score(self, outputs) -> np.ndarray:
         o = _rows(outputs)
+        self._check_size(o, self.x_)
         x = np.broadcast_to(self.x_, o.shape[1:])
         xp = np.broadcast_to(self.x_prime_, o.shape[1:])
         # A row is reachable iff every block is: the blocks where x and x′ agree are checked once for

@@ -247,3 +247,25 @@ def test_lattice_key_choice_equals_two_count_tables_per_fold():
     assert ref > 0.5
     assert _cross_fitted_separation(k0, k1) == pytest.approx(ref, rel=1e-12)
     assert _cross_fitted_separation(np.arange(50, dtype=np.uint64), np.arange(50, 90, dtype=np.uint64)) == 0.0
+
+
+def test_reachability_refuses_releases_of_another_size_than_the_input():
+    """A release that is not "input + noise" coordinate by coordinate (here 3 values from a 2-d input)
+    cannot be inverted: the attacker says so instead of broadcasting."""
+    from privaudit.attacks.reachability import NumpyLaplaceReachability
+    from privaudit.mechanisms.validation import InvalidParameterError
+
+    att = NumpyLaplaceReachability(scale=1.0).fit(x=[0.0, 0.0], x_prime=[1.0, 0.0])
+    with pytest.raises(InvalidParameterError, match="3 values per row but the input has 2"):
+        att.score(np.zeros((5, 3)))
+    assert att.score(np.zeros((5, 2))).shape == (5,)
+
+
+def test_default_suite_has_no_reachability_attacker_for_dataset_mechanisms():
+    from privaudit.audit.engines.tradeoff import default_attackers
+    from privaudit.mechanisms.unsafe import UnsafeBoundedSum
+
+    class ScaledSum(UnsafeBoundedSum):
+        scale = 1.0  # a Laplace scale attribute, as a dataset mechanism may well declare
+
+    assert "reach-numpy-laplace" not in default_attackers(ScaledSum(epsilon=1.0, lower=0.0, upper=1.0))

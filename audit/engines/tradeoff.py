@@ -53,6 +53,7 @@ from privaudit.mechanisms.claim import PrivacyClaim
 # there; privaudit.audit re-exports composed_tradeoff and pld_tradeoff from here.
 from privaudit.mechanisms.accounting import composed_tradeoff
 from privaudit.mechanisms.tradeoff import pld_tradeoff, tradeoff_curve
+from privaudit.mechanisms.domains import DatasetDomain, domain_of
 from privaudit.mechanisms.protocol import HasDensity, HasExactEpsilon, HasExactTradeoff, HasLaplaceScale
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import (
@@ -464,7 +465,9 @@ def default_attackers(mechanism: Any) -> list:
     if isinstance(mechanism, HasDensity):
         specs.append("likelihood-ratio")
     specs += list(GENERIC_SUITE)
-    if isinstance(mechanism, HasLaplaceScale) and _positive_number(mechanism.scale):
+    # A dataset mechanism's release is not "input + noise" coordinate by coordinate: nothing to invert.
+    if isinstance(mechanism, HasLaplaceScale) and _positive_number(mechanism.scale) \
+            and not isinstance(domain_of(mechanism), DatasetDomain):
         specs.append("reach-numpy-laplace")
     return specs
 
