@@ -46,7 +46,7 @@ class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
     """
 
     def __repr__(self) -> str:
-        return f"UnsafeFloatLaplaceMechanism(noise_scale={self.noise_scale:.6g}, claim={self.claim})"
+        return f"UnsafeFloatLaplaceMechanism(scale={self.scale:.6g}, claim={self.claim})"
 
     def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` releases ``fl(x + noise)``: shape ``(n, *x.shape)``.
