@@ -407,6 +407,9 @@ class Case:
     sniper_lcb: float | None
     #: The pair DP-Sniper reports its ε_lcb on (its reference logs), or None.
     sniper_pair: tuple | None = None
+    #: The pair the benchmark audits: DP-Sniper's where it reports one, else ours (``pair_source`` says which).
+    given_pair: tuple | None = None
+    pair_source: str = ""
 
 
 def cases() -> list[Case]:
@@ -455,10 +458,27 @@ _SNIPER_PAIRS = {
 }
 
 
+#: Given pairs where DP-Sniper's logs give none: NumericalSVT's is the StatDP pattern "half up, half down"
+#: (SVT3's and SVT4's in DP-Sniper), which certified more than "all down" at 10⁶ (coordinate-llr: 0.021
+#: against 0.010, seed 0); the correct prefix sum's is every answer +1 (its loss is ε·‖x − x′‖₁ / d).
+_OUR_PAIRS = {
+    "NumericalSVT": ([1] * 10, [2, 2, 2, 2, 2, 0, 0, 0, 0, 0]),
+    "PrefixSum (Lap(d/ε))": ([1] * 10, [0] * 10),
+}
+
+
 def with_sniper_pairs(bank: list[Case]) -> list[Case]:
-    """The cases with DP-Sniper's reported pair attached (as float arrays)."""
-    return [dataclasses.replace(c, sniper_pair=tuple(np.asarray(v, dtype=float) for v in _SNIPER_PAIRS[c.name]))
-            if c.name in _SNIPER_PAIRS else c for c in bank]
+    """The cases with DP-Sniper's reported pair attached (as float arrays), and the pair the benchmark audits."""
+    out = []
+    for c in bank:
+        if c.name in _SNIPER_PAIRS:
+            pair = tuple(np.asarray(v, dtype=float) for v in _SNIPER_PAIRS[c.name])
+            c = dataclasses.replace(c, sniper_pair=pair, given_pair=pair, pair_source="DP-Sniper's")
+        elif c.name in _OUR_PAIRS:
+            c = dataclasses.replace(c, given_pair=tuple(np.asarray(v, dtype=float) for v in _OUR_PAIRS[c.name]),
+                                    pair_source="ours")
+        out.append(c)
+    return out
 
 
 def broken() -> list[Case]:

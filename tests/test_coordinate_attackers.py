@@ -147,3 +147,28 @@ def test_bad_parameters_are_named():
         CoordinateLLRAttack().fit(None, None)
     with pytest.raises(InvalidParameterError, match="coordinates"):
         CoordinateLLRAttack().fit(o, o).score(np.zeros((3, 5)))
+
+
+class _SentinelRelease:
+    """One query released as x + Lap(5) (float-safe) when above 0, else the sentinel −1000; claims ε = 0.1 (exact 0.2)."""
+
+    def __init__(self) -> None:
+        from privaudit.mechanisms import LaplaceMechanism, PrivacyClaim
+
+        self.claim = PrivacyClaim(0.1, 0.0, "any")
+        self.noise = LaplaceMechanism(epsilon=0.2)
+
+    def sample(self, x, n, rng=None):
+        noisy = self.noise.sample(np.asarray(x, float), n, rng)
+        return np.where(noisy > 0.0, noisy, -1000.0)
+
+
+def test_coordinate_llr_is_last_in_the_default_suite_and_catches_a_sentinel_leak():
+    from privaudit.attacks.distinguishers import GENERIC_SUITE
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+
+    # Last: the suite's other attackers keep the random streams they are spawned by position.
+    assert GENERIC_SUITE[-1] == "coordinate-llr" and GENERIC_SUITE.count("coordinate-llr") == 1
+    res = audit_tradeoff(_SentinelRelease(), np.zeros(1), np.ones(1), n=400_000, rng=0, confidence=CONFIDENCE)
+    assert "coordinate-llr" in res.attackers_tried
+    assert res.verdict == "violation" and res.epsilon_lb <= 0.2, res
