@@ -29,6 +29,10 @@ are m independent releases, scored by the exact likelihood ratio (all rounds of 
 one score), so Clopper–Pearson over clients is the multi-run audit at no training cost, and a
 final model is post-processing of the releases (never more revealing).
 
+The f-DP GDP row certifies "not μ̲-GDP"; its ε is an ε lower bound only for a Gaussian trade-off
+curve (full-batch training, the transcript with known phases), so for IWP and for Opacus under
+Poisson or shuffled batches it is reported as assumption-labelled and does not enter the verdict.
+
 Every certified method runs at confidence 1 − (1 − c)/K (K certified methods in the entry), so
 the best, ``epsilon_lb``, holds at c; the verdict is "violation" iff it exceeds the claim.
 """
@@ -71,6 +75,9 @@ SAMPLINGS = ("full", "poisson", "shuffle")
 #: Row names of the one-run methods (as the dpsgd-methods kind shows them).
 ONE_RUN_NAMES = {"steinke": "one run: Steinke et al.", "fdp-approx-dp": "one run: f-DP, (ε, δ) curve",
                  "fdp-gdp": "one run: f-DP, GDP curve", "gaussian": "one run: Gaussian"}
+#: Assumption of the f-DP GDP row where the target's trade-off curve is not Gaussian (IWP, Poisson, shuffling).
+NOT_GAUSSIAN = ("certifies 'not μ̲-GDP' only; its ε is an ε lower bound if the trade-off curve is Gaussian, which "
+                "this target's is not (sampling or randomized response): reported, not counted as certified")
 #: Score of the one-run methods per learner (the last column of the module table).
 LR_NOTE = "one-run scores: the exact log-likelihood ratio of each canary's observations"
 
@@ -117,7 +124,7 @@ def check_learner_options(learner: str, sampling: str = "full", grad_sample_mode
 
 
 def _one_run_rows(scores: np.ndarray, signs: np.ndarray, claim: PrivacyClaim, *, c_each: float, confidence: float,
-                  seconds: float) -> tuple[list[dict], int]:
+                  seconds: float, gaussian_curve: bool = True) -> tuple[list[dict], int]:
     """The one-run table of one run's canary scores, one k (guesses per side) planned from the claim."""
     t0 = time.perf_counter()
     plan = planned_k(scores.size, claim.epsilon, claim.delta, confidence=c_each)
@@ -128,6 +135,11 @@ def _one_run_rows(scores: np.ndarray, signs: np.ndarray, claim: PrivacyClaim, *,
                  confidence=c_each if r["certified"] else confidence,
                  **({"epsilon_recursion": r["epsilon_recursion"]} if "epsilon_recursion" in r else {}))
             for r in table]
+    if not gaussian_curve:
+        # "Not μ̲-GDP" bounds ε only for a Gaussian trade-off curve: here it is a label, not a certificate.
+        for r in rows:
+            if r["method"] == ONE_RUN_NAMES["fdp-gdp"]:
+                r.update(certified=False, assumption=NOT_GAUSSIAN)
     return rows, plan
 
 
@@ -204,7 +216,9 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
     ss, seed = resolve_seed(rng)
     kids = ss.spawn(whitebox_runs + 3)
     local = learner in ("modulated", "iwp")
-    n_certified = 3 + (cp_runs > 0)
+    # The f-DP GDP row certifies an ε only for Gaussian trade-off curves: full-batch training, known-phase transcript.
+    gaussian_curve = learner in ("conddp", "fedavg", "modulated") or sampling == "full" and learner == "opacus"
+    n_certified = 2 + gaussian_curve + (cp_runs > 0)
     c_each = 1 - (1 - confidence) / n_certified
     if local:
         return _local_release(learner, epsilon, delta, epochs, canaries, m1, cp_runs, confidence, c_each, seed, kids)
@@ -245,7 +259,7 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
     # q < 1: the Poisson likelihood ratio (the plain sum Σ_t o_t, the ratio at q = 1, wastes the rare sampled steps).
     scores = poisson_scores(first.steps[:, :m1], first.claim_noise_multiplier, first.sampling_rate)
     rows, plan = _one_run_rows(scores, first.signs[:m1], claim, c_each=c_each, confidence=confidence,
-                               seconds=first.seconds)
+                               seconds=first.seconds, gaussian_curve=gaussian_curve)
     methods += rows
     notes += [f"one-run k (guesses per side) planned from the claim: {plan}",
               f"certified methods at confidence {c_each:.5g} each (Bonferroni over {n_certified})",
@@ -282,12 +296,12 @@ def _opacus_shuffle(epsilon, delta, epochs, canaries, m1, grad_sample_mode, q, n
                                                               delta=delta, rng=train_seed)
     scores = shuffled_scores(steps, z, epochs)
     rows, plan = _one_run_rows(scores[:m1], signs[:m1], spec.claim, c_each=c_each, confidence=confidence,
-                               seconds=seconds)
+                               seconds=seconds, gaussian_curve=False)
     k = steps.shape[0] // epochs
     exact, tail = shuffled_pair_epsilon(z * noise_scale, k, epochs, delta, rng=kids[1])
     poisson_exact = spec.exact_epsilon(delta)
     notes = [f"one-run k (guesses per side) planned from the claim: {plan}",
-             f"certified methods at confidence {c_each:.5g} each (Bonferroni over 3)",
+             f"certified methods at confidence {c_each:.5g} each (Bonferroni over 2)",
              f"shuffled batches: {k} per epoch, each canary in exactly one; {LR_NOTE} "
              "(Σ over epochs of log Σ_t exp(o_t/z²))",
              "claim: Opacus' RDP accountant for Poisson sampling at q (what Opacus reports for this run, "
@@ -342,16 +356,18 @@ def _local_release(learner, epsilon, delta, epochs, canaries, m1, cp_runs, confi
         cp_scores = release_view_scores(setup, cp_signs, kids[3])
         methods.append(_cp_row("Clopper–Pearson over clients", cp_scores[:half], cp_scores[half:], claim.delta,
                                c_each, time.perf_counter() - t0))
-    rows, plan = _one_run_rows(scores[:m1], signs[:m1], claim, c_each=c_each, confidence=confidence, seconds=seconds)
+    rows, plan = _one_run_rows(scores[:m1], signs[:m1], claim, c_each=c_each, confidence=confidence, seconds=seconds,
+                               gaussian_curve=learner == "modulated")
     if learner == "iwp":
         # The label's randomized response makes the likelihood ratio a two-component mixture: the Gaussian
         # estimate's premise fails (it overshoots the exact ε), so it is not reported.
-        rows = [r for r in rows if r["certified"]]
+        rows = [r for r in rows if r["method"] != ONE_RUN_NAMES["gaussian"]]
         notes.append("no Gaussian one-run estimate: the randomized-response label makes the scores a two-component "
                      "mixture, not Gaussian")
     methods += rows
     notes += [f"one-run k (guesses per side) planned from the claim: {plan}",
-              f"certified methods at confidence {c_each:.5g} each (Bonferroni over {3 + (cp_runs > 0)})",
+              f"certified methods at confidence {c_each:.5g} each (Bonferroni over "
+              f"{2 + (learner == 'modulated') + (cp_runs > 0)})",
               f"{LR_NOTE}; clients release independently, so one protocol run of m clients is m independent trials",
               "no per-step estimate (nothing trained: the release is the output) and no final-model audit (a model "
               "fitted on the releases is post-processing of them)"]
