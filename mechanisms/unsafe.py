@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import math
 
+import dp_accounting as dpa
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -247,6 +248,33 @@ class _BoundedAggregate(abc.ABC):
     def __repr__(self) -> str:
         return (f"{self.name}(lower={self.lower:g}, upper={self.upper:g}, bug={self.bug!r}, "
                 f"noise_scale={self.noise_scale:.6g}, domain={self.domain}, claim={self.claim})")
+
+    def dp_event(self, distance: float | None = None) -> dpa.DpEvent:
+        """The ``dp_accounting`` event of one release between neighbouring datasets.
+
+        The correct twin (``bug=None``) is ``LaplaceDpEvent(b/Δ)``: Laplace noise of scale
+        ``b = noise_scale`` on an aggregate of sensitivity Δ (the lattice release being its
+        post-processing). A bugged variant returns ``UnsupportedDpEvent``: what it releases is not
+        the Laplace event its code claims, and no exact event is known for it (an event must never
+        over-state privacy).
+
+        Parameters
+        ----------
+        distance : float, optional
+            Change of the aggregate between the two datasets (default: the sensitivity Δ, the
+            worst case).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+            The event, or ``UnsupportedDpEvent`` for a bugged variant.
+        """
+        if self.bug is not None:
+            return dpa.UnsupportedDpEvent()
+        d = self.sensitivity if distance is None else check_real("distance", distance)
+        if d == 0:
+            return dpa.NoOpDpEvent()
+        return dpa.LaplaceDpEvent(self.noise_scale / abs(d))
 
     @abc.abstractmethod
     def _aggregate(self, records: np.ndarray) -> float:

@@ -366,3 +366,21 @@ def test_cli_search_on_a_dataset_domain(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["verdict"] == "violation" and out["neighbourhood"] == "add-remove"
     assert abs(len(out["x"]) - len(out["x_prime"])) == 1 and "size in [1, 3]" in out["domain"]
+
+
+@pytest.mark.parametrize("neighbourhood", ["add-remove", "replace-one"])
+def test_bounded_aggregates_dp_event_is_the_claim_for_the_twin_and_unsupported_for_the_bugs(neighbourhood):
+    """dp_accounting, independently, gives the correct twin's event ε = the claim; a bugged variant's event
+    is UnsupportedDpEvent (never the Laplace event its code claims)."""
+    import dp_accounting as dpa
+
+    from privaudit.mechanisms.unsafe import UnsafeBoundedMean, UnsafeBoundedSum
+
+    for cls in (UnsafeBoundedSum, UnsafeBoundedMean):
+        twin = cls(epsilon=0.7, lower=-2.0, upper=0.5, neighbourhood=neighbourhood)
+        acc = dpa.pld.PLDAccountant()
+        acc.compose(twin.dp_event())
+        assert acc.get_epsilon(1e-12) == pytest.approx(0.7, rel=1e-6)
+        for bug in ("clamp-after-noise", "sensitivity-bound"):
+            bugged = cls(epsilon=0.7, lower=-2.0, upper=0.5, neighbourhood=neighbourhood, bug=bug)
+            assert isinstance(bugged.dp_event(), dpa.UnsupportedDpEvent)
