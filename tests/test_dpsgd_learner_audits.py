@@ -244,3 +244,25 @@ def test_kind_check_names_the_entry():
     params = {k: f.default for k, f in FIELDS.items()} | {"learner": "opacus", "cp_runs": 5}
     with pytest.raises(ConfigValueError, match=r"audits\[3\].*cp_runs"):
         check("audits[3]", params)
+
+
+def test_every_uncertified_method_is_starred_in_the_committed_dpsgd_report():
+    """A method's star is read from its own `certified` flag: f-DP GDP is certified on a Gaussian curve and
+    only an estimate on IWP's or a Poisson-sampled one, and the row must say which."""
+    import json
+    import pathlib
+
+    from privaudit.audit.kinds import entry_from_dict
+    from privaudit.audit.kinds.dpsgd_methods import _SHORT, headline
+
+    report = json.loads((pathlib.Path(__file__).parents[1] / "reports" / "dpsgd" / "report.json").read_text())
+    checked = 0
+    for raw in report["audits"]:
+        entry = entry_from_dict(raw)
+        text = headline(entry)
+        for m in entry.result.methods:
+            name = _SHORT.get(m["method"], m["method"])
+            starred = f"{name}* " in text
+            assert starred == (not m["certified"]), (entry.label, name, text)
+            checked += not m["certified"] and m["method"] == "one run: f-DP, GDP curve"
+    assert checked >= 2  # the IWP rows' f-DP GDP is uncertified: the case this test is for
