@@ -135,6 +135,9 @@ class AuditKind:
 
 #: Confidence level of every bound.
 CONFIDENCE = Field("float", 0.95, low=0.0, high=1.0, closed="neither", doc="confidence level of the bounds")
+#: What a privacy audit expects of its target: "violation" makes the entry a negative control.
+EXPECT_PRIVATE = Field("str", "private", choices=("private", "violation"),
+                       doc="negative control: \"violation\" passes when the audit catches a known violation")
 #: A mechanism table, validated against the mechanism registry (nothing is constructed).
 MECHANISM = Field("table", validate=MECHANISMS.field_validator(), doc="mechanism table {name = ..., <parameters>}")
 

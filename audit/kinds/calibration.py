@@ -14,12 +14,11 @@ from privaudit.audit.schema.components import MECHANISMS
 from privaudit.audit.schema.fields import Field
 from privaudit.audit.display.formatting import fnum
 from privaudit.audit.results import AuditEntry, apply_expectation
-from privaudit.audit.kinds.base import MECHANISM, AuditKind, epsilon_table_row, mechanism_target
+from privaudit.audit.kinds.base import EXPECT_PRIVATE, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
 
 FIELDS = {
     "mechanism": MECHANISM,
-    "expect": Field("str", "private", choices=("private", "violation"),
-                    doc="'violation' marks a negative control (a claim known to be false)"),
+    "expect": EXPECT_PRIVATE,
 }
 
 

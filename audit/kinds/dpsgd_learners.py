@@ -21,7 +21,7 @@ from privaudit.audit.engines.learner_methods import (
     audit_dpsgd_learner,
     check_learner_options,
 )
-from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
+from privaudit.audit.kinds.base import CONFIDENCE, EXPECT_PRIVATE, AuditKind
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.schema.fields import ConfigValueError, Field
 
@@ -46,8 +46,7 @@ FIELDS = {
     "sample_rate": Field("float", 0.1, low=0.0, high=1.0, closed="neither", doc="q of Poisson / shuffled batches"),
     "noise_scale": Field("float", 1.0, low=0.0, closed="neither",
                          doc="train with the claim's noise times this (< 1: a broken learner)"),
-    "expect": Field("str", "private", choices=("private", "violation"),
-                    doc="negative control: \"violation\" passes when the audit catches a known violation"),
+    "expect": EXPECT_PRIVATE,
     "confidence": CONFIDENCE,
 }
 

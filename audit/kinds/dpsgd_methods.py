@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from privaudit.audit.display.formatting import fnum
 from privaudit.audit.engines.dpsgd_methods import LIBRARIES, DPSGDMethodsAudit, audit_dpsgd_methods
-from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
+from privaudit.audit.kinds.base import CONFIDENCE, EXPECT_PRIVATE, AuditKind
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.schema.fields import ConfigValueError, Field
 from privaudit.audit.verdicts import outcome_label
@@ -29,8 +29,7 @@ FIELDS = {
                               doc="canaries of the first run read by the one-run methods (default: all)"),
     "noise_scale": Field("float", 1.0, low=0.0, closed="neither",
                          doc="train with the claim's noise multiplier times this (< 1: a broken target)"),
-    "expect": Field("str", "private", choices=("private", "violation"),
-                    doc="negative control: \"violation\" passes when the audit catches a known violation"),
+    "expect": EXPECT_PRIVATE,
     "confidence": CONFIDENCE,
 }
 

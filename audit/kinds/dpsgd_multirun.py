@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from privaudit.audit.engines.dpsgd_methods import MULTIRUN_AUDITS, DPSGDMethodsAudit, audit_dpsgd_multirun
-from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
+from privaudit.audit.kinds.base import CONFIDENCE, EXPECT_PRIVATE, AuditKind
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.schema.fields import ConfigValueError, Field
 
@@ -27,8 +27,7 @@ FIELDS = {
     "runs": Field("int", 20000, low=8, high=10**7, doc="independent runs over both hypotheses"),
     "noise_scale": Field("float", 1.0, low=0.0, closed="neither",
                          doc="black-box: train with the claim's noise multiplier times this (< 1: a broken target)"),
-    "expect": Field("str", "private", choices=("private", "violation"),
-                    doc="negative control: \"violation\" passes when the audit catches a known violation"),
+    "expect": EXPECT_PRIVATE,
     "confidence": CONFIDENCE,
 }
 

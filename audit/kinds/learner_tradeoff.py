@@ -16,8 +16,8 @@ from privaudit.audit.engines.release_views import audit_tradeoff_setup, tradeoff
 from privaudit.audit.results import AuditEntry, apply_expectation, with_note
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit
 from privaudit.audit.kinds import tradeoff
-from privaudit.audit.kinds.base import (CONFIDENCE, DATA_FIELDS, LEARNER, AuditKind, build_learner, check_learner,
-                                        learner_data_memory, learner_target)
+from privaudit.audit.kinds.base import (CONFIDENCE, DATA_FIELDS, EXPECT_PRIVATE, LEARNER, AuditKind, build_learner,
+                                        check_learner, learner_data_memory, learner_target)
 
 FIELDS = {
     "learner": LEARNER, **DATA_FIELDS,
@@ -27,8 +27,7 @@ FIELDS = {
                   doc="DP-SGD learners: attacker sees every noisy step, or the final model"),
     "estimator": Field("str", None, choices=("clopper-pearson", "gdp"), doc="default: the audit's own choice"),
     "confidence": CONFIDENCE,
-    "expect": Field("str", "private", choices=("private", "violation"),
-                     doc="negative control: \"violation\" passes when the audit catches a known violation"),
+    "expect": EXPECT_PRIVATE,
 }
 
 

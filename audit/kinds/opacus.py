@@ -11,7 +11,7 @@ from privaudit.audit.display.formatting import fnum
 from privaudit.audit.engines.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.verdicts import outcome_label
-from privaudit.audit.kinds.base import CONFIDENCE, AuditKind
+from privaudit.audit.kinds.base import CONFIDENCE, EXPECT_PRIVATE, AuditKind
 
 FIELDS = {
     "epsilon": Field("float", 2.0, low=0.0, closed="neither", doc="target ε handed to Opacus' calibration"),
@@ -27,7 +27,7 @@ FIELDS = {
                    doc="which views to run: one-run (m canaries, one run), tradeoff (n_runs runs), or both"),
     "noise_multiplier": Field("float", None, low=0.0, closed="neither",
                               doc="train with this z instead (a deliberately misconfigured target)"),
-    "expect": Field("str", "private", choices=("private", "violation"), doc="negative control: \"violation\" passes when the audit catches a known violation"),
+    "expect": EXPECT_PRIVATE,
     "confidence": CONFIDENCE,
 }
 

@@ -40,7 +40,8 @@ from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
 from privaudit.audit.verdicts import Outcome, Verdict, outcome
-from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row, mechanism_target
+from privaudit.audit.kinds.base import (CONFIDENCE, EXPECT_PRIVATE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row,
+                                        mechanism_target)
 
 FIELDS = {
     "mechanism": MECHANISM,
@@ -65,8 +66,7 @@ FIELDS = {
     "selection": Field("str", "split", choices=("split", "bonferroni"),
                        doc="choose the test on a held-out split, or over all candidates with a Bonferroni correction"),
     "delta": Field("float", None, low=0.0, high=1.0, closed="left", doc="δ of the bound (default: the claim's)"),
-    "expect": Field("str", "private", choices=("private", "violation"),
-                    doc="'violation' marks a negative control: it passes when the audit catches it"),
+    "expect": EXPECT_PRIVATE,
     "adjacency": Field("str", "check", validate=lambda path, v: _adjacency(path, v),
                        doc="a pair x, x_prime farther than one neighbour step: 'check' refuses it, 'group' audits it "
                            "against the group-privacy claim of its distance; with a domain search, 'group' also "
