@@ -8,6 +8,8 @@ machinery). Tolerances: dp_accounting's PLD rounds privacy losses pessimisticall
 
 from __future__ import annotations
 
+import dataclasses
+
 import ast
 import inspect
 import math
@@ -288,7 +290,11 @@ def test_builtins_satisfy_their_protocols():
 
 
 def _same(va, vb, where):
-    if isinstance(va, dict):
+    if dataclasses.is_dataclass(va) and not isinstance(va, type):  # a sub-result (bound, curve, band, ...)
+        assert type(va) is type(vb), (where, type(va), type(vb))
+        for f in dataclasses.fields(va):
+            _same(getattr(va, f.name), getattr(vb, f.name), f"{where}.{f.name}")
+    elif isinstance(va, dict):
         assert va.keys() == vb.keys(), where
         for k in va:
             _same(va[k], vb[k], f"{where}[{k}]")

@@ -418,3 +418,11 @@ def test_null_calibration_rate(control, estimator, selection):
     rate = _violation_rate(control, estimator, selection, 1000, 1000, jobs=2)
     print(f"null violation rate {control.name} {estimator} {selection}: {rate:.4f} over 1000 audits")
     assert rate <= 1 - 0.95
+
+
+def test_an_equal_pair_is_refused_naming_both_inputs():
+    """x == x′ (here True == 1.0) gives releases of one law: ε̲ = 0 would say nothing, so it is refused."""
+    from privaudit.mechanisms.validation import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=r"same input \(x=\[True\], x_prime=\[1.0\]\)"):
+        audit_tradeoff(GaussianMechanism(sigma=1.0), [True], [1.0], n=300, rng=0)

@@ -53,7 +53,7 @@ from privaudit.mechanisms.claim import PrivacyClaim
 # there; privaudit.audit re-exports composed_tradeoff and pld_tradeoff from here.
 from privaudit.mechanisms.accounting import composed_tradeoff
 from privaudit.mechanisms.tradeoff import pld_tradeoff, tradeoff_curve
-from privaudit.mechanisms.domains import DatasetDomain, domain_of
+from privaudit.mechanisms.domains import DatasetDomain, domain_of, short_repr
 from privaudit.mechanisms.protocol import HasDensity, HasExactEpsilon, HasExactTradeoff, HasLaplaceScale
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import (
@@ -927,6 +927,19 @@ def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, st
 
 
 # --- the audit -----------------------------------------------------------------------------------
+def _check_distinct(x: Any, x_prime: Any) -> None:
+    """Refuse a pair of equal inputs: its releases share one law, and ε̲ = 0 would say nothing."""
+    try:
+        a, b = np.asarray(x), np.asarray(x_prime)
+        same = a.dtype != object and b.dtype != object and a.shape == b.shape and \
+            bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc"))
+    except (TypeError, ValueError):  # inputs that are not arrays (a transcript, a dataset object)
+        return
+    if same:
+        raise InvalidInputError(f"x and x_prime are the same input (x={short_repr(x)}, x_prime={short_repr(x_prime)}): "
+                                "a trade-off audit needs two different inputs")
+
+
 def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int = 100_000, attacker: Any = None,
                    confidence: float = 0.95, estimator: str = "clopper-pearson", selection: str = "split",
                    rng: RandomLike = None, delta: float | None = None, claim: PrivacyClaim | None = None,
@@ -1010,6 +1023,7 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     if selection not in eb.SELECTIONS:
         raise InvalidParameterError(f"selection must be one of {eb.SELECTIONS}, got selection={selection!r}")
     claim, pair_note = adjacent_claim(claim, x, x_prime, mode=adjacency)
+    _check_distinct(x, x_prime)
     _check_gdp(estimator, claim, assume_gaussian)
     delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
     check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
