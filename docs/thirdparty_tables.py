@@ -56,17 +56,6 @@ AUDIT_LABELS = {
     "(a new key leaks w.p. 0.068)": "negative control: OpenDP threshold, δ for T = 10, releasing at T = 3",
 }
 
-#: Targets the preset renamed -> (the former target a report made before holds instead, its label): a report
-#: of either preset renders, each row under its own label. Drop an entry once reports/thirdparty is regenerated.
-FORMER_TARGETS = {
-    "pydp BoundedSum ε = 1 on [0, 1]: worst add/remove pair searched among datasets of 0 to 10 records in [−1, 2]": (
-        "pydp BoundedSum ε = 1 on [0, 1]: add one record at the upper bound to 10 records",
-        "pydp `BoundedSum` ε = 1 on [0, 1], add one record"),
-    "pydp BoundedMean ε = 1 on [0, 1]: worst add/remove pair searched among datasets of 0 to 10 records in [−1, 2]": (
-        "pydp BoundedMean ε = 1 on [0, 1]: add one record at the upper bound to 10 records",
-        "pydp `BoundedMean` ε = 1 on [0, 1], add one record"),
-}
-
 AUDIT_HEADER = ["target", "claimed (ε, δ)", "exact ε", "certified ε̲", "attacker", "n", "outcome"]
 OPACUS_HEADER_START = "| configuration | Opacus ε |"
 
@@ -137,23 +126,16 @@ def audit_table(report: Mapping[str, Any]) -> str:
     Raises
     ------
     KeyError
-        A statistical audit of the report has no label in :data:`AUDIT_LABELS` (or
-        :data:`FORMER_TARGETS`), or a label no audit.
+        A statistical audit of the report has no label in :data:`AUDIT_LABELS`, or a
+        label no audit.
     """
     entries = _entries(report)
     audited = {label for label, e in entries.items() if e.kind in ("tradeoff", "opacus")}
-    # Each label's row: its target's audit, or in a report made before a rename, the former target's.
-    shown = {}
-    for target, label in AUDIT_LABELS.items():
-        former, former_label = FORMER_TARGETS.get(target, (None, None))
-        if target not in audited and former in audited:
-            target, label = former, former_label
-        shown[target] = label
-    if audited != set(shown):
-        raise KeyError(f"audits without a label: {sorted(audited - set(shown))}; "
-                       f"labels without an audit: {sorted(set(shown) - audited)}")
+    if audited != set(AUDIT_LABELS):
+        raise KeyError(f"audits without a label: {sorted(audited - set(AUDIT_LABELS))}; "
+                       f"labels without an audit: {sorted(set(AUDIT_LABELS) - audited)}")
     rows = []
-    for target, label in shown.items():
+    for target, label in AUDIT_LABELS.items():
         r = entries[target].result
         violation = _outcome(entries[target]).startswith("**")
         bound = f"{r.epsilon_lb:.2f}"

@@ -73,18 +73,3 @@ def test_a_missing_table_is_a_value_error():
     with pytest.raises(ValueError, match="found 0"):
         tables.replace_table("no table here\n", "| target |", "| x |")
 
-
-def test_a_report_of_the_renamed_targets_renders_under_the_new_labels(report):
-    """A report of the current preset (the pydp aggregates searched on datasets) renders, each row under its label."""
-    changed = copy.deepcopy(report)
-    former = {old: new for new, (old, _) in tables.FORMER_TARGETS.items()}
-    for audit in changed["audits"]:
-        audit["target"] = former.get(audit["target"], audit["target"])
-    old_rows, new_rows = tables.audit_table(report).split("\n"), tables.audit_table(changed).split("\n")
-    assert len(old_rows) == len(new_rows)
-    for new in tables.FORMER_TARGETS:
-        label = tables.AUDIT_LABELS[new]
-        row = next(r for r in new_rows if label in r)
-        old_label = tables.FORMER_TARGETS[new][1]
-        old_row = next(r for r in old_rows if old_label in r)
-        assert row.split("|")[2:] == old_row.split("|")[2:]  # the same audit's numbers, under the new label
