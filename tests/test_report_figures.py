@@ -129,3 +129,15 @@ def test_fixed_dpi(size):
     ax[0, 0].plot([0, 1], [0, 1])
     w, h = struct.unpack(">II", png(fig)[16:24])
     assert DPI == 100 and abs(w - 400) <= 40 and abs(h - 300) <= 40  # bbox 'tight' trims a little
+
+
+def test_tradeoff_legend_never_covers_the_square():
+    """The legend sits below the axes: every curve, band and point inside [0, 1]² stays visible, whatever
+    corner the empirical curve runs through (a weak mechanism's hugs the diagonal, a strong one's the axes)."""
+    for eps in (0.1, 4.0):
+        fig = tradeoff_figures(AuditEntry(tradeoff_result(epsilon_lb=eps)))[0][1]
+        fig.canvas.draw()
+        ax = _axes(fig)[0]
+        renderer = fig.canvas.get_renderer()
+        legend, square = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert legend.y1 <= square.y0, (eps, legend, square)

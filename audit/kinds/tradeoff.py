@@ -449,7 +449,9 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)")
     ax.set_title(title_lines("Trade-off", entry.label), fontsize=10)
     ax.set_aspect("equal")
-    ax.legend(fontsize=LEGEND_PT, loc="upper right")
+    # Below the axes: the empirical curve and its band run along the upper left for weak mechanisms and any
+    # corner for strong ones, so a legend inside the square always hides some of the evidence.
+    ax.legend(fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
     stamp, why = verdict_text(entry)
     ax.text(0.02, 0.02, stamp, transform=ax.transAxes, fontsize=LEGEND_PT - 1, va="bottom",
             color=_STAMP_COLOUR[_stamp_kind(entry)])
