@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.stats import norm
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
@@ -42,6 +43,23 @@ def _training_rows(outputs0, outputs1, name: str) -> tuple[np.ndarray, np.ndarra
     return r0, r1
 
 
+#: Family-wise level of the check that the training means moved by x′ − x (false rejections cost only noise).
+MEAN_SHIFT_LEVEL = 1e-6
+
+
+def _is_mean_shift(pair: np.ndarray, shift: np.ndarray, var: np.ndarray, n0: int, n1: int) -> bool:
+    """Whether the training means' shift is consistent with x′ − x, coordinate by coordinate.
+
+    x′ − x is the mean shift of a location family only; a release that maps the inputs (prefix sums,
+    a sort) moves its mean otherwise, and projecting on x′ − x then throws the signal away. Each
+    coordinate's z-score uses the pooled variance; the check is Bonferroni at :data:`MEAN_SHIFT_LEVEL`.
+    """
+    se = np.sqrt(np.maximum(var, 0.0) * (1.0 / n0 + 1.0 / n1))
+    limit = float(norm.isf(MEAN_SHIFT_LEVEL / (2 * max(pair.size, 1))))
+    off = np.abs(shift - pair)
+    return bool(np.all(np.where(se > 0, off <= limit * se, off == 0)))
+
+
 @register_attack("whitened-projection")
 class WhitenedProjectionAttack(Distinguisher):
     """Fisher linear discriminant ⟨o, Σ̂⁻¹Δ⟩ over every output coordinate.
@@ -52,9 +70,10 @@ class WhitenedProjectionAttack(Distinguisher):
         Added to the diagonal of Σ̂ as a fraction of its mean variance (keeps constant or
         collinear coordinates, e.g. sentinels, from making Σ̂ singular).
     use_pair : bool
-        Use Δ = x′ − x when the outputs have the input's size (a location family's mean
-        shift, known exactly, where the training means would be noisy for weak signals);
-        else Δ is the difference of the training means.
+        Use Δ = x′ − x when the outputs have the input's size and the training means moved by
+        it (a location family's mean shift, known exactly, where the training means would be
+        noisy for weak signals); else Δ is the difference of the training means (e.g. prefix
+        sums of noisy answers, whose means move by the prefix sums of x′ − x).
     max_train : int
         Training rows per hypothesis used for Σ̂ and the means.
     """
@@ -96,9 +115,12 @@ class WhitenedProjectionAttack(Distinguisher):
         k = r0.shape[1]
         pair_fits = (self.use_pair and x is not None and x_prime is not None and np.size(x) == k
                      and np.any(np.asarray(x_prime, float) != np.asarray(x, float)))
-        delta = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel() if pair_fits else mu1 - mu0
         c0, c1 = r0 - mu0, r1 - mu1
         cov = (c0.T @ c0 + c1.T @ c1) / max(r0.shape[0] + r1.shape[0] - 2, 1)
+        if pair_fits:
+            pair = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel()
+            pair_fits = _is_mean_shift(pair, mu1 - mu0, np.diag(cov), r0.shape[0], r1.shape[0])
+        delta = pair if pair_fits else mu1 - mu0
         scale = float(np.trace(cov)) / k if k else 0.0
         cov[np.diag_indices(k)] += self.ridge * scale if scale > 0 else 1.0
         self.direction_ = np.linalg.lstsq(cov, delta, rcond=None)[0]
