@@ -65,7 +65,7 @@ from privaudit.mechanisms.validation import (
     check_interval,
 )
 
-from privaudit.audit.engines.attack_scores import ScoreBook, safe_scores, single_threaded_blas
+from privaudit.audit.engines.attack_scores import ScoreBook, single_threaded_blas
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
 from privaudit.audit.results import AuditResult, EntryLayout, ItemAccess, stable_repr
@@ -509,11 +509,6 @@ def _harmonise(out0: np.ndarray, out1: np.ndarray) -> tuple[np.ndarray, np.ndarr
     pad = [np.hstack([o, np.full((o.shape[0], w - o.shape[1]), np.nan)]) if o.shape[1] < w else o
            for o in (out0, out1)]
     return pad[0], pad[1], leaks
-
-
-def _safe_scores(attacker, rows: np.ndarray, shape: tuple) -> np.ndarray:
-    """Scores with non-finite outputs made harmless: attackers that cannot read NaN/inf see 0 there."""
-    return safe_scores(attacker, rows, shape)
 
 
 # --- the stages of the audit ------------------------------------------------------------------------
