@@ -241,13 +241,16 @@ def mlp_step_parts(n, sizes, batch):
 
     The parts of our step: the clipped sum (ghost norms and the backward pass by hand), the
     float-safe noise of the engine (:func:`~privaudit.learners.dpsgd.float_safe_noisy_sum`: normals,
-    offsets u, lattice arithmetic, cast) and, separately, its draws alone (numpy's ziggurat normals
-    and 53-bit uniforms) and the lattice arithmetic alone, and the Adam step. The floor of any float-safe
+    offsets u, lattice arithmetic, cast, in the compiled kernel of
+    :mod:`privaudit.mechanisms.lattice_kernel`), numpy's path to the same bits and, separately, its
+    draws alone (numpy's ziggurat normals and 53-bit uniforms) and its lattice arithmetic alone, and
+    the Adam step. The floor of any float-safe
     release is the random words it needs: one 64-bit word per normal (numpy's ziggurat takes one
     on its fast path) and one per offset u, timed as ``random_raw(2P)`` on the same bit generator.
     Non-private torch: its forward and backward pass, and its Adam step (torch.optim.Adam).
     """
     from privaudit.learners.dpsgd import _Optimizer, float_safe_noisy_sum, mlp_clipped_grad_sum
+    from privaudit.mechanisms.gaussian import float_safe_gaussian
     from privaudit.mechanisms.lattice import grid_step, round_onto_lattice
 
     gen = torch.Generator().manual_seed(1)
@@ -314,7 +317,8 @@ def mlp_step_parts(n, sizes, batch):
     return P, {
         "ours: clipped sum": lambda: mlp_clipped_grad_sum(layers, Xb, yb, clip),
         "  of which matrix products": products,
-        "ours: float-safe noise (all)": lambda: float_safe_noisy_sum(clipped, std, rng),
+        "ours: float-safe noise (compiled)": lambda: float_safe_noisy_sum(clipped, std, rng),
+        "numpy's path, same bits (before it)": lambda: float_safe_gaussian(clipped.numpy(), 1.0, rng),
         "  of which draws (normals + u)": lambda: (rng.standard_normal(out=z), rng.random(out=u)),
         "  of which lattice arithmetic (+ a copy)": arithmetic,
         "  the copy (subtracted below)": copies,
@@ -345,6 +349,8 @@ def report_parts(P, fns, repeats):
     print(f"  non-private step (forward + backward + Adam)  {plain:7.3f}")
     print(f"  our step without noise (clipped sum + Adam)   {med['ours: clipped sum'] + med['ours: Adam step']:7.3f}"
           f"  = {(med['ours: clipped sum'] + med['ours: Adam step']) / plain:.3f} x non-private")
+    ours = med["ours: clipped sum"] + med["ours: float-safe noise (compiled)"] + med["ours: Adam step"]
+    print(f"  our step (clipped sum + noise + Adam)         {ours:7.3f}  = {ours / plain:.3f} x non-private")
     print(f"  floor of a float-safe step (+ random words)   {floor:7.3f}  = {floor / plain:.3f} x non-private")
     low = med["  of which matrix products"] + med["floor: random words (2 per coordinate)"]
     print(f"  matrix products + random words alone          {low:7.3f}  = {low / plain:.3f} x non-private")

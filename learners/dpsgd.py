@@ -106,12 +106,12 @@ def float_safe_noisy_sum(clipped: torch.Tensor, std: torch.Tensor | np.ndarray |
     values = (values if values.dtype in (torch.float32, torch.float64) else values.to(torch.float64)).numpy()
     s = np.asarray(std.detach().cpu() if torch.is_tensor(std) else std, dtype=float).reshape(-1)
     if values.ndim == 1 or np.all(s == s[0]):
-        out = float_safe_gaussian(values, float(s[0]), rng)
+        out = float_safe_gaussian(values, float(s[0]), rng, compiled=True)
     else:
         out = np.empty(values.shape)
         for sigma in np.unique(s):
             rows = s == sigma
-            out[rows] = float_safe_gaussian(values[rows], float(sigma), rng)
+            out[rows] = float_safe_gaussian(values[rows], float(sigma), rng, compiled=True)
     return torch.from_numpy(out).to(clipped.dtype)
 
 
