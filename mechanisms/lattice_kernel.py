@@ -85,9 +85,8 @@ def _kernel():
             idx = np.intp(r & byte)
             r >>= b8
             rabs = (r >> one) & mant52
-            x = np.float64(np.int64(rabs)) * wi_double[idx]
-            if r & one:
-                x = -x
+            # The sign as a product by ±1 (exact) rather than a branch taken half the time at random.
+            x = np.float64(np.int64(rabs)) * wi_double[idx] * (1.0 - 2.0 * np.float64(np.int64(r & one)))
             if rabs < ki_double[idx]:
                 return hi, lo, x
             if idx == 0:
