@@ -53,7 +53,9 @@ Float error bound (what the implementation adds to the ideal)
       a log-pmf error ≤ 2⁻³⁰ (:data:`GAUSSIAN_ETA`) for |N| ≤ 6, and a total-variation
       error outside that region ≤ 2⁻²¹·P(|N| > 6) + P(|N| > 9.5) < 1e−14
       (:data:`GAUSSIAN_TAIL`). This is an analysis of numpy's published algorithm, not
-      of a formally verified implementation.
+      of a formally verified implementation. DP-SGD's compiled release
+      (:mod:`~privaudit.mechanisms.lattice_kernel`) draws the same words and returns the
+      same bits (tested), so the analysis covers it.
 
     Both are far below anything an audit can resolve (an audit at n = 10⁹ resolves
     ε to ~10⁻⁴); they are reported by the mechanisms' ``float_error(d)``.
