@@ -30,7 +30,7 @@ from scipy.stats import norm
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
-from .distinguishers import Distinguisher, _rows
+from .distinguishers import Distinguisher, _pair_difference, _rows
 from .registry import register_attack
 
 
@@ -113,13 +113,10 @@ class WhitenedProjectionAttack(Distinguisher):
         r0, r1 = r0[: self.max_train], r1[: self.max_train]
         mu0, mu1 = r0.mean(axis=0), r1.mean(axis=0)
         k = r0.shape[1]
-        pair_fits = (self.use_pair and x is not None and x_prime is not None and np.size(x) == k
-                     and np.any(np.asarray(x_prime, float) != np.asarray(x, float)))
+        pair = _pair_difference(x, x_prime, k) if self.use_pair else None
         c0, c1 = r0 - mu0, r1 - mu1
         cov = (c0.T @ c0 + c1.T @ c1) / max(r0.shape[0] + r1.shape[0] - 2, 1)
-        if pair_fits:
-            pair = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel()
-            pair_fits = _is_mean_shift(pair, mu1 - mu0, np.diag(cov), r0.shape[0], r1.shape[0])
+        pair_fits = pair is not None and _is_mean_shift(pair, mu1 - mu0, np.diag(cov), r0.shape[0], r1.shape[0])
         delta = pair if pair_fits else mu1 - mu0
         scale = float(np.trace(cov)) / k if k else 0.0
         cov[np.diag_indices(k)] += self.ridge * scale if scale > 0 else 1.0

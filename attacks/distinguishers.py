@@ -52,6 +52,25 @@ def _rows(outputs) -> np.ndarray:
     return o.reshape(o.shape[0], -1)
 
 
+def _pair_difference(x, x_prime, k: int | None = None) -> np.ndarray | None:
+    """x′ − x flattened, when both are finite numeric arrays of ``k`` values (any one size: None) that differ; else None.
+
+    Anything else has no direction in the output space: datasets of different sizes (add/remove
+    neighbours), padded datasets (NaN rows), inputs that are not numbers (a transcript, a dataset
+    object), inputs of another size than the releases. The default suite runs on all of them.
+    """
+    if x is None or x_prime is None:
+        return None
+    try:
+        a, b = np.asarray(x, dtype=float).ravel(), np.asarray(x_prime, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
+    if a.size != b.size or (k is not None and a.size != k) or not (np.isfinite(a).all() and np.isfinite(b).all()) \
+            or np.array_equal(a, b):
+        return None
+    return b - a
+
+
 class Distinguisher(abc.ABC):
     """Base class: stores constructor params (scikit-learn style) and declares the protocol."""
 
@@ -228,9 +247,9 @@ class ProjectionAttack(Distinguisher):
         """
         if self.direction is not None:
             w = np.asarray(self.direction, dtype=float).ravel()
-        elif self.use_pair and x is not None and x_prime is not None and np.any(np.asarray(x_prime, float) != np.asarray(x, float)) \
-                and (outputs0 is None or np.size(x) == _rows(outputs0[:1]).shape[1]):
-            w = (np.asarray(x_prime, float) - np.asarray(x, float)).ravel()
+        elif self.use_pair and (pair := _pair_difference(
+                x, x_prime, None if outputs0 is None else _rows(outputs0[:1]).shape[1])) is not None:
+            w = pair
         elif outputs0 is not None and outputs1 is not None:
             w = _rows(outputs1).mean(axis=0) - _rows(outputs0).mean(axis=0)
         else:
@@ -516,8 +535,12 @@ class AtomAttack(Distinguisher):
 #: atoms and sentinels apart from the continuous part, summed over coordinates) in
 #: :mod:`privaudit.attacks.coordinates`: on outputs that mix sentinels with values it certifies what the
 #: others do not (SVT3 on every answer −1 at 10⁶: 0.070 against 0.018; NumericalSVT 0.021 against 0).
-#: Last, so that the other attackers keep their random streams (spawned by position).
-GENERIC_SUITE = ("atom", "lattice", "bit-pattern", "projection", "logistic", "mlp", "coordinate-llr")
+#: ``"whitened-projection"`` (the Fisher discriminant over every output coordinate, on the training means'
+#: difference when the release maps its input) adds up PrefixSum's evidence, whose means move by 1, 2, …, d:
+#: the bank's case at 10⁶, seed 0, certifies 0.479 with it, 0.435 without (0.454 at 10⁷).
+#: Each added last, so that the attackers before it keep their random streams (spawned by position).
+GENERIC_SUITE = ("atom", "lattice", "bit-pattern", "projection", "logistic", "mlp", "coordinate-llr",
+                 "whitened-projection")
 
 
 def make_attacker(spec: str | type | Distinguisher, random_state: np.random.Generator | int | None = None) -> Distinguisher:

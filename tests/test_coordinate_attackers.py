@@ -163,12 +163,14 @@ class _SentinelRelease:
         return np.where(noisy > 0.0, noisy, -1000.0)
 
 
-def test_coordinate_llr_is_last_in_the_default_suite_and_catches_a_sentinel_leak():
+def test_coordinate_llr_is_in_the_default_suite_and_catches_a_sentinel_leak():
     from privaudit.attacks.distinguishers import GENERIC_SUITE
     from privaudit.audit.engines.tradeoff import audit_tradeoff
 
-    # Last: the suite's other attackers keep the random streams they are spawned by position.
-    assert GENERIC_SUITE[-1] == "coordinate-llr" and GENERIC_SUITE.count("coordinate-llr") == 1
+    # Appended in the order they joined (coordinate-llr, then whitened-projection): the attackers before
+    # each keep the random streams they are spawned by position.
+    assert GENERIC_SUITE[-2:] == ("coordinate-llr", "whitened-projection")
+    assert GENERIC_SUITE.count("coordinate-llr") == GENERIC_SUITE.count("whitened-projection") == 1
     res = audit_tradeoff(_SentinelRelease(), np.zeros(1), np.ones(1), n=400_000, rng=0, confidence=CONFIDENCE)
     assert "coordinate-llr" in res.attackers_tried
     assert res.verdict == "violation" and res.epsilon_lb <= 0.2, res
@@ -210,3 +212,28 @@ def test_whitened_projection_takes_the_means_when_the_release_maps_the_input():
     res = audit_tradeoff(mech, x, xp, n=1_000_000, attacker="whitened-projection", confidence=0.9, rng=0,
                          adjacency="ignore")
     assert res.epsilon_lb > 0.504
+
+
+@pytest.mark.parametrize("x, xp", [(np.zeros(3), np.zeros(4)),  # add/remove datasets of 3 and 4 records
+                                   (np.r_[0.0, 1.0, np.nan], np.zeros(3)),  # a padded dataset (absent record: NaN)
+                                   ("abc", "abd")])  # inputs that are not numbers
+def test_inputs_without_a_direction_leave_both_projections_the_means(x, xp):
+    """x′ − x is no direction when the inputs differ in size, hold NaN or are not numbers: both projections fall
+    back on the training means' difference (the projection raised numpy's broadcast error on the first)."""
+    g = np.random.default_rng(5)
+    o0, o1 = g.normal(size=(2000, 3)), g.normal(size=(2000, 3)) + np.r_[0.5, 0.0, 0.0]
+    np.testing.assert_array_equal(ProjectionAttack().fit(o0, o1, x=x, x_prime=xp).direction_,
+                                  o1.mean(0) - o0.mean(0))
+    np.testing.assert_array_equal(WhitenedProjectionAttack().fit(o0, o1, x=x, x_prime=xp).direction_,
+                                  WhitenedProjectionAttack(use_pair=False).fit(o0, o1).direction_)
+
+
+def test_the_default_suite_audits_an_add_remove_pair_of_datasets():
+    """A correct bounded sum (ε = 1) on datasets of 3 and 4 records: every attacker of the suite runs, and it passes."""
+    from privaudit.audit.engines.tradeoff import audit_tradeoff
+    from privaudit.mechanisms.unsafe import UnsafeBoundedSum
+
+    mech = UnsafeBoundedSum(epsilon=1.0, lower=0.0, upper=1.0, max_size=4)
+    res = audit_tradeoff(mech, np.full(3, 0.5), np.r_[np.full(3, 0.5), 1.0], n=20_000, rng=0, confidence=CONFIDENCE)
+    assert {"projection", "whitened-projection"} <= set(res.attackers_tried)
+    assert res.verdict == "pass" and res.epsilon_lb <= 1.0, res
