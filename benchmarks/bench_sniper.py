@@ -34,6 +34,11 @@ samples, from its public reference logs).
 
 Usage: ``python benchmarks/bench_sniper.py [--budget 10000000] [--screen-n 100000] [--seed 0] [--only 1,3]``
        ``python benchmarks/bench_sniper.py --bank [--sizes 1e6,1e7] [--search-n 1e6] [--cases 'SVT1;SVT3'] [--no-search]``
+       ``python benchmarks/bench_sniper.py --null 25 [--null-n 2e4] [--seed 0]``
+
+With ``--null K`` it measures the default audit's false-violation rate instead: K seeded audits (confidence
+0.95) of each correct mechanism on its given pair (the bank's correct cases, Laplace, Gaussian), with the
+Clopper–Pearson 95 % interval on the rate.
 """
 
 from __future__ import annotations
@@ -150,10 +155,10 @@ def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search
 
     print(f"claims eps0={EPS0}, confidence {CONFIDENCE}; given pair = DP-Sniper's reported pair (* = ours where it "
           f"reports none); each cell: eps_lb, the Clopper-Pearson ceiling of its evaluation size (the largest eps_lb "
-          f"any audit of that size certifies, with zero errors) and the time"
+          f"any audit of that size certifies, with zero errors), the certified attacker and the time"
           + (f"; search = search_pairs from the declared domain and the claim alone at n={search_n:.0e}" if search
              else ""))
-    head = "".join(f" {'n=' + format(n, '.0e'):>22s}" for n in sizes)
+    head = "".join(f" {'n=' + format(n, '.0e'):>42s}" for n in sizes)
     print(f"{'case':30s} {'exact eps':>10s} {'DP-Sniper':>9s}{head}" + (f"   {'search':>24s}  pair found" if search
                                                                            else ""))
     for case in sniper_bank.cases():
@@ -165,12 +170,12 @@ def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search
         cells = []
         for n in sizes:
             if case.given_pair is None:
-                cells.append(f" {'-':>22s}")
+                cells.append(f" {'-':>42s}")
                 continue
             t = time.perf_counter()
             res = _audit(case.mechanism, *case.given_pair, n, seed)
             ceiling = max_certifiable_epsilon(res.n_eval, CONFIDENCE)
-            cells.append(f" {res.epsilon_lb:7.4f} ≤{ceiling:5.2f} {time.perf_counter() - t:6.1f}s")
+            cells.append(f" {res.epsilon_lb:7.4f} ≤{ceiling:5.2f} {res.attacker:>19s} {time.perf_counter() - t:6.1f}s")
         line = f"{label:30s} {exact:>10s} {sniper:>9s}{''.join(cells)}"
         if search:
             t = time.perf_counter()
@@ -180,6 +185,47 @@ def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search
             verdict = f"{found.verdict} {found.epsilon_lb:.4f} {time.perf_counter() - t:6.1f}s"
             line += f"   {verdict:>24s}  {found.best_pair.describe()}"
         print(line, flush=True)
+
+
+def null_cases() -> list:
+    """The correct mechanisms of the null measurement: the bank's correct cases on their given pairs, Laplace, Gaussian."""
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    import sniper_bank
+
+    from privaudit.mechanisms import GaussianMechanism
+
+    out = [(c.name, c.mechanism, *c.given_pair) for c in sniper_bank.cases() if c.correct and c.given_pair is not None]
+    out.append(("Laplace (1, 2)", LaplaceMechanism(epsilon=EPS0), np.ones(1), np.full(1, 2.0)))
+    out.append(("Gaussian (0, 1)", GaussianMechanism(epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1)))
+    return out
+
+
+def run_null(audits: int, n: int, seed: int, confidence: float = 0.95) -> None:
+    """False violations of the default audit on correct mechanisms: ``audits`` seeded audits of each, CP 95 % interval."""
+    from scipy.stats import binomtest
+
+    print(f"null: default audits of correct mechanisms on their given pairs, {audits} seeds each, n={n:.0e}, "
+          f"confidence {confidence} (allowed false-violation rate {1 - confidence:.2f})")
+    total = violations = 0
+    for name, mech, x, xp in null_cases():
+        t = time.perf_counter()
+        k, attackers = 0, []
+        for child in np.random.SeedSequence(seed).spawn(audits):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = audit_tradeoff(mech, x, xp, n=n, confidence=confidence, rng=child, adjacency="ignore")
+            if res.verdict == "violation":
+                k += 1
+                attackers.append(res.attacker)
+        total, violations = total + audits, violations + k
+        print(f"  {name:28s} violations {k:3d}/{audits}  {' '.join(attackers):30s} {time.perf_counter() - t:6.1f} s",
+              flush=True)
+    ci = binomtest(violations, total).proportion_ci(0.95, method="exact")
+    print(f"  all: {violations}/{total} = {violations / total:.4f}, Clopper-Pearson 95% interval "
+          f"[{ci.low:.4f}, {ci.high:.4f}]", flush=True)
 
 
 def main() -> None:
@@ -195,7 +241,13 @@ def main() -> None:
     ap.add_argument("--search-n", type=float, default=1e6, help="--bank: releases per hypothesis of the search")
     ap.add_argument("--cases", default="", help="--bank: semicolon-separated case names (default all; names contain commas)")
     ap.add_argument("--no-search", action="store_true", help="--bank: given-pair audits only")
+    ap.add_argument("--null", type=int, default=0,
+                    help="instead: this many seeded default audits of each correct mechanism (false-violation rate)")
+    ap.add_argument("--null-n", type=float, default=2e4, help="--null: releases per hypothesis (default 2e4)")
     args = ap.parse_args()
+    if args.null:
+        run_null(args.null, int(args.null_n), args.seed)
+        return
     if args.bank:
         run_bank([int(float(v)) for v in args.sizes.split(",") if v], int(args.search_n),
                  {c.strip() for c in args.cases.split(";") if c.strip()}, args.seed, search=not args.no_search)
