@@ -269,3 +269,19 @@ def test_default_suite_has_no_reachability_attacker_for_dataset_mechanisms():
         scale = 1.0  # a Laplace scale attribute, as a dataset mechanism may well declare
 
     assert "reach-numpy-laplace" not in default_attackers(ScaledSum(epsilon=1.0, lower=0.0, upper=1.0))
+
+
+def test_reachability_libm_log_is_the_c_librarys_log_not_numpys():
+    """The rechecks need libm's log bit for bit (math.log calls it); numpy's SIMD log differs on some values."""
+    import math
+
+    from privaudit.attacks.reachability import _libm_log
+
+    rng = np.random.default_rng(0)
+    w = np.concatenate([rng.random(200_000), np.exp(rng.normal(0, 30, 200_000)), [5e-324, 1.0, 2.0**-52]])
+    expected = np.array([math.log(v) for v in w])
+    assert np.array_equal(_libm_log(w), expected)
+    assert not np.array_equal(np.log(w), expected)  # the test can tell the two apart
+    strided = w[:400_000].reshape(2, -1)[:, ::3]
+    assert np.array_equal(_libm_log(strided), expected[:400_000].reshape(2, -1)[:, ::3])
+    assert _libm_log(np.array([])).size == 0
