@@ -28,10 +28,11 @@ Adam) and two floors: our clipped sum and Adam plus the random words a float-saf
 64-bit word per normal, one per offset u); and the matrix products plus those words plus the lattice
 arithmetic's ten array passes (one rounding per operation, in the order the float analysis of
 :mod:`privaudit.mechanisms.lattice` is about), the least a float-safe step done with array operations
-costs before any normal transform, clipping work or optimiser step. Measured (CPU, 1 thread, load ~20):
-the first is 1.15x and the second 0.94x a non-private step, so issue 26's ≤ 1.0x non-private (and
-≤ 0.3x Opacus ghost, which took 3.1-3.3x non-private in the same runs) lies past what array operations can reach: it would
-need the words, the normal transform and the lattice rounding fused in one compiled pass.
+costs before any normal transform, clipping work or optimiser step. The engine's noise is the compiled
+kernel of :mod:`privaudit.mechanisms.lattice_kernel` (the same bits as numpy's path, timed beside it).
+Measured (CPU, 1 thread, load 3-8): the compiled noise is 0.35-0.52x numpy's path; our whole step
+1.3-1.4x a non-private step, our step without noise 0.93x, and the first floor 1.14x: issue 26's
+<= 1.0x non-private needs a faster generator than numpy's PCG64 stream (every DP-SGD number would change).
 
 Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R] [--no-hooks] [--parts]``.
 """
