@@ -101,6 +101,8 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
                'split-mle': 'reconstruction: The efficient attacker with the phases known (seed 000, §6 setting).',
                'split-mle-marginal': 'reconstruction: Split attacker with the phase marginalised (the attacker does '
                                      'not see φ).',
+               'whitened-coordinate-llr': 'distinguisher: ``"coordinate-llr"`` on decorrelated outputs: the '
+                                          'coordinates of L⁻¹(o − c), L L′ = Σ̂.',
                'whitened-projection': 'distinguisher: Fisher linear discriminant ⟨o, Σ̂⁻¹Δ⟩ over every output '
                                       'coordinate.',
                'y-aided': 'reconstruction: MLE from the release(s) and the public response y = xᵀβ + N(0, σ_y²) (seed '
