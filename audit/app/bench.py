@@ -392,7 +392,7 @@ def render_figures(board: dict) -> dict[str, bytes]:
         settings = sorted({r["setting"] for r in rows})
         names = sorted({r["attacker"] for r in rows})
         colours = attacker_colours(names)  # per figure: an attacker has one kind, so it is in one figure only
-        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(settings)), 3.6))
+        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(settings)) + 1.8, 3.6))
         width = 0.8 / len(names)
         for i, a in enumerate(names):
             vals = [next((float(r[metric]) for r in rows if r["setting"] == s and r["attacker"] == a), np.nan)
@@ -402,7 +402,8 @@ def render_figures(board: dict) -> dict[str, bytes]:
         ax.set_ylabel(label)
         if kind == "reconstruction":
             ax.axhline(1.0, color="k", lw=0.8, ls="--")
-        ax.legend(fontsize=7, ncol=2)
+        # Beside the axes, not over them: inside, the legend hid the tallest bars.
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
