@@ -109,21 +109,12 @@ class WhitenedProjectionAttack(Distinguisher):
         InvalidParameterError
             Without training releases, or with a negative ``ridge``.
         """
-        check_int("max_train", self.max_train, minimum=2)
-        if not (np.isfinite(self.ridge) and self.ridge >= 0):
-            raise InvalidParameterError(f"ridge must be a finite number >= 0, got ridge={self.ridge!r}")
-        r0, r1 = _training_rows(outputs0, outputs1, "whitened-projection")
-        r0, r1 = r0[: self.max_train], r1[: self.max_train]
-        mu0, mu1 = r0.mean(axis=0), r1.mean(axis=0)
-        k = r0.shape[1]
-        pair = _pair_difference(x, x_prime, k) if self.use_pair else None
-        c0, c1 = r0 - mu0, r1 - mu1
-        cov = (c0.T @ c0 + c1.T @ c1) / max(r0.shape[0] + r1.shape[0] - 2, 1)
+        r0, r1 = _whitening_rows(self, outputs0, outputs1, "whitened-projection")
+        mu0, mu1, cov = _pooled_moments(r0, r1)
+        pair = _pair_difference(x, x_prime, r0.shape[1]) if self.use_pair else None
         pair_fits = pair is not None and _is_mean_shift(pair, mu1 - mu0, np.diag(cov), r0.shape[0], r1.shape[0])
         delta = pair if pair_fits else mu1 - mu0
-        scale = float(np.trace(cov)) / k if k else 0.0
-        cov[np.diag_indices(k)] += self.ridge * scale if scale > 0 else 1.0
-        self.direction_ = np.linalg.lstsq(cov, delta, rcond=None)[0]
+        self.direction_ = np.linalg.lstsq(_add_ridge(cov, self.ridge), delta, rcond=None)[0]
         self.centre_ = 0.5 * (mu0 + mu1)
         return self
 
@@ -144,11 +135,7 @@ class WhitenedProjectionAttack(Distinguisher):
         InvalidParameterError
             When the releases do not have the training's number of coordinates.
         """
-        rows = _rows(outputs)
-        if rows.shape[1] != self.direction_.size:
-            raise InvalidParameterError(f"whitened-projection was fitted on {self.direction_.size} coordinates, "
-                                        f"got outputs with {rows.shape[1]}")
-        return np.where(np.isfinite(rows), rows - self.centre_, 0.0) @ self.direction_
+        return _centred_rows(outputs, self.centre_, "whitened-projection") @ self.direction_
 
 
 #: Up to this many atoms a coordinate's values are compared with each atom; beyond, searched among their keys.
@@ -320,20 +307,11 @@ class WhitenedCoordinateLLRAttack(CoordinateLLRAttack):
         InvalidParameterError
             Without training releases, or with a negative ``ridge`` or bad ``bins``/``atom_fraction``.
         """
-        check_int("max_train", self.max_train, minimum=2)
-        if not (np.isfinite(self.ridge) and self.ridge >= 0):
-            raise InvalidParameterError(f"ridge must be a finite number >= 0, got ridge={self.ridge!r}")
-        r0, r1 = _training_rows(outputs0, outputs1, "whitened-coordinate-llr")
-        r0, r1 = r0[: self.max_train], r1[: self.max_train]
+        r0, r1 = _whitening_rows(self, outputs0, outputs1, "whitened-coordinate-llr")
         r0, r1 = (np.where(np.isfinite(r), r, 0.0) for r in (r0, r1))
-        mu0, mu1 = r0.mean(axis=0), r1.mean(axis=0)
-        c0, c1 = r0 - mu0, r1 - mu1
-        k = r0.shape[1]
-        cov = (c0.T @ c0 + c1.T @ c1) / max(r0.shape[0] + r1.shape[0] - 2, 1)
-        scale = float(np.trace(cov)) / k if k else 0.0
-        cov[np.diag_indices(k)] += self.ridge * scale if scale > 0 else 1.0
+        mu0, mu1, cov = _pooled_moments(r0, r1)
         # L⁻¹ once (k × k); each batch of releases is then one product, (o − c) L⁻ᵀ.
-        self.transform_ = np.linalg.inv(np.linalg.cholesky(cov)).T
+        self.transform_ = np.linalg.inv(np.linalg.cholesky(_add_ridge(cov, self.ridge))).T
         self.centre_ = 0.5 * (mu0 + mu1)
         return super().fit((r0 - self.centre_) @ self.transform_, (r1 - self.centre_) @ self.transform_)
 
@@ -354,11 +332,39 @@ class WhitenedCoordinateLLRAttack(CoordinateLLRAttack):
         InvalidParameterError
             When the releases do not have the training's number of coordinates.
         """
-        rows = _rows(outputs)
-        if rows.shape[1] != self.centre_.size:
-            raise InvalidParameterError(f"whitened-coordinate-llr was fitted on {self.centre_.size} coordinates, "
-                                        f"got outputs with {rows.shape[1]}")
-        return super().score(np.where(np.isfinite(rows), rows - self.centre_, 0.0) @ self.transform_)
+        return super().score(_centred_rows(outputs, self.centre_, "whitened-coordinate-llr") @ self.transform_)
+
+
+def _whitening_rows(attacker, outputs0, outputs1, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The training rows of a whitened attacker (at most ``max_train`` each), after checking its parameters."""
+    check_int("max_train", attacker.max_train, minimum=2)
+    if not (np.isfinite(attacker.ridge) and attacker.ridge >= 0):
+        raise InvalidParameterError(f"ridge must be a finite number >= 0, got ridge={attacker.ridge!r}")
+    r0, r1 = _training_rows(outputs0, outputs1, name)
+    return r0[: attacker.max_train], r1[: attacker.max_train]
+
+
+def _pooled_moments(r0: np.ndarray, r1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two means and the pooled within-hypothesis covariance Σ̂ (divisor n₀ + n₁ − 2)."""
+    mu0, mu1 = r0.mean(axis=0), r1.mean(axis=0)
+    c0, c1 = r0 - mu0, r1 - mu1
+    return mu0, mu1, (c0.T @ c0 + c1.T @ c1) / max(r0.shape[0] + r1.shape[0] - 2, 1)
+
+
+def _add_ridge(cov: np.ndarray, ridge: float) -> np.ndarray:
+    """Σ̂ + ridge·(tr Σ̂ / k)·I in place (+ I when Σ̂ is 0): invertible, scale-free."""
+    k = cov.shape[0]
+    scale = float(np.trace(cov)) / k if k else 0.0
+    cov[np.diag_indices(k)] += ridge * scale if scale > 0 else 1.0
+    return cov
+
+
+def _centred_rows(outputs: ArrayLike, centre: np.ndarray, name: str) -> np.ndarray:
+    """Releases as rows minus the training centre, non-finite values at the centre; refuses another dimension."""
+    rows = _rows(outputs)
+    if rows.shape[1] != centre.size:
+        raise InvalidParameterError(f"{name} was fitted on {centre.size} coordinates, got outputs with {rows.shape[1]}")
+    return np.where(np.isfinite(rows), rows - centre, 0.0)
 
 
 __all__ = ["CoordinateLLRAttack", "WhitenedCoordinateLLRAttack", "WhitenedProjectionAttack"]
