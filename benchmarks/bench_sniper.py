@@ -27,7 +27,8 @@ variants, prefix sums, and a correct version of each family): for each case, the
 audit on DP-Sniper's reported pair (ours where it reports none, marked *) at each of ``--sizes``
 releases per hypothesis (ε̲ at
 confidence 0.9, the Clopper–Pearson ceiling: the largest ε̲ any audit of that size can
-certify, with zero errors, and the time), then :func:`~privaudit.audit.search_pairs` from
+certify, with zero errors; for the cases whose law ``tests/sniper_laws.py`` computes, "law≤" the most any
+Clopper–Pearson audit of n releases per hypothesis certifies on that law; and the time), then :func:`~privaudit.audit.search_pairs` from
 the mechanism's declared domain and claim alone at ``--search-n`` (verdict, ε̲, the pair
 found, the time), beside the case's exact ε and DP-Sniper's published ε_lcb (2·10⁸
 samples, from its public reference logs).
@@ -50,7 +51,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy.stats import laplace
 
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper
 from privaudit.audit.engines.tradeoff import audit_tradeoff
@@ -75,12 +75,16 @@ class ReportNoisyMax1:
         return np.argmax(self.noise.sample(np.asarray(x, dtype=float), n, rng), axis=1).astype(float)
 
 
-def rnm_probabilities(x, scale: float) -> np.ndarray:
-    """P(argmax_i (x_i + Lap(scale)) = i) by quadrature: ∫ f_i(t) Π_{j≠i} F_j(t) dt."""
-    t = np.linspace(-40 * scale, 40 * scale, 400_001)
-    cdf = np.array([laplace.cdf(t, loc=v, scale=scale) for v in x])
-    pdf = np.array([laplace.pdf(t, loc=v, scale=scale) for v in x])
-    return np.array([np.trapezoid(pdf[i] * np.prod(np.delete(cdf, i, axis=0), axis=0), t) for i in range(len(x))])
+def _bank():
+    """tests/sniper_bank.py and tests/sniper_laws.py (the bank and its exact laws), imported from the tests folder."""
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    import sniper_bank
+    import sniper_laws
+
+    return sniper_bank, sniper_laws
 
 
 def rnm_ceiling(x, x_prime, n: int) -> tuple[float, float]:
@@ -90,7 +94,8 @@ def rnm_ceiling(x, x_prime, n: int) -> tuple[float, float]:
     level 1 − (1 − 0.9)/2) this is an upper bound on what *any* audit certifying by Clopper–Pearson
     reaches with n releases per hypothesis.
     """
-    p, q = rnm_probabilities(x, 2 / EPS0), rnm_probabilities(x_prime, 2 / EPS0)
+    bank, laws = _bank()
+    p, q = (laws.noisy_max_law(bank.NoisyMaxLaplace(EPS0), v)[1] for v in (x, x_prime))
     level = 1 - (1 - CONFIDENCE) / 2
     best = 0.0
     for r in range(1, p.size):
@@ -144,11 +149,7 @@ def run_case(name, mech, pairs, reported, budget, screen_n, seed, adjacency="che
 
 def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search: bool = True) -> None:
     """The bank of tests/sniper_bank.py: given-pair audits at each size, then a search from the domain alone."""
-    import os
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    import sniper_bank
+    sniper_bank, sniper_laws = _bank()
 
     from privaudit.audit import search_pairs
     from privaudit.audit.stats.certifiable import max_certifiable_epsilon
@@ -175,7 +176,9 @@ def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search
             t = time.perf_counter()
             res = _audit(case.mechanism, *case.given_pair, n, seed)
             ceiling = max_certifiable_epsilon(res.n_eval, CONFIDENCE)
-            cells.append(f" {res.epsilon_lb:7.4f} ≤{ceiling:5.2f} {res.attacker:>19s} {time.perf_counter() - t:6.1f}s")
+            law = sniper_laws.bank_ceiling(case, n, CONFIDENCE)
+            law = f" law≤{law[1]:.4f}" if law else ""
+            cells.append(f" {res.epsilon_lb:7.4f} ≤{ceiling:5.2f}{law} {res.attacker:>19s} {time.perf_counter() - t:6.1f}s")
         line = f"{label:30s} {exact:>10s} {sniper:>9s}{''.join(cells)}"
         if search:
             t = time.perf_counter()
@@ -189,11 +192,7 @@ def run_bank(sizes: list[int], search_n: int, names: set[str], seed: int, search
 
 def null_cases() -> list:
     """The correct mechanisms of the null measurement: the bank's correct cases on their given pairs, Laplace, Gaussian."""
-    import os
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    import sniper_bank
+    sniper_bank, _ = _bank()
 
     from privaudit.mechanisms import GaussianMechanism
 
