@@ -364,7 +364,10 @@ def _centred_rows(outputs: ArrayLike, centre: np.ndarray, name: str) -> np.ndarr
     rows = _rows(outputs)
     if rows.shape[1] != centre.size:
         raise InvalidParameterError(f"{name} was fitted on {centre.size} coordinates, got outputs with {rows.shape[1]}")
-    return np.where(np.isfinite(rows), rows - centre, 0.0)
+    centred = rows - centre
+    if not np.isfinite(centred).all():  # one pass in the usual all-finite case
+        centred[~np.isfinite(rows)] = 0.0
+    return centred
 
 
 __all__ = ["CoordinateLLRAttack", "WhitenedCoordinateLLRAttack", "WhitenedProjectionAttack"]
