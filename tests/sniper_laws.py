@@ -8,7 +8,7 @@ best ε̲ (δ = 0) along that frontier, with each rate bounded at 1 − (1 − c
 selection, split or Bonferroni share: what the best possible test certifies from n releases per
 hypothesis at its expected counts, ours and DP-Sniper's alike. A realised ε̲ fluctuates around its
 expectation, so one audit can exceed the ceiling by its sampling noise (measured: NoisyHist1 at
-10⁷, 0.09891 against 0.09889), never by more. It tells "the attacker is weak" from "no audit of
+10⁷, 0.09891 against 0.09889). It tells "the attacker is weak" from "no audit of
 this size can": DP-Sniper's published values (2·10⁸ samples) are out of reach at 10⁷ when the
 ceiling is below them by more than that noise.
 
