@@ -180,7 +180,7 @@ def svt_law(mech: bank.SVT1, x) -> tuple[list[np.ndarray], np.ndarray]:
     for pos in pats:
         if fresh:
             starts = (0, *(i + 1 for i in pos))
-            tops = (*pos, None)[: mech.c] if len(pos) == mech.c else (*pos, None)
+            tops = pos if len(pos) == mech.c else (*pos, None)  # after the c-th ⊤ the loop stops: no last stretch
             probs.append(np.prod([_segment(p_above, w, s, t, mech.d) for s, t in zip(starts, tops)]))
         else:
             last = pos[-1] + 1 if len(pos) == mech.c else mech.d
