@@ -33,7 +33,7 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper
+from privaudit.audit.stats.epsilon_bounds import clopper_pearson_upper, epsilon_from_rates
 
 import sniper_bank as bank
 
@@ -65,9 +65,7 @@ def ceiling_of_rates(alpha: np.ndarray, power: np.ndarray, n: int, confidence: f
     level = 1 - (1 - confidence) / 2
     a = clopper_pearson_upper(np.clip(alpha, 0, 1) * n, n, level)
     b = clopper_pearson_upper(np.clip(1 - power, 0, 1) * n, n, level)
-    with np.errstate(divide="ignore"):
-        e = np.maximum(np.log(np.maximum(1 - b, 0)) - np.log(a), np.log(np.maximum(1 - a, 0)) - np.log(b))
-    return float(max(np.nanmax(e), 0.0))
+    return float(np.max(epsilon_from_rates(a, b, 0.0)))
 
 
 def frontier(p: np.ndarray, q: np.ndarray, mix: int = MIX) -> tuple[np.ndarray, np.ndarray]:
