@@ -57,6 +57,7 @@ MAX_EXPONENTIAL = (MAX_BINADE + 63) * math.log(2)
 
 _SMALL = np.uint64(2**54)  # words below this have m = w >> 2 < 2⁵²: refill (probability 2⁻¹⁰)
 _LN2 = math.log(2)
+_ONE_BITS = np.uint64(0x3FF0000000000000)  # the bits of 1.0 (the sign bit makes −1.0)
 
 
 def _as_generator(rng) -> np.random.Generator:
@@ -86,16 +87,22 @@ def _fine_uniform(rng: np.random.Generator, size: int, depth: int) -> tuple[np.n
 
 def _exponential(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     u, words = _fine_uniform(rng, size, 0)
-    sign = (words & np.uint64(1)).astype(np.float64)
-    sign *= 2.0
-    sign -= 1.0
     # A fair bit picks U = u/2 < ½ (E = ln 2 − log u) or U = 1 − u/2 > ½
     # (E = −log1p(−u/2)); both keep E's relative error ≤ 2⁻⁵⁰, also for E near 0,
-    # where −log(U) of a uniform on a 2⁻⁵³ grid would be off by 100 %.
+    # where −log(U) of a uniform on a 2⁻⁵³ grid would be off by 100 %. Each branch is
+    # evaluated on its own draws only, in place where it can be.
     upper = (words & np.uint64(2)).astype(bool)
-    half = 0.5 * u
-    e = np.where(upper, -np.log1p(-half), _LN2 - np.log(u))
-    return e, sign
+    e = np.log(u)
+    np.subtract(_LN2, e, out=e)
+    h = u[upper]
+    h *= -0.5
+    e[upper] = np.negative(np.log1p(h, out=h), out=h)
+    # The sign ±1.0 written as its bits in the words' own memory: bit 0 set gives +1.0.
+    words &= np.uint64(1)
+    words ^= np.uint64(1)
+    words <<= np.uint64(63)
+    words |= _ONE_BITS
+    return e, words.view(np.float64)
 
 
 def exponential(rng: np.random.Generator | int | None, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -285,3 +285,24 @@ def test_reachability_libm_log_is_the_c_librarys_log_not_numpys():
     strided = w[:400_000].reshape(2, -1)[:, ::3]
     assert np.array_equal(_libm_log(strided), expected[:400_000].reshape(2, -1)[:, ::3])
     assert _libm_log(np.array([])).size == 0
+
+
+def test_compiled_laplace_reachability_is_the_vectorised_test_with_libms_log():
+    """The compiled loop decides exactly what the vectorised candidates decide under libm's log, row by row."""
+    from privaudit.attacks.reachability import _compiled_laplace_reach, _libm_log
+
+    rng = np.random.default_rng(4)
+    x, scale = np.array([0.0, 1.0, -0.37]), 1.5
+    mech = LaplaceMechanism(epsilon=1 / scale)
+    # Float-safe lattice releases (mostly unreachable), numpy's own (all reachable) and a mixture per row.
+    lattice, own = mech.sample(x, 3000, rng), x + rng.laplace(0.0, scale, (3000, 3))
+    mixed = np.where(rng.random((3000, 3)) < 0.8, own, lattice)
+    att = NumpyLaplaceReachability(scale=scale).fit(mechanism=None, x=x, x_prime=x)
+    for o in (lattice, own, mixed, own[::-2]):  # the last a strided view
+        expected = att._reach(o, x, log=_libm_log).all(axis=1)
+        assert np.array_equal(att.reachable(o, x), expected)
+    assert att.reachable(own, x).all() and not att.reachable(lattice, x).all()
+    # Dead rows stay dead and are not looked at; columns are checked in the order given.
+    alive = np.zeros(len(own), dtype=bool)
+    _compiled_laplace_reach()(own, x, scale, 3, alive, np.arange(3))
+    assert not alive.any()
