@@ -232,18 +232,19 @@ def test_bit_pattern_table_scores_equal_the_naive_bayes_sum_over_bit_features():
 
 
 def test_bit_pattern_compiled_scores_are_the_numpy_passes_bit_for_bit(monkeypatch):
-    # Above KERNEL_MIN_ROWS one compiled pass sums the tables; it must add the same terms in the same order.
+    # After COMPILE_AFTER_ROWS rows one compiled pass sums the tables; it must add the same terms in the same order.
     from privaudit.attacks import floating_point as fp
 
     rng = np.random.default_rng(8)
     x, xp = np.zeros(3), np.r_[1.0, 0.0, -2.0]
     o0, o1 = rng.laplace(size=(3000, 3)), xp + np.round(rng.laplace(size=(3000, 3)) * 2**10) / 2**10
     att = fp.BitPatternAttack(max_dims=3, random_state=0).fit(o0, o1, x=x, x_prime=xp)
-    test = np.vstack([rng.laplace(size=(fp.KERNEL_MIN_ROWS, 3)), o1])
+    test = np.vstack([rng.laplace(size=(5000, 3)), o1])
     test[:5, 1] = [np.nan, np.inf, -np.inf, -0.0, 5e-324]
+    numpy_passes = att.score(test)
+    monkeypatch.setattr(fp, "COMPILE_AFTER_ROWS", 0)
     compiled = att.score(test)
-    monkeypatch.setattr(fp, "KERNEL_MIN_ROWS", 10**12)
-    assert np.array_equal(compiled, att.score(test))
+    assert fp._compiled_table_sum.cache_info().currsize == 1 and np.array_equal(compiled, numpy_passes)
     assert np.array_equal(compiled[-3000:], att.score(o1))
 
 

@@ -75,7 +75,7 @@ def chunk_rows(width: int) -> int:
     return max(1024, CHUNK_ELEMENTS // max(int(width), 1))
 
 
-def safe_scores(attacker: Any, rows: np.ndarray, shape: tuple) -> np.ndarray:
+def safe_scores(attacker: Any, rows: np.ndarray, shape: tuple, *, all_finite: bool = False) -> np.ndarray:
     """Scores of ``rows`` with non-finite outputs made harmless, computed chunk by chunk.
 
     Attackers that cannot read NaN/inf (``handles_nonfinite`` False) see 0 there; non-finite
@@ -89,6 +89,9 @@ def safe_scores(attacker: Any, rows: np.ndarray, shape: tuple) -> np.ndarray:
         Releases as float rows.
     shape : tuple
         The shape the attacker sees a batch in (``(-1, *x.shape)`` or ``(-1, k)``).
+    all_finite : bool
+        The caller knows every value of ``rows`` is finite: no chunk is checked (the check
+        is a pass over the chunk per attacker, 0.15–0.5 s per 10⁸ values).
 
     Returns
     -------
@@ -96,7 +99,7 @@ def safe_scores(attacker: Any, rows: np.ndarray, shape: tuple) -> np.ndarray:
     """
     m = rows.shape[0]
     out = np.empty(m)
-    zero_nonfinite = not distinguisher_traits(attacker).handles_nonfinite
+    zero_nonfinite = not (all_finite or distinguisher_traits(attacker).handles_nonfinite)
     step = chunk_rows(rows.shape[1] if rows.ndim > 1 else 1)
     with single_threaded_blas():
         for start in range(0, m, step):  # chunks of rows, each scored vectorised (see the module docstring)
@@ -129,6 +132,7 @@ class ScoreBook:
     def __init__(self, out0: np.ndarray, out1: np.ndarray, shape: tuple) -> None:
         self._out = (out0, out1)
         self._shape = shape
+        self._finite: dict[int, bool] = {}  # side → every release finite (one pass, when first needed)
         #: (attacker index, side) → (start row, scores of rows start … start + len − 1)
         self._done: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
 
@@ -158,7 +162,10 @@ class ScoreBook:
         if have is not None and have[0] == start and have[1].size >= stop - start:
             return have[1][: stop - start]
         known = have[1] if have is not None and have[0] == start else np.empty(0)
-        rest = safe_scores(attacker, self._out[side][start + known.size:stop], self._shape)
+        if side not in self._finite:
+            self._finite[side] = bool(np.isfinite(self._out[side]).all())
+        rest = safe_scores(attacker, self._out[side][start + known.size:stop], self._shape,
+                           all_finite=self._finite[side])
         s = np.concatenate([known, rest]) if known.size else rest
         self._done[key] = (start, s)
         return s
