@@ -148,9 +148,9 @@ class BitPatternAttack(Distinguisher):
         p1 = (f1.sum(axis=0) + 1.0) / (f1.shape[0] + 2.0)
         self.weight_ = (np.log(p1) - np.log(p0)) - (np.log1p(-p1) - np.log1p(-p0))
         self.offset_ = float(np.sum(np.log1p(-p1) - np.log1p(-p0)))
-        # Per encoded double, per field of _TABLE_FIELDS: the summed weights of every bit pattern.
+        # Per field of _TABLE_FIELDS, per encoded double (rows): the summed weights of every bit pattern.
         w = self.weight_.reshape(-1, _KEPT_BITS.size)
-        self.tables_ = [[_bit_table(width) @ row[lo:lo + width] for _, width, lo in _TABLE_FIELDS] for row in w]
+        self.tables_ = [np.stack([_bit_table(width) @ row[lo:lo + width] for row in w]) for _, width, lo in _TABLE_FIELDS]
         self.rows_scored_ = 0
         return self
 
@@ -175,18 +175,13 @@ class BitPatternAttack(Distinguisher):
         kernel = _compiled_table_sum() if self.rows_scored_ > COMPILE_AFTER_ROWS else None
         if kernel is not None:
             shifts = np.vstack([np.zeros(o.shape[1]), *inputs])
-            return kernel(o, shifts, self.offset_, *self._packed_tables())
+            return kernel(o, shifts, self.offset_, *self.tables_)
         words = np.hstack([q + 0.0 for q in [o] + [o - p for p in inputs]]).view(np.uint64)  # −0.0 folded onto 0.0
         total = np.full(o.shape[0], self.offset_)
-        for j, tables in enumerate(self.tables_):  # ≤ 3·max_dims encoded doubles, not samples
-            col = words[:, j]
-            for (shift, width, _), table in zip(_TABLE_FIELDS, tables):
-                total += table[((col >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)]
+        for j in range(words.shape[1]):  # ≤ 3·max_dims encoded doubles, not samples
+            for (shift, width, _), table in zip(_TABLE_FIELDS, self.tables_):
+                total += table[j, ((words[:, j] >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)]
         return total
-
-    def _packed_tables(self) -> list[np.ndarray]:
-        """Per field of :data:`_TABLE_FIELDS`, the encoded doubles' tables stacked: shape (doubles, 2^width)."""
-        return [np.stack([tables[f] for tables in self.tables_]) for f in range(len(_TABLE_FIELDS))]
 
 
 #: Rows an attacker scores with numpy's passes before it compiles (≈ 1 s once per process, what numpy's passes

@@ -127,12 +127,16 @@ class ScoreBook:
         Releases under x and under x′.
     shape : tuple
         The shape the attackers see a batch in.
+    finite : (bool, bool), optional
+        Whether every release under x, and under x′, is finite, when the caller knows.
     """
 
-    def __init__(self, out0: np.ndarray, out1: np.ndarray, shape: tuple) -> None:
+    def __init__(self, out0: np.ndarray, out1: np.ndarray, shape: tuple,
+                 finite: tuple[bool, bool] | None = None) -> None:
         self._out = (out0, out1)
         self._shape = shape
-        self._finite: dict[int, bool] = {}  # side → every release finite (one pass, when first needed)
+        # side → every release finite: as known by the caller, else one pass when first needed
+        self._finite: dict[int, bool] = {} if finite is None else dict(enumerate(finite))
         #: (attacker index, side) → (start row, scores of rows start … start + len − 1)
         self._done: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
 

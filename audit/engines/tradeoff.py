@@ -607,6 +607,18 @@ class Releases:
     shape: tuple
 
 
+def _score_book(releases: Releases) -> ScoreBook:
+    """An empty :class:`~privaudit.audit.engines.attack_scores.ScoreBook` of ``releases``, told which side is all finite.
+
+    The draw stage counted the non-finite rows of each side before padding; with rows of one
+    width (no padding) a side with none is finite, and no score call checks it again.
+    """
+    leaks = releases.leaks
+    finite = None if leaks["shape_differs"] else tuple(
+        leaks[k] == 0 for k in ("nonfinite_fraction_x", "nonfinite_fraction_x_prime"))
+    return ScoreBook(releases.out0, releases.out1, releases.shape, finite=finite)
+
+
 def draw_releases(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, n: int, seed0: RandomLike,
                   seed1: RandomLike) -> Releases:
     """Stage *draw*: n releases of each input, each from its own generator.
@@ -750,7 +762,7 @@ def select_attackers(fitted: list, releases: Releases, splits: Splits, *, delta:
         return [0], None
     forced = _forced(fitted)
     rk = splits.rank
-    book = ScoreBook(releases.out0, releases.out1, releases.shape) if book is None else book
+    book = _score_book(releases) if book is None else book
     crits = []
     for i, a in enumerate(fitted):
         s0, s1 = (book.scores(i, a, side, rk.start, rk.stop) for side in (0, 1))
@@ -822,7 +834,7 @@ def certify(fitted: list, order: list[int], forced: int | None, releases: Releas
         The attacker with the largest ε̲ (the first of equals).
     """
     level_each = 1 - (1 - confidence) / len(order)
-    book = ScoreBook(releases.out0, releases.out1, releases.shape) if book is None else book
+    book = _score_book(releases) if book is None else book
     sel, ev = splits.select, splits.evaluate
     epsilons, best = {}, None
     for idx in order:
@@ -1044,7 +1056,7 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     releases = draw_releases(mechanism, x, x_prime, n, ss_sample0, ss_sample1)
     with single_threaded_blas():  # the classifiers' products are too small to pay for BLAS threads
         fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
-    book = ScoreBook(releases.out0, releases.out1, releases.shape)  # every attacker scores a row at most once
+    book = _score_book(releases)  # every attacker scores a row at most once
     order, forced = select_attackers(fitted, releases, splits, delta=delta, confidence=confidence,
                                      estimator=estimator, n_thresholds=n_thresholds, book=book)
     cert = certify(fitted, order, forced, releases, splits, delta=delta, confidence=confidence,
