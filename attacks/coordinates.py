@@ -27,6 +27,8 @@ All are generic (black-box): they read releases only.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
@@ -148,6 +150,36 @@ def _bit_keys(values: np.ndarray) -> np.ndarray:
     return v.view(np.uint64)
 
 
+#: Buckets of the hash that screens a coordinate's values for atoms (:func:`_frequent_keys`).
+_SCREEN_BITS = 16
+
+
+def _frequent_keys(keys: np.ndarray, min_count: int) -> np.ndarray:
+    """The distinct keys occurring at least ``min_count`` times, sorted: what ``np.unique``'s counts give, without sorting them all.
+
+    A key that occurs ``min_count`` times fills its hash bucket at least as much, so only keys in
+    buckets that full can qualify, and they alone are counted exactly. A continuous coordinate
+    (all keys distinct, a handful per bucket) has none and costs two passes instead of a sort.
+    """
+    mixed = keys * np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits depend on every bit of the key
+    bucket = (mixed >> np.uint64(64 - _SCREEN_BITS)).astype(np.intp)
+    full = np.bincount(bucket, minlength=1 << _SCREEN_BITS) >= min_count
+    if not full.any():
+        return keys[:0]
+    candidates, counts = np.unique(keys[full[bucket]], return_counts=True)
+    return candidates[counts >= min_count]
+
+
+def _bin_index(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(edges, values, side="right")`` for finite values (sorted ``edges``): one comparison per edge when few."""
+    if edges.size > _FEW_ATOMS:
+        return np.searchsorted(edges, values, side="right")
+    index = np.zeros(values.shape, dtype=np.intp)
+    for edge in edges:
+        index += edge <= values
+    return index
+
+
 @register_attack("coordinate-llr")
 class CoordinateLLRAttack(Distinguisher):
     """Sum over coordinates of per-coordinate log-likelihood ratios, atoms apart from the continuous part.
@@ -197,9 +229,9 @@ class CoordinateLLRAttack(Distinguisher):
         self.atoms_, self.edges_, self.tables_ = [], [], []
         for j in range(r0.shape[1]):  # loop over output coordinates; each step is vectorised over releases
             col = np.concatenate([r0[:, j], r1[:, j]])
-            keys, counts = np.unique(_bit_keys(col), return_counts=True)
-            atoms = keys[counts >= max(2, self.atom_fraction * col.size)]
-            rest = col[~np.isin(_bit_keys(col), atoms) & np.isfinite(col)]
+            keys = _bit_keys(col)
+            atoms = _frequent_keys(keys, max(2, math.ceil(self.atom_fraction * col.size)))
+            rest = col[(~np.isin(keys, atoms) & np.isfinite(col)) if atoms.size else np.isfinite(col)]
             edges = np.unique(np.quantile(rest, np.linspace(0, 1, self.bins + 1)[1:-1])) if rest.size else np.empty(0)
             self.atoms_.append(atoms)
             self.edges_.append(edges)
@@ -213,7 +245,7 @@ class CoordinateLLRAttack(Distinguisher):
     @staticmethod
     def _cells(col: np.ndarray, atoms: np.ndarray, edges: np.ndarray) -> np.ndarray:
         """Cell index of each value: its atom's index, else A + its bin, else the last cell (a non-finite non-atom)."""
-        cells = atoms.size + np.searchsorted(edges, col, side="right")
+        cells = atoms.size + _bin_index(edges, col)
         finite = np.isfinite(col)
         if not finite.all():
             cells = np.where(finite, cells, atoms.size + edges.size + 1)

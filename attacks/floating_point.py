@@ -27,6 +27,7 @@ Registered names
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -151,7 +152,6 @@ class BitPatternAttack(Distinguisher):
         # Per field of _TABLE_FIELDS, per encoded double (rows): the summed weights of every bit pattern.
         w = self.weight_.reshape(-1, _KEPT_BITS.size)
         self.tables_ = [np.stack([_bit_table(width) @ row[lo:lo + width] for row in w]) for _, width, lo in _TABLE_FIELDS]
-        self.rows_scored_ = 0
         return self
 
     def score(self, outputs: ArrayLike) -> np.ndarray:
@@ -171,11 +171,10 @@ class BitPatternAttack(Distinguisher):
         # summed weights: 3 gathers per double instead of 32 float features (≈ 20× faster).
         o = _rows(outputs)[:, : self.max_dims]
         inputs = [p[: o.shape[1]] for p in (self.x_, self.x_prime_) if p is not None]
-        self.rows_scored_ += o.shape[0]
-        kernel = _compiled_table_sum() if self.rows_scored_ > COMPILE_AFTER_ROWS else None
+        kernel = _table_sum_kernel(o.shape[0])
         if kernel is not None:
             shifts = np.vstack([np.zeros(o.shape[1]), *inputs])
-            return kernel(o, shifts, self.offset_, *self.tables_)
+            return kernel(np.ascontiguousarray(o), shifts, self.offset_, *self.tables_)
         words = np.hstack([q + 0.0 for q in [o] + [o - p for p in inputs]]).view(np.uint64)  # −0.0 folded onto 0.0
         total = np.full(o.shape[0], self.offset_)
         for j in range(words.shape[1]):  # ≤ 3·max_dims encoded doubles, not samples
@@ -184,9 +183,28 @@ class BitPatternAttack(Distinguisher):
         return total
 
 
-#: Rows an attacker scores with numpy's passes before it compiles (≈ 1 s once per process, what numpy's passes
-#: take for 2·10⁶ rows): from there on its scores come from one compiled pass, identical and ≈ 20× faster.
+#: Rows this process scores with numpy's passes before it compiles (≈ 1 s once per process, what numpy's passes
+#: take for 2·10⁶ rows): from there on every bit-pattern attacker's scores come from one compiled pass, identical
+#: and ≈ 20× faster.
 COMPILE_AFTER_ROWS = 1 << 21
+
+#: Rows scored with numpy's passes so far, by every bit-pattern attacker of this process.
+_numpy_rows = [0]
+
+
+def _table_sum_kernel(rows: int) -> Callable | None:
+    """The compiled table sum for a call scoring ``rows`` rows, once compiling pays; None: numpy's passes.
+
+    Compiling costs once per process, so the count is the process's, not one attacker's (a preset's
+    audits, a search's candidates): numpy's passes until they have cost about what compiling does
+    (:data:`COMPILE_AFTER_ROWS` rows), then the compiled pass. The rent-or-buy rule: at most twice the
+    time of the better choice in hindsight, whatever the process goes on to score.
+    """
+    if not _compiled_table_sum.cache_info().currsize:
+        _numpy_rows[0] += rows
+        if _numpy_rows[0] <= COMPILE_AFTER_ROWS:
+            return None
+    return _compiled_table_sum()
 
 
 @functools.cache

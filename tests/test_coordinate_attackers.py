@@ -299,3 +299,27 @@ def test_the_capped_mlp_still_learns_an_interaction():
     o1 = np.c_[u, rho * u + np.sqrt(1 - rho**2) * w]
     assert _epsilon_lb(MLPAttack(random_state=0), o0, o1, None, None, 10_000, 10_000) > 1.0
     assert _epsilon_lb(LogisticAttack(random_state=0), o0, o1, None, None, 10_000, 10_000) == 0.0
+
+
+@pytest.mark.parametrize("min_count", [2, 3, 40, 10_000])
+def test_frequent_keys_are_np_uniques_frequent_values(min_count):
+    # The hash screen must keep every key np.unique counts at least min_count times, and no other:
+    # integers (keys differing in their high bits only), sentinels, NaN/±inf/−0.0 and distinct reals.
+    from privaudit.attacks.coordinates import _bit_keys, _frequent_keys
+
+    rng = np.random.default_rng(3)
+    col = np.concatenate([rng.integers(0, 500, 20_000).astype(float), np.full(60, -1.0), rng.standard_normal(20_000),
+                          [np.nan] * 45 + [np.inf] * 3 + [-0.0, 0.0] * 20])
+    keys = _bit_keys(rng.permutation(col))
+    values, counts = np.unique(keys, return_counts=True)
+    expected = values[counts >= min_count]
+    assert np.array_equal(_frequent_keys(keys, min_count), expected)
+
+
+def test_bin_index_is_searchsorted_right_on_finite_values():
+    from privaudit.attacks.coordinates import _bin_index
+
+    rng = np.random.default_rng(4)
+    values = np.concatenate([rng.standard_normal(5000), [0.0, -0.0, 0.5, 0.5]])
+    for edges in (np.empty(0), np.array([0.0]), np.array([-1.0, 0.0, 0.5]), np.sort(rng.standard_normal(20))):
+        assert np.array_equal(_bin_index(edges, values), np.searchsorted(edges, values, side="right"))

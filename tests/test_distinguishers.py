@@ -241,11 +241,31 @@ def test_bit_pattern_compiled_scores_are_the_numpy_passes_bit_for_bit(monkeypatc
     att = fp.BitPatternAttack(max_dims=3, random_state=0).fit(o0, o1, x=x, x_prime=xp)
     test = np.vstack([rng.laplace(size=(5000, 3)), o1])
     test[:5, 1] = [np.nan, np.inf, -np.inf, -0.0, 5e-324]
-    numpy_passes = att.score(test)
+    with monkeypatch.context() as m:  # numpy's passes, whatever this process compiled before
+        m.setattr(fp, "_table_sum_kernel", lambda rows: None)
+        numpy_passes = att.score(test)
     monkeypatch.setattr(fp, "COMPILE_AFTER_ROWS", 0)
     compiled = att.score(test)
     assert fp._compiled_table_sum.cache_info().currsize == 1 and np.array_equal(compiled, numpy_passes)
     assert np.array_equal(compiled[-3000:], att.score(o1))
+    # Once compiled, a new attacker scores through the compiled pass from its first row (compiling is once per process).
+    monkeypatch.setattr(fp, "COMPILE_AFTER_ROWS", 1 << 21)
+    assert fp._table_sum_kernel(0) is fp._compiled_table_sum()
+    fresh = fp.BitPatternAttack(max_dims=3, random_state=0).fit(o0, o1, x=x, x_prime=xp)
+    assert np.array_equal(fresh.score(np.asfortranarray(test)), numpy_passes)  # not C-contiguous too
+
+
+def test_bit_pattern_compiles_once_the_process_has_scored_what_compiling_costs(monkeypatch):
+    # Rent or buy, per process: numpy's passes until all attackers together scored COMPILE_AFTER_ROWS rows.
+    import functools
+
+    from privaudit.attacks import floating_point as fp
+
+    monkeypatch.setattr(fp, "_compiled_table_sum", functools.cache(lambda: "compiled"))
+    monkeypatch.setattr(fp, "_numpy_rows", [0])
+    monkeypatch.setattr(fp, "COMPILE_AFTER_ROWS", 1000)
+    assert fp._table_sum_kernel(600) is None and fp._table_sum_kernel(400) is None  # two attackers, 1000 rows
+    assert fp._table_sum_kernel(1) == "compiled" and fp._table_sum_kernel(0) == "compiled"
 
 
 def test_lattice_key_choice_equals_two_count_tables_per_fold():
