@@ -31,10 +31,11 @@ arithmetic's ten array passes (one rounding per operation, in the order the floa
 costs before any normal transform, clipping work or optimiser step. The engine's noise is the compiled
 kernel of :mod:`privaudit.mechanisms.lattice_kernel` (the same bits as numpy's path, timed beside it).
 Measured (CPU, 1 thread, load 0.4-8): the compiled noise is 0.35-0.52x numpy's path; our whole step
-1.3-1.5x a non-private step, our step without noise 0.93-0.97x, and the first floor 1.14-1.21x. A step at
-1.0x non-private leaves 0.09-0.16 ms for the noise; torch's float32 normals (the fastest here, not float-safe)
-take 0.41-0.63 ms for the same coordinates, so issue 26's <= 1.0x non-private is past what any normal
-generator on this machine allows, float-safe or not (with them our step would be 1.17x).
+1.3-1.5x a non-private step, our step without noise 0.92-0.97x, and the first floor 1.14-1.21x. A step at
+1.0x non-private leaves 0.09-0.20 ms for the noise; torch's float32 normals (the fastest here, not float-safe)
+take 0.45-0.63 ms for the same coordinates (2.3-6.7x the budget of the same run), so issue 26's <= 1.0x
+non-private is past what any normal generator on this machine allows, float-safe or not (with them our step
+would be 1.11-1.17x).
 
 Usage: ``python benchmarks/bench_dpsgd.py [--small] [--threads N] [--repeats R] [--no-hooks] [--parts]``.
 """
