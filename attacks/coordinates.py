@@ -35,7 +35,7 @@ from scipy.stats import norm
 
 from privaudit.mechanisms.validation import InvalidParameterError, check_int
 
-from .distinguishers import Distinguisher, _pair_difference, _rows
+from .distinguishers import _MULT, Distinguisher, _pair_difference, _rows
 from .registry import register_attack
 
 
@@ -161,7 +161,7 @@ def _frequent_keys(keys: np.ndarray, min_count: int) -> np.ndarray:
     buckets that full can qualify, and they alone are counted exactly. A continuous coordinate
     (all keys distinct, a handful per bucket) has none and costs two passes instead of a sort.
     """
-    mixed = keys * np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits depend on every bit of the key
+    mixed = keys * _MULT  # Fibonacci hashing (row_hashes' multiplier): the top bits depend on every bit of the key
     bucket = (mixed >> np.uint64(64 - _SCREEN_BITS)).astype(np.intp)
     full = np.bincount(bucket, minlength=1 << _SCREEN_BITS) >= min_count
     if not full.any():

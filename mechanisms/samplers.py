@@ -89,8 +89,9 @@ def _exponential(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.nd
     u, words = _fine_uniform(rng, size, 0)
     # A fair bit picks U = u/2 < ½ (E = ln 2 − log u) or U = 1 − u/2 > ½
     # (E = −log1p(−u/2)); both keep E's relative error ≤ 2⁻⁵⁰, also for E near 0,
-    # where −log(U) of a uniform on a 2⁻⁵³ grid would be off by 100 %. Each branch is
-    # evaluated on its own draws only, in place where it can be.
+    # where −log(U) of a uniform on a 2⁻⁵³ grid would be off by 100 %. The lower branch's
+    # log runs on every draw (cheaper than gathering half of them), the upper branch's
+    # log1p on its own draws only, in place where it can be.
     upper = (words & np.uint64(2)).astype(bool)
     e = np.log(u)
     np.subtract(_LN2, e, out=e)
