@@ -22,7 +22,7 @@ from .accounting import (
     zcdp_rho,
 )
 from .arcsine_gaussian import ArcsineGaussian
-from .claim import PrivacyClaim, neighboring_relation
+from .claim import ClaimTypeError, PrivacyClaim, claim_of, neighboring_relation
 from .gaussian import GaussianMechanism, analytic_sigma, calibrate_gaussian, classical_sigma
 from .laplace import LaplaceMechanism
 from .modulated import ModulatedMechanism, random_orthonormal_basis
@@ -67,7 +67,8 @@ from .validation import (
 
 __all__ = [
     "AccountableMechanism", "analytic_sigma", "ArcsineGaussian", "calibrate_gaussian", "calibrate_noise_multiplier",
-    "CalibrationCheck", "CalibrationWarning", "check_calibration", "check_claim", "classical_sigma",
+    "CalibrationCheck", "CalibrationWarning", "check_calibration", "check_claim", "claim_of", "ClaimTypeError",
+    "classical_sigma",
     "DensityMechanism", "discrete_tradeoff", "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "dp_event_of",
     "dpsgd_delta", "dpsgd_epsilon", "draw_seed", "event_delta", "event_epsilon", "ExponentialMechanism",
     "gaussian_delta", "gaussian_rho", "gaussian_steps_event", "gaussian_tradeoff", "GaussianMechanism",

@@ -16,7 +16,7 @@ from typing import Any
 from dp_accounting import NeighboringRelation
 
 from .neighbourhoods import Neighbourhood, parse_neighbourhood
-from .validation import InvalidParameterError, check_delta, check_epsilon, check_positive
+from .validation import InvalidParameterError, ParameterTypeError, check_delta, check_epsilon, check_positive
 
 
 def neighboring_relation(adjacency: str | Neighbourhood) -> NeighboringRelation:
@@ -110,3 +110,61 @@ class PrivacyClaim:
         if isinstance(self.adjacency, str):
             return asdict(self)
         return {**asdict(self), "adjacency": self.adjacency.to_dict()}
+
+
+class ClaimTypeError(ParameterTypeError, InvalidParameterError):
+    """An object's ``.claim`` is not a :class:`PrivacyClaim` (or it has none where one is required).
+
+    Both a :class:`ParameterTypeError` (a ``TypeError``) and an :class:`InvalidParameterError`
+    (a ``ValueError``): the audits used to raise the latter for a mechanism without a claim and
+    the pytest plugin the former, and callers catching either still catch it.
+    """
+
+
+def claim_of(obj: Any, *, required: bool = False, name: str = "mechanism") -> PrivacyClaim | None:
+    """The :class:`PrivacyClaim` an object exposes as ``.claim``.
+
+    The one place that reads a mechanism's (or fitted learner's, or release view's) claim:
+    audits, kinds and the pytest plugin call it instead of testing ``getattr(obj, "claim")``
+    themselves.
+
+    Parameters
+    ----------
+    obj : object
+        Anything; a mechanism declares its claim as the attribute ``claim``.
+    required : bool
+        When True, an object without a claim (no ``claim`` attribute, or ``claim`` is None)
+        raises instead of returning None.
+    name : str
+        What ``obj`` is called in the error message (e.g. the argument's name).
+
+    Returns
+    -------
+    PrivacyClaim or None
+        ``obj.claim``; None when ``obj`` has no claim (no attribute, or None) and ``required``
+        is False.
+
+    Raises
+    ------
+    ClaimTypeError
+        When ``obj.claim`` is set but is not a :class:`PrivacyClaim`, or when ``required`` and
+        ``obj`` has no claim; the message names the value and the object's type.
+
+    Examples
+    --------
+    >>> from privaudit.mechanisms import GaussianMechanism, claim_of
+    >>> claim_of(GaussianMechanism(epsilon=1.0, delta=1e-5)).epsilon
+    1.0
+    >>> claim_of(object()) is None
+    True
+    """
+    claim = getattr(obj, "claim", None)
+    if isinstance(claim, PrivacyClaim):
+        return claim
+    if claim is not None:
+        raise ClaimTypeError(f"{name} must expose a PrivacyClaim as .claim, got {name}.claim={claim!r:.200} "
+                             f"({type(claim).__name__}) on {type(obj).__name__}")
+    if required:
+        raise ClaimTypeError(f"{name} must expose a PrivacyClaim as .claim, got {name}={obj!r:.200} "
+                             f"({type(obj).__name__}), which has none")
+    return None

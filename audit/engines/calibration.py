@@ -20,7 +20,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
-from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.claim import ClaimTypeError, PrivacyClaim, claim_of
 from privaudit.mechanisms.protocol import HasExactDelta, HasExactEpsilon
 from privaudit.mechanisms.validation import InvalidParameterError, check_positive
 
@@ -79,9 +79,10 @@ def audit_calibration(mechanism: Any, *, claim: PrivacyClaim | None = None,
     -------
     CalibrationAudit
     """
-    claim = getattr(mechanism, "claim", None) if claim is None else claim
-    if not isinstance(claim, PrivacyClaim):
-        raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
+    if claim is None:
+        claim = claim_of(mechanism, required=True)
+    elif not isinstance(claim, PrivacyClaim):
+        raise ClaimTypeError(f"claim must be a PrivacyClaim, got claim={claim!r:.200} ({type(claim).__name__})")
     if not isinstance(mechanism, HasExactEpsilon):
         raise InvalidParameterError(
             f"{type(mechanism).__name__} has no exact_epsilon(delta): its calibration cannot be checked exactly; "

@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike
 from privaudit.attacks.distinguishers import GENERIC_SUITE, attacker_name, make_attacker
 from privaudit.attacks.protocol import LEAK_FAMILIES, distinguisher_traits, leak_family
 from privaudit.mechanisms.adjacency import adjacent_claim
-from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.claim import ClaimTypeError, PrivacyClaim, claim_of
 # The theory curves of compositions describe mechanisms (release views use them), so they are defined
 # there; privaudit.audit re-exports composed_tradeoff and pld_tradeoff from here.
 from privaudit.mechanisms.accounting import composed_tradeoff
@@ -1024,9 +1024,10 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     -------
     TradeoffAudit
     """
-    claim = getattr(mechanism, "claim", None) if claim is None else claim
-    if not isinstance(claim, PrivacyClaim):
-        raise InvalidParameterError(f"mechanism must expose a PrivacyClaim as .claim, got {claim!r}")
+    if claim is None:
+        claim = claim_of(mechanism, required=True)
+    elif not isinstance(claim, PrivacyClaim):
+        raise ClaimTypeError(f"claim must be a PrivacyClaim, got claim={claim!r:.200} ({type(claim).__name__})")
     if not callable(getattr(mechanism, "sample", None)):
         raise InvalidParameterError(f"mechanism must have a sample(x, n, rng) method, got {type(mechanism).__name__}")
     n = check_size("n", n, minimum=MIN_N)

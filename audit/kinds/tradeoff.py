@@ -25,7 +25,7 @@ import numpy as np
 
 from privaudit.attacks.pairs import worst_case_pair
 from privaudit.mechanisms.adjacency import NonAdjacentPairError, adjacent_claim
-from privaudit.mechanisms.claim import PrivacyClaim
+from privaudit.mechanisms.claim import ClaimTypeError, claim_of
 from privaudit.mechanisms.domains import domain_from_spec
 from privaudit.mechanisms.neighbourhoods import parse_neighbourhood
 from privaudit.mechanisms.tradeoff import tradeoff_curve
@@ -134,9 +134,11 @@ def check_adjacent(path: str, params: dict, components: Mapping[str, Any]) -> No
     ConfigValueError
         Naming ``x``, ``x_prime`` and their values, and the key that would audit the group claim.
     """
-    mech = components.get("mechanism")
-    claim = getattr(mech, "claim", None)
-    if params["x"] is None or not isinstance(claim, PrivacyClaim):
+    try:
+        claim = claim_of(components.get("mechanism"))
+    except ClaimTypeError:
+        return  # not a claim: the task's audit_tradeoff reports it
+    if params["x"] is None or claim is None:
         return
     try:
         adjacent_claim(claim, np.asarray(params["x"]), np.asarray(params["x_prime"]), mode=params["adjacency"])

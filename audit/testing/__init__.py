@@ -347,17 +347,17 @@ def assert_private(mechanism: Any, x: Any = None, x_prime: Any = None, *, epsilo
         When an attack certifies ε̲ above the budget.
     InvalidParameterError
         When the marker disagrees with the claim, or there is no pair and no domain.
+    ClaimTypeError
+        When the mechanism exposes no :class:`~privaudit.mechanisms.PrivacyClaim` as ``.claim``
+        (a ``ParameterTypeError``).
     """
     __tracebackhide__ = True
     import warnings
 
     from privaudit.audit.engines.tradeoff import audit_tradeoff
-    from privaudit.mechanisms import InvalidParameterError, ParameterTypeError, PrivacyClaim
+    from privaudit.mechanisms import InvalidParameterError, PrivacyClaim, claim_of
 
-    claim = getattr(mechanism, "claim", None)
-    if not isinstance(claim, PrivacyClaim):
-        raise ParameterTypeError(f"mechanism must expose its PrivacyClaim as .claim, got mechanism={mechanism!r:.200} "
-                                 f"({type(mechanism).__name__})")
+    claim = claim_of(mechanism, required=True)
     m_eps, m_delta = _marker_budget(claim)
     epsilon = m_eps if epsilon is None else epsilon
     delta = m_delta if delta is None else delta
