@@ -1,0 +1,377 @@
+"""Membership inference against a trained model, held against its claim (:func:`audit_membership`).
+
+Stages: ``plan_design → build_canaries → fit_models → score_attacks → measure → certify → judge``.
+
+**Design** (leave-many-out; Carlini et al. 2022, §IV-C). K = ``n_reference`` + 1 models are
+trained; record i is in model k's training set when ``inside[k, i]`` (independent fair coins).
+Each model in turn is the target, the other K − 1 its reference models, and results average over
+the K targets. Under a label-DP claim (the claim's neighbourhood is ``label``) membership is not
+protected, so the audit tests the claim's own unit instead: every record is trained on, with its
+label replaced by another one (a different class, or y_min + y_max − y) where ``inside`` is False,
+and the signal is the log-odds of the true label against the replacement.
+
+**Certification.** The inclusion bits of the records (and of the canaries) in the designated
+target, fit 0, are independent fair coins drawn before training, and each attack's score of a
+record is a function of that target's output and of independent randomness (the reference
+models). That is Steinke, Nasr & Jagielski (2023)'s one-run game, so the one-run ε̲ of
+:func:`~privaudit.audit.engines.one_run.one_run_table` is certified at ``confidence`` for the
+population (average case) and for the canaries (worst case), each its own row. With
+``n_reference`` ≥ :data:`MULTI_RUN_MIN` fits a canary is also audited over fits: its signal in
+independent fits is a sequence of independent trials, the canary and the test are chosen on the
+first half of the fits and the Clopper–Pearson ε̲ read on the second
+(:func:`~privaudit.audit.stats.epsilon_bounds.epsilon_bound`).
+
+The claim's neighbourhood must cover the bits flipped: add/remove for membership (a replace-one
+claim bounds swaps, which the coin design does not make), label for labels. A claim that does
+not cover them is reported and compared with nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from privaudit.attacks.membership import ATTACKS
+from privaudit.mechanisms.claim import PrivacyClaim, claim_of
+from privaudit.mechanisms.neighbourhoods import parse_neighbourhood
+from privaudit.mechanisms.randomness import RandomLike, int_seeds, keyed_rng, resolve_seed
+from privaudit.mechanisms.tradeoff import tradeoff_curve
+from privaudit.mechanisms.validation import (
+    InvalidInputError,
+    InvalidParameterError,
+    check_array,
+    check_int,
+    check_interval,
+)
+
+from privaudit.audit.engines.membership_results import (
+    FPR_GRID,
+    AttackResult,
+    CanaryResult,
+    ClaimCheck,
+    MembershipAudit,
+    VulnerabilityTable,
+)
+from privaudit.audit.engines.model_training import (
+    Signals,
+    check_model,
+    infer_task,
+    run_fits,
+    train_and_score,
+)
+from privaudit.audit.engines.one_run import k_grid, one_run_table, planned_k
+from privaudit.audit.stats.epsilon_bounds import epsilon_bound
+from privaudit.audit.verdicts import Verdict
+
+#: Fits (models) from which a canary is also audited over fits (Clopper–Pearson).
+MULTI_RUN_MIN = 40
+#: Attacks run by default.
+DEFAULT_ATTACKS = ("loss", "lira-offline", "lira-online", "rmia", "rmia-offline")
+
+
+def _check_data(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    Xa = check_array("X", X, ndim=2)
+    ya = np.asarray(y)
+    if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
+        raise InvalidInputError(f"y must be 1-d with one label per row of X ({Xa.shape[0]}), got shape {ya.shape}")
+    if ya.dtype.kind == "f" and not np.all(np.isfinite(ya)):
+        raise InvalidInputError(f"y must be finite; row {int(np.flatnonzero(~np.isfinite(ya))[0])} is not")
+    if Xa.shape[0] < 4:
+        raise InvalidInputError(f"a membership audit needs at least 4 records, got {Xa.shape[0]}")
+    return Xa, ya
+
+
+def _check_attacks(attacks: Any) -> tuple[str, ...]:
+    names = DEFAULT_ATTACKS if attacks is None else (attacks,) if isinstance(attacks, str) else tuple(attacks)
+    unknown = [a for a in names if a not in ATTACKS]
+    if unknown or not names:
+        raise InvalidParameterError(f"unknown attack(s) {unknown!r}; expected some of {sorted(ATTACKS)}")
+    return names
+
+
+def resolve_unit(claim: PrivacyClaim | None, unit: str) -> str:
+    """``"membership"`` or ``"label"``: the one asked for, else the claim's neighbourhood's unit."""
+    if unit in ("membership", "label"):
+        return unit
+    if unit != "auto":
+        raise InvalidParameterError(f"unit must be 'auto', 'membership' or 'label', got unit={unit!r}")
+    if claim is not None and parse_neighbourhood(claim.adjacency).kind == "label":
+        return "label"
+    return "membership"
+
+
+def plan_design(n_records: int, n_fits: int, rng: np.random.Generator) -> np.ndarray:
+    """``inside`` (n_fits, n_records): independent fair coins, each fit's row drawn before training."""
+    return rng.random((n_fits, n_records)) < 0.5
+
+
+def replacement_labels(y: np.ndarray, task: str, rng: np.random.Generator) -> np.ndarray:
+    """Another label per record: a uniformly drawn different class, or y_min + y_max − y for a regression."""
+    if task == "regression":
+        yf = y.astype(float)
+        return yf.min() + yf.max() - yf
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise InvalidInputError("label inference needs at least two classes in y")
+    pos = np.searchsorted(classes, y)
+    shift = rng.integers(1, classes.size, size=y.size)
+    return classes[(pos + shift) % classes.size]
+
+
+def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Canary records: the user's ``(X_c, y_c)``, or ``m`` mislabelled copies of random records.
+
+    A mislabelled canary is a record with a different class (or, for a regression, the label
+    y_min + y_max − y): a record the model can fit only by memorising it.
+    """
+    if canaries is None or (isinstance(canaries, int | np.integer) and not isinstance(canaries, bool)
+                            and canaries == 0):
+        return X[:0], y[:0]
+    if isinstance(canaries, tuple) and len(canaries) == 2:
+        Xc = check_array("canaries X", canaries[0], ndim=2, dim=X.shape[1])
+        yc = np.asarray(canaries[1])
+        if yc.shape != (Xc.shape[0],):
+            raise InvalidInputError(f"canary labels must have shape ({Xc.shape[0]},), got {yc.shape}")
+        return Xc, yc.astype(y.dtype, copy=False)
+    m = check_int("canaries", canaries)
+    rows = rng.choice(X.shape[0], size=m, replace=m > X.shape[0])
+    return X[rows].copy(), replacement_labels(y[rows], task, rng)
+
+
+def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, seeds: np.ndarray, task: str,
+               unit: str, y_alt: np.ndarray | None, *, n_jobs: int | None, timeout: float | None) -> list[Signals]:
+    """Train every fit of the design and score every record (workers: ``n_jobs``; Dask via joblib)."""
+    jobs = []
+    for k in range(inside.shape[0]):
+        if unit == "label":
+            # Every record is trained on, with the replacement label where the coin says so.
+            rows, labels, alt = np.arange(y.size), np.where(inside[k], y, y_alt), y_alt
+        else:
+            rows, labels, alt = np.flatnonzero(inside[k]), y, None
+        jobs.append(functools.partial(train_and_score, model, X, y, rows, int(seeds[k]), task, k, alt, labels))
+    return run_fits(jobs, n_jobs=n_jobs, timeout=timeout)
+
+
+def _roc_on_grid(members: np.ndarray, scores: np.ndarray) -> tuple[float, np.ndarray]:
+    """AUC and the largest TPR with FPR ≤ each point of :data:`FPR_GRID`, for one target."""
+    fpr, tpr, _ = roc_curve(members, scores)
+    idx = np.searchsorted(fpr, FPR_GRID * (1 + 1e-12), side="right") - 1
+    return float(roc_auc_score(members, scores)), tpr[np.maximum(idx, 0)]
+
+
+def measure_attack(name: str, scores: np.ndarray, inside: np.ndarray) -> AttackResult:
+    """ROC of one attack over every target that has members and non-members among the columns."""
+    aucs, tprs = [], []
+    for t in range(scores.shape[0]):  # K targets, each a vectorised ROC over the records
+        if 0 < inside[t].sum() < inside.shape[1]:
+            auc, tpr = _roc_on_grid(inside[t], scores[t])
+            aucs.append(auc)
+            tprs.append(tpr)
+    if not aucs:
+        raise InvalidInputError("no target has both members and non-members: too few records")
+    return AttackResult(name, float(np.mean(aucs)), float(np.std(aucs)), FPR_GRID.copy(),
+                        np.mean(tprs, axis=0), len(aucs))
+
+
+def vulnerability(attack: str, scores: np.ndarray, inside: np.ndarray) -> VulnerabilityTable:
+    """Per record, the Mann–Whitney AUC of its scores over the targets (IN against OUT), ranked."""
+    ranks = scores.argsort(0).argsort(0).astype(float) + 1.0
+    n_in = inside.sum(0)
+    n_out = inside.shape[0] - n_in
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((ranks * inside).sum(0) - n_in * (n_in + 1) / 2) / (n_in * n_out)
+        gap = (np.where(inside, scores, 0).sum(0) / n_in) - (np.where(~inside, scores, 0).sum(0) / n_out)
+    auc = np.where((n_in > 0) & (n_out > 0), auc, 0.5)
+    gap = np.nan_to_num(gap)
+    return VulnerabilityTable(attack, auc, gap, n_in, np.argsort(-auc, kind="stable"))
+
+
+def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, AttackResult]) -> ClaimCheck:
+    """Each attack's population ROC against 1 − f_{ε,δ} (average case, never the verdict)."""
+    if claim is None:
+        return ClaimCheck("none", False, float("nan"), 0, "no claim to compare with")
+    kind = parse_neighbourhood(claim.adjacency).kind
+    covered = {"membership": ("add-remove",), "label": ("label",)}[unit]
+    if kind not in covered:
+        note = (f"the claim's neighbourhood ({claim.adjacency}) does not cover {unit} "
+                + ("(a replace-one claim bounds swaps; the coin design adds and removes records)"
+                   if kind == "replace-one" else ""))
+        return ClaimCheck(kind, False, float("nan"), 0, note.strip())
+    bound = 1 - tradeoff_curve(claim.epsilon, claim.delta, FPR_GRID)
+    excess = np.array([r.tpr - bound for r in results.values()])
+    above = int((excess > 0).sum())
+    note = (f"population ROC within 1 − f(ε, δ) at every point" if above == 0 else
+            f"population ROC above 1 − f(ε, δ) at {above} points (not certified: records of one model "
+            f"are not independent trials; the certified bounds decide)")
+    return ClaimCheck(kind, True, float(excess.max()), above, note)
+
+
+def one_run_rows(scores: np.ndarray, bits: np.ndarray, claim: PrivacyClaim | None,
+                 confidence: float) -> list[dict[str, Any]]:
+    """The one-run table of one target's scores; k planned from the claim when there is one."""
+    m = scores.size
+    if m < 2:
+        return []
+    delta = claim.delta if claim is not None else 1e-5
+    k = planned_k(m, claim.epsilon, delta, confidence=confidence) if claim is not None and claim.epsilon < 50 \
+        else k_grid(m)
+    return one_run_table(scores, 2.0 * bits - 1.0, delta=delta, confidence=confidence, k=k)
+
+
+def multi_run_bound(signals: np.ndarray, bits: np.ndarray, delta: float, confidence: float) -> dict[str, Any] | None:
+    """Clopper–Pearson ε̲ of one canary over fits: canary and test from the first half, counts on the second."""
+    K = signals.shape[0]
+    if K < MULTI_RUN_MIN:
+        return None
+    sel, ev = slice(0, K // 2), slice(K // 2, K)
+    s_sel, b_sel = signals[sel], bits[sel]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = (np.where(b_sel, s_sel, 0).sum(0) / b_sel.sum(0)) - (np.where(~b_sel, s_sel, 0).sum(0) / (~b_sel).sum(0))
+        spread = s_sel.std(0)
+        sep = np.nan_to_num(np.abs(gap) / np.where(spread > 0, spread, np.inf))
+    j = int(np.argmax(sep))
+    col_s, col_b = signals[:, j], bits[:, j]
+    sb, eb_ = col_b[sel], col_b[ev]
+    if min(sb.sum(), (~sb).sum(), eb_.sum(), (~eb_).sum()) == 0:
+        return None
+    rb = epsilon_bound(col_s[sel][~sb], col_s[sel][sb], col_s[ev][~eb_], col_s[ev][eb_], delta=delta,
+                       confidence=confidence)
+    return dict(canary=j, epsilon_lb=float(rb.epsilon), fpr=float(rb.fpr), fnr=float(rb.fnr),
+                selection_fits=K // 2, evaluation_fits=K - K // 2, certified=True)
+
+
+def judge(claim: PrivacyClaim | None, check: ClaimCheck, epsilon_lb: float, certified_any: bool) -> Verdict:
+    """violation when a certified ε̲ exceeds a covering claim; pass when one was computed; else info/inconclusive."""
+    if claim is None:
+        return Verdict.INFO
+    if not check.applies or not certified_any:
+        return Verdict.INCONCLUSIVE
+    return Verdict.VIOLATION if epsilon_lb > claim.epsilon else Verdict.PASS
+
+
+def _peek_claim(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> PrivacyClaim | None:
+    """The claim a fitted privaudit learner carries (one small fit), or None for a model without one."""
+    if not hasattr(type(model), "claim"):
+        return None
+    from privaudit.audit.engines.model_training import fit_model
+
+    return claim_of(fit_model(model, X, y, seed))
+
+
+def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int = 16,
+                     attacks: str | list[str] | None = None, canaries: Any = None,
+                     claim: PrivacyClaim | None = None, unit: str = "auto", task: str = "auto",
+                     confidence: float = 0.95, n_jobs: int | None = None, timeout: float | None = None,
+                     rng: RandomLike = None) -> MembershipAudit:
+    """Membership (or label) inference against a model, every fit a target, held against its claim.
+
+    Parameters
+    ----------
+    model : estimator or trainer
+        A scikit-learn estimator or privaudit learner (cloned and refitted), or a trainer
+        ``train(X, y, seed)`` (see :mod:`~privaudit.audit.engines.model_training`).
+    X, y : arrays (n, d) and (n,)
+        The pool of records the fits draw from.
+    n_reference : int
+        Reference models per target (K = n_reference + 1 fits).
+    attacks : str or list of str, optional
+        Names of :data:`~privaudit.attacks.membership.ATTACKS` (default :data:`DEFAULT_ATTACKS`).
+    canaries : int or (X_c, y_c), optional
+        m mislabelled canaries, or the user's own records; each is in a fit with probability ½.
+    claim : PrivacyClaim, optional
+        Default: the claim the fitted model carries (privaudit learners), else none.
+    unit : {"auto", "membership", "label"}
+        What is inferred; ``auto`` reads the claim's neighbourhood.
+    task : {"auto", "classification", "regression"}
+    confidence : float
+        Level of every certified bound.
+    n_jobs : int, optional
+        joblib workers for the fits; inside ``joblib.parallel_config(backend="dask")`` they go to Dask.
+    timeout : float, optional
+        Seconds a fit may take (fits then run in worker processes).
+    rng : int, Generator or None
+        Fixes the design, every fit's seed and hence the result, whatever ``n_jobs``.
+
+    Returns
+    -------
+    MembershipAudit
+
+    Raises
+    ------
+    TrainingError
+        When a fit raises, returns a non-finite signal or exceeds ``timeout``; names the fit and its seed.
+    """
+    Xa, ya = _check_data(X, y)
+    check_model(model)
+    K = check_int("n_reference", n_reference, maximum=10_000) + 1
+    names = _check_attacks(attacks)
+    confidence = check_interval("confidence", confidence, 0.0, 1.0)
+    task = infer_task(model, ya, task)
+    root, seed = resolve_seed(rng)
+    seeds = int_seeds(keyed_rng(root, 1), K)
+    t0 = time.perf_counter()
+    if claim is None and unit == "auto":
+        claim = _peek_claim(model, Xa, ya, int(seeds[0]))
+    unit = resolve_unit(claim, unit)
+    Xc, yc = build_canaries(Xa, ya, canaries, task, keyed_rng(root, 2))
+    Xp, yp = np.vstack([Xa, Xc]), np.concatenate([ya, yc])
+    n = Xa.shape[0]
+    inside = plan_design(Xp.shape[0], K, keyed_rng(root, 0))
+    y_alt = replacement_labels(yp, task, keyed_rng(root, 3)) if unit == "label" else None
+    fits = fit_models(model, Xp, yp, inside, seeds, task, unit, y_alt, n_jobs=n_jobs, timeout=timeout)
+    fit_seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    signal = np.stack([f.signal for f in fits])
+    log_prob = np.stack([f.log_prob for f in fits])
+    if claim is None:
+        claim = fits[0].claim
+    scores = {}
+    for name in names:
+        fn, reads = ATTACKS[name]
+        scores[name] = fn(signal if reads == "signal" else log_prob, inside)
+    results = {name: measure_attack(name, s[:, :n], inside[:, :n]) for name, s in scores.items()}
+    best = max(results, key=lambda a: results[a].auc)
+    check = check_claim(claim, unit, results)
+    population_rows = one_run_rows(scores[best][0, :n], inside[0, :n], claim, confidence)
+    canary = None
+    if Xc.shape[0]:
+        canary = _canary_result(best, scores[best], signal, inside, n, claim, confidence)
+    certified = [r["epsilon_lb"] for r in population_rows if r["certified"]]
+    eps_lb = float(max(certified + ([canary.epsilon_lb] if canary else []), default=0.0))
+    check = ClaimCheck(check.unit, check.applies, check.max_excess, check.points_above, check.note,
+                       population_rows)
+    verdict = judge(claim, check, eps_lb, bool(certified))
+    notes = []
+    if unit == "label":
+        notes.append("the claim protects labels, not membership: label inference was tested "
+                     "(each record's label replaced with probability 1/2)")
+    return MembershipAudit(attacks=results, best=best, vulnerability=vulnerability(best, scores[best][:, :n],
+                                                                                 inside[:, :n]),
+                           claim=claim, claim_check=check, canaries=canary, epsilon_lb=eps_lb, verdict=verdict,
+                           unit=unit, n_records=n, n_fits=K, seed=seed, fit_seconds=fit_seconds,
+                           attack_seconds=time.perf_counter() - t1, notes=notes)
+
+
+def _canary_result(best: str, scores: np.ndarray, signal: np.ndarray, inside: np.ndarray, n: int,
+                   claim: PrivacyClaim | None, confidence: float) -> CanaryResult:
+    cs, ci = scores[:, n:], inside[:, n:]
+    m = cs.shape[1]
+    rows = one_run_rows(cs[0], ci[0], claim, confidence)
+    multi = multi_run_bound(signal[:, n:], ci, claim.delta if claim is not None else 1e-5, confidence)
+    if m >= 2 and 0 < ci.sum() < ci.size:
+        res = measure_attack(best, cs, ci)
+        auc, tpr = res.auc, res.tpr_at_fpr(0.01)
+    else:
+        auc, tpr = float("nan"), float("nan")
+    return CanaryResult(m, best, auc, tpr, rows, multi)
+
+
+__all__ = ["DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "check_claim", "fit_models",
+           "judge", "measure_attack", "multi_run_bound", "plan_design", "replacement_labels", "resolve_unit",
+           "vulnerability"]
