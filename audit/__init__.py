@@ -5,6 +5,8 @@ Names are loaded lazily from their submodules.
 
 from importlib import import_module
 
+from .display.hooks import register_renderers as _register_renderers
+
 #: Names re-exported from privaudit.mechanisms, also lazily: importing the mechanisms package loads
 #: dp_accounting and scipy.stats, which `privaudit --help` and `privaudit list` never need.
 _REEXPORTED = {"gaussian_tradeoff": "privaudit.mechanisms.tradeoff", "tradeoff_curve": "privaudit.mechanisms.tradeoff"}
@@ -30,6 +32,19 @@ _LAZY = {
     "plot_result": "reporting.figures", "result_html": "reporting.render", "write_report": "app.results_report",
     "results_report": "app.results_report",
 }
+
+
+def _plot_result(result, which=0):
+    return import_module(".reporting.figures", __name__).plot_result(result, which)
+
+
+def _result_html(result):
+    return import_module(".reporting.render", __name__).result_html(result)
+
+
+# A result's plot() and _repr_html_ call these (results sit below the kinds that draw them, so the
+# package, which runs before any of its modules, registers the renderers; they load on first use).
+_register_renderers(plot=_plot_result, html=_result_html)
 
 
 def __getattr__(name: str):

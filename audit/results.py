@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from privaudit.audit.display.hooks import renderer
 from privaudit.audit.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -393,11 +394,11 @@ class AuditResult:
         -------
         matplotlib.figure.Figure
         """
-        return _api().plot_result(self, which)
+        return renderer("plot")(self, which)
 
     def _repr_html_(self) -> str:
         """The result as a notebook shows it: outcome, headline, figures, fields, notes."""
-        return _api().result_html(self)
+        return renderer("html")(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -606,11 +607,11 @@ class AuditEntry:
         -------
         matplotlib.figure.Figure
         """
-        return _api().plot_result(self, which)
+        return renderer("plot")(self, which)
 
     def _repr_html_(self) -> str:
         """The entry as a notebook shows it: outcome, headline, figures, fields, notes."""
-        return _api().result_html(self)
+        return renderer("html")(self)
 
     @property
     def expectation(self) -> str | None:
@@ -682,18 +683,6 @@ class AuditEntry:
         result = result_type.from_dict(raw)
         return cls(result, target=data.get("target"), verdict=data["verdict"] if control else None,
                    expect=data.get("expect") if control else None, notes=extra, task=task)
-
-
-def _api():
-    """The public API package, through which results reach their renderers.
-
-    Results sit below the audit kinds (which import them) and so cannot import the kinds'
-    figures; the package's public names (``plot_result``, ``result_html``) load them lazily
-    when a result is drawn.
-    """
-    import privaudit.audit as api
-
-    return api
 
 
 def as_entry(result: AuditResult | AuditEntry) -> AuditEntry:
