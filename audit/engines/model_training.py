@@ -21,6 +21,7 @@ A fit that raises, returns NaN or takes longer than its time limit becomes a
 from __future__ import annotations
 
 import inspect
+import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -170,7 +171,7 @@ def train_and_score(model: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray, 
         value = getattr(sig, name)
         if value.shape != (y.shape[0],) or not np.all(np.isfinite(value)):
             bad = int(np.flatnonzero(~np.isfinite(value))[0]) if value.shape == (y.shape[0],) else None
-            what = f"shape {value.shape}" if bad is None else f"row {bad} gives {value[bad]!r}"
+            what = f"shape {value.shape}" if bad is None else f"row {bad} gives {float(value[bad])!r}"
             raise TrainingError(f"fit {index} (seed {seed}) returned a non-finite or misshapen {name}: {what}")
     return sig
 
@@ -191,7 +192,7 @@ def run_fits(jobs: list[Callable[[], Signals]], *, n_jobs: int | None = None, ti
         par = Parallel(n_jobs=n_jobs if n_jobs is not None else (2 if timeout is not None else 1),
                        backend=backend, timeout=timeout, verbose=5 if progress else 0)
         return par(delayed(job)() for job in jobs)
-    except TimeoutError as exc:
+    except (TimeoutError, multiprocessing.TimeoutError) as exc:
         raise TrainingError(f"a fit took longer than its time limit of {timeout:g} s") from exc
 
 
