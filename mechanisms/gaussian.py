@@ -45,6 +45,7 @@ from .lattice import (
     round_onto_lattice,
 )
 from .lattice_kernel import compiled_release
+from .protocol import NeighbouringPair
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidParameterError,
@@ -533,3 +534,20 @@ class GaussianMechanism:
         """
         d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
         return NoOpDpEvent() if d == 0 else GaussianDpEvent(self.sigma / d)
+
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """x = 0, x′ = Δ e₁: every pair at ℓ₂ distance Δ is equivalent by rotation invariance; exact μ = Δ/σ.
+
+        Parameters
+        ----------
+        dim : int
+            The input dimension d.
+
+        Returns
+        -------
+        NeighbouringPair
+        """
+        x = np.zeros(check_int("dim", dim))
+        xp = x.copy()
+        xp[0] = self.sensitivity
+        return NeighbouringPair(x, xp, self, f"Gaussian, distance {self.sensitivity:g} along e1", exact_mu=self.mu)

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
 from .lattice import LAPLACE_ETA, grid_step, laplace_dither_logprob, lattice_release, noise_offsets
+from .protocol import NeighbouringPair
 from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_size, check_positive
@@ -251,3 +252,20 @@ class LaplaceMechanism:
         """
         d = self.sensitivity if distance is None else check_positive("distance", distance, allow_zero=True)
         return NoOpDpEvent() if d == 0 else LaplaceDpEvent(self.scale / d)
+
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """x = 0, x′ = Δ₁ e₁: along one coordinate the privacy loss reaches ε (spreading Δ₁ over coordinates is never worse).
+
+        Parameters
+        ----------
+        dim : int
+            The input dimension d.
+
+        Returns
+        -------
+        NeighbouringPair
+        """
+        x = np.zeros(check_int("dim", dim))
+        xp = x.copy()
+        xp[0] = self.sensitivity
+        return NeighbouringPair(x, xp, self, f"Laplace, l1 distance {self.sensitivity:g} along e1")

@@ -48,6 +48,7 @@ from .accounting import check_claim
 from .arcsine_gaussian import ArcsineGaussian
 from .gaussian import float_safe_gaussian_logpdf, resolve_gaussian
 from .lattice import GAUSSIAN_ETA, GAUSSIAN_TAIL, gaussian_dither_fisher, grid_step, lattice_release
+from .protocol import NeighbouringPair
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidInputError,
@@ -542,3 +543,192 @@ class ModulatedMechanism:
         pv = self.basis @ self.basis.T
         iloc = self.hidden_phase_law.fisher_information()
         return (1 - self.alpha) ** 2 * ((np.eye(self.dim) - pv) / self.sigma**2 + iloc * pv)
+
+    # --- audits ----------------------------------------------------------------------------
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """x = 0, x′ = v₁ with the phases known at their steepest (:func:`modulated_pair`); ``dim`` is ignored.
+
+        Along v₁ the map is a ↦ (1 − α)a + (λ/m) cos(ωa + φ), so
+        g(x′) − g(x) = [(1 − α) − (2λ/m) sin(θ + ω/2) sin(ω/2)] v₁ with θ = ωa + φ; its
+        norm is maximal, D = (1 − α) + (2λ/m)|sin(ω/2)| ≤ L, at
+        sin(θ + ω/2) = −sign(sin(ω/2)). The released pair is then two Gaussians at
+        distance D, so the exact curve is G_{D/σ}.
+
+        Parameters
+        ----------
+        dim : int
+            Ignored: the mechanism fixes its dimension.
+
+        Returns
+        -------
+        NeighbouringPair
+            Audited on :class:`PhaseKnownRelease`, with ``exact_mu`` = D/σ and
+            ``extra = {"phase", "displacement"}``.
+        """
+        return modulated_pair(self, phase_known=True)
+
+
+class PhaseKnownRelease:
+    """A modulated release whose phases are known to the attacker (fixed to ``phase``).
+
+    Satisfies the mechanism protocol: ``sample`` draws fresh noise with the fixed
+    phase, ``log_density`` is the Gaussian density around g_V(x; φ), and the claim
+    is the mechanism's own.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        The modulated mechanism whose phases are fixed.
+    phase : array-like of shape (m,) or scalar
+        The phases φ_j (radians) every release uses.
+    """
+
+    def __init__(self, mechanism: ModulatedMechanism, phase: ArrayLike) -> None:
+        self.mechanism = mechanism
+        self.phase = np.atleast_1d(np.asarray(phase, dtype=float))
+        self.claim = mechanism.claim
+
+    def __repr__(self) -> str:
+        return f"PhaseKnown({self.mechanism!r}, phase={np.round(self.phase, 4).tolist()})"
+
+    def sample(self, x: ArrayLike, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` releases g_V(x; φ) + N(0, σ² I) with the fixed phases.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The input.
+        n : int
+            Number of releases.
+        rng : Generator, int or None
+            Source of the Gaussian noise.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
+        return self.mechanism.sample(x, n, rng, phase=self.phase)
+
+    def log_density(self, outputs: ArrayLike, x: ArrayLike) -> np.ndarray:
+        """Gaussian log density of each release around g_V(x; φ) with the fixed phases.
+
+        Parameters
+        ----------
+        outputs : array-like of shape (n, d)
+            Releases.
+        x : array-like of shape (d,)
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        return self.mechanism.log_density(outputs, x, phase=self.phase)
+
+    def exact_epsilon(self, delta: float) -> float:
+        """The wrapped mechanism's ε(δ): that of a Gaussian of sensitivity L, the phase-known worst case.
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1).
+
+        Returns
+        -------
+        float
+        """
+        return self.mechanism.exact_epsilon(delta)
+
+    def tradeoff(self, alpha: ArrayLike) -> np.ndarray:
+        """The wrapped mechanism's trade-off curve G_μ, μ = L/σ (the phase-known worst case).
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            Type-II error lower bounds, shaped like ``alpha``.
+        """
+        return self.mechanism.tradeoff(alpha)
+
+    def dp_event(self, distance: float | None = None) -> DpEvent:
+        """The wrapped mechanism's event, ``GaussianDpEvent(σ/(L·r))``: with the phases known, the
+        noise-free map moves by at most L·r, so the release is at most a Gaussian shift of L·r.
+
+        Parameters
+        ----------
+        distance : float, optional
+            ℓ₂ distance r ≥ 0 of the two inputs (default 1).
+
+        Returns
+        -------
+        dp_accounting.DpEvent
+        """
+        return self.mechanism.dp_event(distance)
+
+
+def steepest_phase(mechanism: ModulatedMechanism, x: ArrayLike, x_prime: ArrayLike | None = None) -> np.ndarray:
+    """Phases φ_j maximising ‖g(x′; φ) − g(x; φ)‖ (default x′ = x + v₁).
+
+    With c_j = ⟨x′ − x, v_j⟩ and A_j = ω⟨x, v_j⟩ + φ_j, the cosine term changes by
+    −2 sin(A_j + ωc_j/2) sin(ωc_j/2) along v_j; it adds to the contraction part
+    (1 − α)c_j with the largest magnitude, 2|sin(ωc_j/2)|, at
+    A_j + ωc_j/2 = −(π/2)·sign(c_j)·sign(sin(ωc_j/2)). Each v_j is set independently.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        Supplies the basis V (d, m) and the frequency ω.
+    x : array-like of shape (d,)
+        The first input.
+    x_prime : array-like of shape (d,), optional
+        The neighbour (default x + v₁).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Phases in [0, 2π).
+    """
+    V = mechanism.basis
+    x = np.asarray(x, float)
+    xp = x + V[:, 0] if x_prime is None else np.asarray(x_prime, float)
+    w = mechanism.omega
+    c = (xp - x) @ V
+    a0 = w * (x @ V)
+    sign = np.sign(c) * np.sign(np.sin(w * c / 2))
+    target = -(np.pi / 2) * np.where(sign == 0, 1.0, sign)
+    return (target - w * c / 2 - a0) % (2 * np.pi)
+
+
+def modulated_pair(mechanism: ModulatedMechanism, *, phase_known: bool = True, offset: float = 0.0) -> NeighbouringPair:
+    """Pair at distance 1 along v₁ (x = offset·v₁), phase known at its steepest or unknown.
+
+    Parameters
+    ----------
+    mechanism : ModulatedMechanism
+        The mechanism to audit.
+    phase_known : bool
+        Fix the phases at :func:`steepest_phase` (the released pair is then two Gaussians at
+        distance D = ‖g(x′; φ) − g(x; φ)‖ and ``exact_mu`` = D/σ); else audit the mechanism with
+        its phases marginalised.
+    offset : float
+        Position a of x = a·v₁ along the first basis vector.
+
+    Returns
+    -------
+    NeighbouringPair
+        With ``extra = {"phase", "displacement"}`` when the phase is known.
+    """
+    v = mechanism.basis[:, 0]
+    x = offset * v
+    x_prime = x + v
+    if not phase_known:
+        return NeighbouringPair(x, x_prime, mechanism, "modulated, distance 1 along v1, phase unknown (marginalised)")
+    phase = steepest_phase(mechanism, x, x_prime)
+    released = PhaseKnownRelease(mechanism, phase)
+    disp = np.linalg.norm(mechanism.map(x_prime, phase) - mechanism.map(x, phase))
+    return NeighbouringPair(x, x_prime, released, "modulated, distance 1 along v1, steepest phase known",
+                            exact_mu=float(disp / mechanism.sigma), extra={"phase": phase, "displacement": float(disp)})

@@ -201,6 +201,36 @@ class Neighbourhood(abc.ABC):
             Every x′ satisfies ``are_neighbours(x, x′)`` and ``domain.contains(x′)``.
         """
 
+    def reference_pair(self, dim: int = 1, domain: Domain | None = None) -> CandidatePair | None:
+        """A neighbouring pair that the neighbourhood (with a domain) states alone: the pair audited by default
+        for a mechanism that names no worst-case pair of its own.
+
+        The default: the first deterministic neighbour (:meth:`neighbours` without random
+        proposals) of the first boundary point of ``domain`` that has one; None without a
+        domain. Vector neighbourhoods move a point by one full step (:class:`NormBall`: 0 and
+        r·e₁ under ℓ1 and ℓ2, r·(1, …, 1) under ℓ∞).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension, where the neighbourhood does not fix one (vectors without a domain).
+        domain : Domain, optional
+            The inputs the pair must lie in (e.g. the mechanism's declared ``domain``).
+
+        Returns
+        -------
+        CandidatePair or None
+            A true neighbour inside ``domain``, its ``origin`` saying how it was chosen; None
+            when nothing can be derived.
+        """
+        if domain is None:
+            return None
+        for base in domain.boundary_points():
+            found = self.neighbours(base, domain, 0, n_random=0)
+            if found:
+                return found[0]
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data: ``{"kind": ..., <fields>}`` (read back by :meth:`from_dict`)."""
         return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}}
@@ -276,10 +306,52 @@ class _VectorNeighbourhood(Neighbourhood):
             The flat move v, with ``are_neighbours(0, v)``; None for a zero direction or when no move fits.
         """
 
-    def _start(self, x: Any, domain: Domain | None) -> tuple[np.ndarray, Box | None]:
+    def _box(self, domain: Domain | None) -> Box | None:
         if domain is not None and not isinstance(domain, Box):
             raise ParameterTypeError(f"{type(self).__name__} proposes vectors: the domain must be a Box, "
                                      f"got {domain!r}")
+        return domain
+
+    def reference_direction(self, dim: int) -> np.ndarray:
+        """Direction of :meth:`reference_pair`'s step: every coordinate (the neighbourhood's extreme move along it).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+        """
+        return np.ones(dim)
+
+    def reference_pair(self, dim: int = 1, domain: Domain | None = None) -> CandidatePair | None:
+        """x = 0 (the point of a Box ``domain`` nearest 0) and x + one full step along :meth:`reference_direction`.
+
+        The step is :meth:`move_along` the direction, clamped into the domain as in :meth:`propose`.
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension when there is no ``domain`` (a Box fixes its own).
+        domain : Box, optional
+            Where the pair must lie.
+
+        Returns
+        -------
+        CandidatePair or None
+            None when no step fits (e.g. a box of one point).
+        """
+        box = self._box(domain)
+        x = np.zeros(check_int("dim", dim)) if box is None else box.clip(np.zeros(box.dim))
+        u = self.reference_direction(x.size)
+        where = "e1" if np.count_nonzero(u) == 1 and u[0] else "every coordinate"
+        found = self.propose(x, [(f"a full step along {where}", u)], box)
+        return found[0] if found else None
+
+    def _start(self, x: Any, domain: Domain | None) -> tuple[np.ndarray, Box | None]:
+        self._box(domain)
         a = as_float_array("x", x)
         if not np.all(np.isfinite(a)):
             raise InvalidInputError(f"x must be finite, got x={short_repr(a)}")
@@ -416,6 +488,20 @@ class NormBall(_VectorNeighbourhood):
     def shorthand(self) -> str:
         return f"{self.norm}<={_text(self.radius)}"
 
+    def reference_direction(self, dim: int) -> np.ndarray:
+        """e₁ under ℓ1 and ℓ2 (r·e₁ is an extreme point of the ball), every coordinate under ℓ∞ (its corner).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+        """
+        return np.ones(dim) if self.norm == "linf" else np.eye(dim)[0]
+
     def distance(self, x: Any, x_prime: Any) -> float:
         """‖x − x′‖ in the ball's norm (inputs of one shape, finite).
 
@@ -537,6 +623,20 @@ class IntegerLattice(_VectorNeighbourhood):
     @property
     def shorthand(self) -> str:
         return f"int-{self.norm}<={_text(self.radius)}"
+
+    def reference_direction(self, dim: int) -> np.ndarray:
+        """e₁ under ℓ1 and ℓ2 (r·e₁ is an extreme point of the ball), every coordinate under ℓ∞ (its corner).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+        """
+        return np.ones(dim) if self.norm == "linf" else np.eye(dim)[0]
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
         """Fewest integer steps of norm ≤ radius from x to x′: ⌈‖v‖₁/m⌉, ⌈‖v‖∞/m⌉ (m = ⌊radius⌋), or the exact ℓ₂ lattice count.
@@ -670,6 +770,36 @@ class Histogram(_VectorNeighbourhood):
     @property
     def shorthand(self) -> str:
         return "histogram-replace" if self.replace else "histogram"
+
+    def reference_pair(self, dim: int = 1, domain: Domain | None = None) -> CandidatePair | None:
+        """The empty histogram and one count in bin 0; with ``replace``, one count moved from bin 1 to bin 0.
+
+        Inside a Box ``domain`` the base is its point nearest the empty histogram (nearest e₁ with ``replace``).
+
+        Parameters
+        ----------
+        dim : int
+            Number of bins when there is no ``domain``.
+        domain : Box, optional
+            Where the pair must lie.
+
+        Returns
+        -------
+        CandidatePair or None
+            None when the move leaves the domain (or ``replace`` with one bin).
+        """
+        box = self._box(domain)
+        d = check_int("dim", dim) if box is None else box.dim
+        if self.replace and d < 2:
+            return None
+        x = np.zeros(d)
+        if self.replace:
+            x[1] = 1.0
+        x = x if box is None else box.clip(x)
+        u = np.eye(d)[0] - (np.eye(d)[1] if self.replace else 0.0)
+        found = self.propose(x, [("one count moved from bin 1 to bin 0" if self.replace
+                                  else "one count added to bin 0", u)], box)
+        return found[0] if found else None
 
     def group_distance(self, x: Any, x_prime: Any) -> float:
         """Σ|x′ − x| count changes (add/remove), or half of it with ``replace`` (∞ when the totals differ).

@@ -20,6 +20,7 @@ protocol                               unlocks
 :class:`IsotropicGaussianRelease`      closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
 :class:`ModulatedRelease`              closed forms of seed 000's modulated map (phases, χ², μ)
 :class:`HasNoiseFreeMap`               χ² of a release fn(x) + N(0, σ²I) (HCR bound)
+:class:`HasWorstCasePair`              the trade-off audit's default pair (and its exact μ) when none is given
 =====================================  =============================================================================
 
 A runtime check of a protocol tests that the members exist, not their meaning. The two
@@ -30,11 +31,14 @@ law): an object that has all of them asserts that law, as a built-in does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
+from .tradeoff import gaussian_tradeoff
 
 if TYPE_CHECKING:
     from dp_accounting import DpEvent
@@ -432,9 +436,65 @@ class ModulatedRelease(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class NeighbouringPair:
+    """A pair (x, x′) to audit, the mechanism to audit it on, and what is known about it.
+
+    ``mechanism`` may wrap the original (e.g. with the phase fixed); ``exact_mu``
+    is the GDP parameter of this very pair when its trade-off is Gaussian. Returned by
+    :meth:`HasWorstCasePair.worst_case_pair` (and re-exported by :mod:`privaudit.attacks.pairs`).
+    """
+
+    x: Any
+    x_prime: Any
+    mechanism: Any
+    description: str
+    exact_mu: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def exact_curve(self, alpha: ArrayLike) -> np.ndarray | None:
+        """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) of this pair when its ``exact_mu`` is known.
+
+        Parameters
+        ----------
+        alpha : array-like
+            Type-I error rates in [0, 1].
+
+        Returns
+        -------
+        ndarray or None
+            The smallest type-II error at each α, shaped like ``alpha``; None without ``exact_mu``.
+        """
+        return None if self.exact_mu is None else gaussian_tradeoff(self.exact_mu, alpha)
+
+
+@runtime_checkable
+class HasWorstCasePair(Protocol):
+    """The mechanism knows the neighbouring pair on which its privacy loss is largest.
+
+    :func:`privaudit.attacks.pairs.worst_case_pair` (the trade-off audit's default pair)
+    calls it; a mechanism without it gets a pair derived from its claim's neighbourhood
+    (:meth:`~privaudit.mechanisms.neighbourhoods.Neighbourhood.reference_pair`).
+    """
+
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """The worst-case pair, the mechanism to audit it on and, where known, its exact μ.
+
+        Parameters
+        ----------
+        dim : int
+            The input dimension, for mechanisms that do not fix one.
+
+        Returns
+        -------
+        NeighbouringPair
+        """
+        ...
+
+
 __all__ = [
     "AccountableMechanism", "DensityMechanism", "HasBatchRelease", "HasDPEvent", "HasDensity", "HasExactDelta",
     "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale",
-    "HasMarginalFisherInformation", "HasNoiseFreeMap", "IsotropicGaussianRelease",
-    "Mechanism", "ModulatedRelease",
+    "HasMarginalFisherInformation", "HasNoiseFreeMap", "HasWorstCasePair", "IsotropicGaussianRelease",
+    "Mechanism", "ModulatedRelease", "NeighbouringPair",
 ]

@@ -15,6 +15,7 @@ from dp_accounting import DpEvent, RandomizedResponseDpEvent
 from numpy.typing import ArrayLike
 
 from .claim import PrivacyClaim
+from .protocol import NeighbouringPair
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
 from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_size, check_interval, check_positive
@@ -280,3 +281,18 @@ class RandomizedResponse:
                 f"keep_probability={self.keep_probability!r} < 1/k has no dp_accounting randomized-response event"
             )
         return RandomizedResponseDpEvent(noise_parameter=p, num_buckets=self.k)
+
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """The first two categories: every pair of distinct categories is equivalent (``dim`` is ignored).
+
+        Parameters
+        ----------
+        dim : int
+            Ignored (a release of one category).
+
+        Returns
+        -------
+        NeighbouringPair
+        """
+        c = self.categories
+        return NeighbouringPair(c[0], c[1], self, "randomized response, two distinct categories")

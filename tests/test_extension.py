@@ -6,7 +6,9 @@ configuration, the CLI and the report:
 * :class:`ToyMechanism` — randomized response on one bit; ``leak`` > 1 draws the noise
   of a larger ε than it claims. Named in the configuration by its module reference
   (``test_extension:ToyMechanism``, allowed with ``--allow-import``) and registered as
-  ``toy-rr``.
+  ``toy-rr``. It states its worst-case pair (the two bits) through the ``worst_case_pair``
+  capability (:class:`privaudit.mechanisms.protocol.HasWorstCasePair`), so a ``tradeoff``
+  audit needs no ``x``/``x_prime``.
 * :class:`ToyLearner` — a scikit-learn estimator releasing each record's bit through that
   mechanism; its ``release_view`` declares its worst-case pair, attacker and report note
   (:class:`privaudit.learners.release_view.TradeoffSetup`).
@@ -40,6 +42,7 @@ from privaudit.audit.kinds.base import CONFIDENCE, MECHANISM
 from privaudit.audit.results import AuditEntry, AuditResult, apply_expectation
 from privaudit.learners.release_view import TradeoffSetup, fit_on_synthetic
 from privaudit.mechanisms import PrivacyClaim
+from privaudit.mechanisms.protocol import NeighbouringPair
 
 POSITIVE = [Interval(Real, 0, None, closed="neither")]
 
@@ -66,6 +69,10 @@ class ToyMechanism:
         bit = float(np.ravel(x)[0])
         keep = rng.random((n, 1)) < self.keep_probability
         return np.where(keep, bit, 1.0 - bit)
+
+    def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
+        """The two bits (the only pair); ``dim`` is ignored."""
+        return NeighbouringPair(np.zeros(1), np.ones(1), self, "toy: the two bits")
 
 
 # --------------------------------------------------------------------------- a learner and its release view
@@ -270,6 +277,43 @@ def test_toy_mechanism_learner_attacker_and_kind_run_end_to_end(toys, tmp_path, 
     assert headline in (folder / "report.md").read_text() and headline in (folder / "report.html").read_text()
     figures = {p.name for p in (folder / "figures").glob("*.png")}
     assert any("toy-flip-rate" in name and name.endswith("-rates.png") for name in figures), figures
+
+
+PAIR_CONFIG = """
+name = "extension-pair"
+seed = 7
+
+[[audits]]
+kind = "tradeoff"
+mechanism = { name = "toy-rr", epsilon = 1.0 }
+attacker = "toy-bit"
+n = 4000
+
+[[audits]]
+kind = "tradeoff"
+mechanism = { name = "toy-rr", epsilon = 1.0, leak = 3.0 }
+attacker = "toy-bit"
+n = 4000
+expect = "violation"
+"""
+
+
+def test_toy_mechanism_states_its_worst_case_pair_through_the_capability(toys, tmp_path, capsys):
+    """No x, x_prime in the configuration: the audits run on the pair the mechanism states (no privaudit edit)."""
+    conf = tmp_path / "pair.toml"
+    conf.write_text(PAIR_CONFIG)
+    out = tmp_path / "reports"
+    assert main(["run", str(conf), "--out", str(out), "--no-cache"]) == 0, capsys.readouterr()
+    honest, leaky = json.loads((out / "extension-pair" / "report.json").read_text())["audits"]
+    assert honest["verdict"] == "pass" and 0 < honest["epsilon_lb"] <= 1.0
+    assert leaky["audit_verdict"] == "violation" and leaky["verdict"] == "pass" and leaky["epsilon_lb"] > 1.0
+    # the same numbers as the pair given explicitly (same position and seed)
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text(PAIR_CONFIG.replace('name = "extension-pair"', 'name = "explicit"').replace(
+        'attacker = "toy-bit"', 'attacker = "toy-bit"\nx = [0.0]\nx_prime = [1.0]'))
+    assert main(["run", str(explicit), "--out", str(out), "--no-cache"]) == 0, capsys.readouterr()
+    given = json.loads((out / "explicit" / "report.json").read_text())["audits"]
+    assert [a["epsilon_lb"] for a in given] == [honest["epsilon_lb"], leaky["epsilon_lb"]]
 
 
 def test_registering_the_toys_is_undone():
