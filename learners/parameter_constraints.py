@@ -202,3 +202,10 @@ __all__ = [
     "RANDOM_STATE", "RR_ON_BINS", "TORCH_RANDOM_STATE", "WEIGHTED_LLP", "LearnerParameterError",
     "LearnerParameterTypeError", "Number", "ValidatedParamsMixin", "parameter_error",
 ]
+
+
+#: :class:`~privaudit.learners.dpgd_logistic.DPGDLogisticRegression`.
+DPGD_LOGISTIC = {
+    "epsilon": [_POSITIVE], "delta": [_DELTA], "clip": [_POSITIVE], "steps": [_COUNT], "lr": [_POSITIVE],
+    "random_state": RANDOM_STATE,
+}

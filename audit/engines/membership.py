@@ -246,6 +246,11 @@ def multi_run_bound(signals: np.ndarray, bits: np.ndarray, delta: float, confide
                 selection_fits=K // 2, evaluation_fits=K - K // 2, certified=True)
 
 
+def _sets_verdict(row: dict[str, Any]) -> bool:
+    """A one-run row decides a verdict only when it is certified with no assumption (not the GDP-curve rows)."""
+    return bool(row.get("certified")) and row.get("assumption") == "none"
+
+
 def judge(claim: PrivacyClaim | None, check: ClaimCheck, epsilon_lb: float, certified_any: bool) -> Verdict:
     """violation when a certified ε̲ exceeds a covering claim; pass when one was computed; else info/inconclusive."""
     if claim is None:
@@ -342,7 +347,7 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     canary = None
     if Xc.shape[0]:
         canary = _canary_result(best, scores[best], signal, inside, n, claim, confidence)
-    certified = [r["epsilon_lb"] for r in population_rows if r["certified"]]
+    certified = [r["epsilon_lb"] for r in population_rows if _sets_verdict(r)]
     eps_lb = float(max(certified + ([canary.epsilon_lb] if canary else []), default=0.0))
     check = ClaimCheck(check.unit, check.applies, check.max_excess, check.points_above, check.note,
                        population_rows)

@@ -107,8 +107,8 @@ class CanaryResult:
 
     @property
     def epsilon_lb(self) -> float:
-        """The largest certified ε̲ of the canaries (0 when none was computed)."""
-        values = [r["epsilon_lb"] for r in self.one_run if r.get("certified")]
+        """The largest ε̲ of the canaries certified with no assumption (0 when none was computed)."""
+        values = [r["epsilon_lb"] for r in self.one_run if r.get("certified") and r.get("assumption") == "none"]
         if self.multi_run is not None:
             values.append(self.multi_run["epsilon_lb"])
         return float(max(values, default=0.0))
