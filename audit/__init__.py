@@ -31,6 +31,9 @@ _LAZY = {
     "allow_imports": "schema.components", "load_config": "app.config", "parse_config": "app.config",
     "plot_result": "reporting.figures", "result_html": "reporting.render", "write_report": "app.results_report",
     "results_report": "app.results_report",
+    "audit_membership": "engines.membership", "MembershipAudit": "engines.membership_results",
+    "MembershipRocDisplay": "engines.membership_results",
+    "audit_record_reconstruction": "engines.record_reconstruction", "RecordReconstruction": "engines.record_reconstruction",
 }
 
 

@@ -99,3 +99,21 @@ def test_noisy_reconstruction_error_is_never_below_the_fisher_bound_nor_success_
     assert float(clopper_pearson_lower(wins, n.trials, 0.95)) <= n.rero_bound < 1
     assert n.rero_success > 1 / 8  # the nearest-candidate adversary does better than guessing
     assert res.verdict == "info"
+
+
+def test_assert_model_private_fails_on_the_negative_control_and_refuses_a_model_without_claim():
+    from privaudit.audit.testing import PrivacyAssertionError, assert_model_private
+
+    X, y, Xc, yc = _canary_task(1)
+    with pytest.raises(PrivacyAssertionError, match="certified epsilon >= .* against claimed epsilon = 2"):
+        assert_model_private(QuarterNoiseDPGD(epsilon=2.0, steps=30, lr=0.01), X, y, canaries=(Xc, yc),
+                             n_reference=4, rng=1)
+    with pytest.raises(InvalidParameterError, match="needs a claim"):
+        assert_model_private(LogisticRegression(), X[:80, :5], y[:80], n_reference=2, rng=0)
+
+
+def test_audit_package_exports_the_model_audits():
+    import privaudit.audit as audit
+
+    assert audit.audit_membership.__module__.endswith("engines.membership")
+    assert audit.audit_record_reconstruction.__name__ == "audit_record_reconstruction"

@@ -485,3 +485,46 @@ def assert_reconstruction_bounded(mechanism: Any, attacker: Any = None, x: Any =
             f"attacker {getattr(result, 'attacker', attacker)!r}, n={n}, {how}."
         )
     return result
+
+
+def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: Any = None, n_reference: int = 8,
+                         claim: Any = None, confidence: float | None = None, n_jobs: int | None = None,
+                         rng: Any = None) -> Any:
+    """Assert that no membership (or label) attack certifies more privacy loss than the model's claim.
+
+    Runs :func:`~privaudit.audit.engines.membership.audit_membership` (the leave-many-out design with
+    ``n_reference`` reference models per target; ``canaries`` for the worst case) and fails when a
+    certified, assumption-free ε̲ exceeds the claim's ε. The claim defaults to the one the fitted model
+    carries (privaudit learners); a model without a claim, or whose claim's neighbourhood does not cover
+    membership, cannot fail and is refused, so that the assertion never passes vacuously.
+
+    Returns
+    -------
+    MembershipAudit
+
+    Raises
+    ------
+    PrivacyAssertionError
+        When a certified ε̲ exceeds the claim.
+    InvalidParameterError
+        When there is no claim to hold the model to, or its neighbourhood covers neither membership nor labels.
+    """
+    __tracebackhide__ = True
+    from privaudit.mechanisms.validation import InvalidParameterError
+    from privaudit.audit.engines.membership import audit_membership
+
+    seed, how = _rng(rng)
+    confidence = _setting("confidence", confidence, 0.95)
+    result = audit_membership(model, X, y, canaries=canaries, n_reference=n_reference, claim=claim,
+                              confidence=confidence, n_jobs=n_jobs, rng=seed)
+    if result.claim is None or not result.claim_check.applies:
+        raise InvalidParameterError(f"assert_model_private needs a claim covering membership or labels: "
+                                    f"{result.claim_check.note}")
+    if result.verdict == "violation":
+        raise PrivacyAssertionError(
+            f"the model leaks more than its claim: certified epsilon >= {result.epsilon_lb:.4g} against "
+            f"claimed epsilon = {result.claim.epsilon:g} (delta = {result.claim.delta:g}, {result.claim.adjacency}) "
+            f"at confidence {confidence:.4%}, {result.unit} inference over {result.n_fits} fits; best attack "
+            f"{result.best!r}; {how}.\n{result.summary()}"
+        )
+    return result
