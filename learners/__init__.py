@@ -49,7 +49,7 @@ _LAZY = {
     "RROnBinsRegressor": "rr_on_bins",
     "WeightedLLPRegressor": "weighted_llp",
     "DPSGDEngine": "dpsgd",
-    "DPGDLogisticRegression": "dpgd_logistic",
+    "DPGDLogisticClassifier": "dpgd_logistic",
     "train_linear_dpsgd_runs": "dpsgd",
     "conditioning_matrix": "conditioning",
     # What a learner's release view declares, and the built-in views (each beside its learner).

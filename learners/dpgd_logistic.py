@@ -36,7 +36,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
-class DPGDLogisticRegression(ValidatedParamsMixin, FittedClaimMixin, ClassifierMixin, BaseEstimator):
+class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierMixin, BaseEstimator):
     """Multinomial logistic regression trained by full-batch DP gradient descent (add/remove DP).
 
     Parameters
@@ -77,7 +77,7 @@ class DPGDLogisticRegression(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> DPGDLogisticRegression:
+    def fit(self, X, y) -> DPGDLogisticClassifier:
         """Train on (X, y); sets ``coef_``, ``intercept_``, ``classes_``, ``noise_multiplier_``, ``claim_``."""
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
@@ -117,4 +117,4 @@ class DPGDLogisticRegression(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         return self.classes_[self.predict_proba(X).argmax(1)]
 
 
-__all__ = ["DPGDLogisticRegression"]
+__all__ = ["DPGDLogisticClassifier"]

@@ -204,7 +204,7 @@ __all__ = [
 ]
 
 
-#: :class:`~privaudit.learners.dpgd_logistic.DPGDLogisticRegression`.
+#: :class:`~privaudit.learners.dpgd_logistic.DPGDLogisticClassifier`.
 DPGD_LOGISTIC = {
     "epsilon": [_POSITIVE], "delta": [_DELTA], "clip": [_POSITIVE], "steps": [_COUNT], "lr": [_POSITIVE],
     "random_state": RANDOM_STATE,

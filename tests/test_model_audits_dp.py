@@ -7,14 +7,14 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
 
-from privaudit.learners import DPGDLogisticRegression
+from privaudit.learners import DPGDLogisticClassifier
 from privaudit.mechanisms.validation import InvalidParameterError, ParameterTypeError
 from privaudit.audit.engines.membership import audit_membership
 from privaudit.audit.engines.record_reconstruction import audit_record_reconstruction
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower
 
 
-class QuarterNoiseDPGD(DPGDLogisticRegression):
+class QuarterNoiseDPGD(DPGDLogisticClassifier):
     """Negative control: claims (ε, δ) but adds a quarter of the calibrated noise."""
 
     _noise_fraction = 0.25
@@ -38,10 +38,10 @@ def _audit(cls, eps, seed, **task):
 def test_dpgd_learner_carries_an_add_remove_claim_and_learns():
     X, y = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(0)) / X.std(0)
-    model = DPGDLogisticRegression(epsilon=4.0, steps=50, lr=0.002, random_state=0).fit(X, y)
+    model = DPGDLogisticClassifier(epsilon=4.0, steps=50, lr=0.002, random_state=0).fit(X, y)
     assert model.claim.adjacency == "add-remove" and model.claim.epsilon == 4.0
     assert model.score(X, y) > 0.85
-    again = DPGDLogisticRegression(epsilon=4.0, steps=50, lr=0.002, random_state=0).fit(X, y)
+    again = DPGDLogisticClassifier(epsilon=4.0, steps=50, lr=0.002, random_state=0).fit(X, y)
     assert np.array_equal(model.coef_, again.coef_)
 
 
@@ -50,7 +50,7 @@ def test_dpgd_learner_carries_an_add_remove_claim_and_learns():
 def test_no_certified_bound_exceeds_the_claim_of_correct_dp_training(eps):
     """20 seeds per ε; every assumption-free certified ε̲ (population and canaries) stays at or below ε."""
     for seed in range(20):
-        res = _audit(DPGDLogisticRegression, eps, seed, m=300, d=1000)
+        res = _audit(DPGDLogisticClassifier, eps, seed, m=300, d=1000)
         assert res.claim_check.applies and res.verdict == "pass", (seed, res.summary())
         assert res.epsilon_lb <= eps
 
