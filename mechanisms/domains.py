@@ -15,7 +15,8 @@ are modelled, as frozen dataclasses with plain (hashable) fields:
 
 Every domain answers ``contains(x)``, draws random points (``sample``) and lists
 its ``boundary_points`` (corners, extreme datasets), where the worst case of many
-mechanisms lies; boxes and datasets also project onto themselves (``clip``).
+mechanisms lies; boxes and datasets also project onto themselves (``clip``). A pair
+search starts from each domain's ``search_bases`` (:class:`SearchBase`).
 A mechanism may declare its own domain as a ``domain`` attribute; read it with
 :func:`domain_of`. :func:`domain_from_spec` builds one from plain data (a config).
 """
@@ -103,10 +104,73 @@ def _bound(name: str, value: Any) -> np.ndarray:
     return arr
 
 
+@dataclass(frozen=True, eq=False)
+class SearchBase:
+    """A point a pair search proposes neighbours from, how their origins name it, and how far it explores.
+
+    Parameters
+    ----------
+    point : object
+        The base point, a point of the domain.
+    label : str
+        Appended to the origin of every pair proposed from it (e.g. ``"from the centre"``);
+        empty: the origins are kept as they are.
+    explore : bool
+        Besides the input patterns, the neighbourhood's own proposals (axis, diagonal and
+        random moves, random records) start from this point.
+    """
+
+    point: Any
+    label: str
+    explore: bool
+
+    def origin(self, origin: str) -> str:
+        """``origin`` with :attr:`label` appended to each of its " / "-joined parts.
+
+        Parameters
+        ----------
+        origin : str
+            How a pair was proposed (origins of coinciding proposals joined with " / ").
+
+        Returns
+        -------
+        str
+        """
+        if not self.label:
+            return origin
+        return " / ".join(f"{o} {self.label}" for o in origin.split(" / "))
+
+
 class Domain(abc.ABC):
     """A set of inputs: membership, projection where it makes sense, boundary points and sampling."""
 
     kind: ClassVar[str] = ""
+    #: What the points are: "vectors" (of one shape, :class:`Box`), "categories" or "datasets"; a neighbourhood
+    #: reads it to tell whether it can search the domain.
+    points: ClassVar[str] = ""
+
+    def search_bases(self, rng: np.random.Generator, *, n_random: int = 2,
+                     max_boundary: int = 4) -> list[SearchBase]:
+        """Base points of a pair search: the first ``max_boundary`` boundary points and ``n_random`` random ones.
+
+        Every base explores (the neighbourhood's own proposals start from each).
+
+        Parameters
+        ----------
+        rng : Generator
+            Source of the random bases (drawn before any proposal).
+        n_random : int
+            Random base points.
+        max_boundary : int
+            Boundary points used (where the domain has a bounded number of them).
+
+        Returns
+        -------
+        list of SearchBase
+        """
+        bases = [(f"boundary point {i}", p) for i, p in enumerate(self.boundary_points()[:max_boundary])]
+        bases += [(f"random point {i}", p) for i, p in enumerate(self.sample(n_random, rng))]
+        return [SearchBase(p, f"from the {name}", True) for name, p in bases]
 
     @abc.abstractmethod
     def contains(self, x: Any) -> bool:
@@ -181,6 +245,7 @@ class Box(Domain):
     shape: tuple = field(default=(), init=False, compare=False)
 
     kind: ClassVar[str] = "box"
+    points: ClassVar[str] = "vectors"
 
     def __post_init__(self) -> None:
         lo, hi = _bound("low", self.low), _bound("high", self.high)
@@ -339,6 +404,29 @@ class Box(Domain):
                 pts.append(p)
         return pts
 
+    def search_bases(self, rng: np.random.Generator, *, n_random: int = 2,
+                     max_boundary: int = 4) -> list[SearchBase]:
+        """The centre (which alone explores: axis, diagonal and random moves), the low and high corners and
+        ``n_random`` random points, each naming its pairs ``"from the centre"``, ``"from the low corner"``, ….
+
+        Parameters
+        ----------
+        rng : Generator
+            Source of the random bases.
+        n_random : int
+            Random base points.
+        max_boundary : int
+            Unused (the corners are the low and high ones).
+
+        Returns
+        -------
+        list of SearchBase
+        """
+        bases = [("centre", self.clip(self.centre)), ("low corner", self.lower.copy()),
+                 ("high corner", self.upper.copy())]
+        bases += [(f"random point {i}", p) for i, p in enumerate(self.sample(n_random, rng))]
+        return [SearchBase(p, f"from the {name}", i == 0) for i, (name, p) in enumerate(bases)]
+
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
         """``n`` points drawn uniformly from the box (uniform integers for an integer box).
 
@@ -382,6 +470,7 @@ class Categorical(Domain):
     categories: tuple
 
     kind: ClassVar[str] = "categorical"
+    points: ClassVar[str] = "categories"
 
     def __post_init__(self) -> None:
         if isinstance(self.categories, str | bytes) or not hasattr(self.categories, "__iter__"):
@@ -452,6 +541,25 @@ class Categorical(Domain):
         """Every category (a finite domain is all boundary)."""
         return list(self.categories)
 
+    def search_bases(self, rng: np.random.Generator, *, n_random: int = 2,
+                     max_boundary: int = 4) -> list[SearchBase]:
+        """Every category, none exploring (its patterns already reach every other category); origins kept.
+
+        Parameters
+        ----------
+        rng : Generator
+            Unused.
+        n_random : int
+            Unused.
+        max_boundary : int
+            Unused.
+
+        Returns
+        -------
+        list of SearchBase
+        """
+        return [SearchBase(c, "", False) for c in self.categories]
+
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list:
         """``n`` categories drawn uniformly.
 
@@ -502,6 +610,7 @@ class DatasetDomain(Domain):
     padded: bool = False
 
     kind: ClassVar[str] = "datasets"
+    points: ClassVar[str] = "datasets"
 
     def __post_init__(self) -> None:
         if not isinstance(self.records, Box):
@@ -620,6 +729,28 @@ class DatasetDomain(Domain):
             for c in self.records.corners():
                 out.append(self.pack(np.tile(c.ravel(), (size, 1))))
         return out
+
+    def search_bases(self, rng: np.random.Generator, *, n_random: int = 2,
+                     max_boundary: int = 4) -> list[SearchBase]:
+        """The first ``max_boundary`` boundary datasets and ``n_random`` random ones, each exploring, naming its
+        pairs ``"(boundary dataset 0 of 3 records)"``, ``"(random dataset 1 of 5 records)"``, ….
+
+        Parameters
+        ----------
+        rng : Generator
+            Source of the random datasets.
+        n_random : int
+            Random base datasets.
+        max_boundary : int
+            Boundary datasets used.
+
+        Returns
+        -------
+        list of SearchBase
+        """
+        bases = [(f"boundary dataset {i}", p) for i, p in enumerate(self.boundary_points()[:max_boundary])]
+        bases += [(f"random dataset {i}", p) for i, p in enumerate(self.sample(n_random, rng))]
+        return [SearchBase(p, f"({name} of {self.present(p).shape[0]} records)", True) for name, p in bases]
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
         """``n`` datasets: a size uniform in [min_size, max_size], then uniform records.
@@ -756,4 +887,4 @@ def domain_from_spec(spec: Any) -> Domain:
 
 
 __all__ = ["Box", "Categorical", "DatasetDomain", "Domain", "MAX_CORNERS", "MAX_DATASET_SIZE", "MAX_SAMPLE_VALUES",
-           "as_float_array", "dataset_rows", "domain_from_spec", "domain_of", "short_repr"]
+           "SearchBase", "as_float_array", "dataset_rows", "domain_from_spec", "domain_of", "short_repr"]

@@ -45,7 +45,7 @@ import dataclasses
 import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -136,6 +136,16 @@ class Neighbourhood(abc.ABC):
 
     kind: ClassVar[str] = ""
     relation: ClassVar[NeighboringRelation] = NeighboringRelation.ADD_OR_REMOVE_ONE
+    #: Proposals are moves x + v along directions (:meth:`propose`), which a search can refine around.
+    directional: ClassVar[bool] = False
+
+    @property
+    def group_step(self) -> float | None:
+        """The size by which a group pattern moves every moved coordinate (several neighbour steps under ℓ1/ℓ2).
+
+        None where the neighbourhood has no such step (the default; norm balls and integer lattices have one).
+        """
+        return None
 
     @property
     @abc.abstractmethod
@@ -200,6 +210,51 @@ class Neighbourhood(abc.ABC):
         list of CandidatePair
             Every x′ satisfies ``are_neighbours(x, x′)`` and ``domain.contains(x′)``.
         """
+
+    def check_search_domain(self, domain: Domain) -> None:
+        """Raise unless a pair search under this neighbourhood can run in ``domain`` (the default: it never can).
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain to search.
+
+        Raises
+        ------
+        InvalidParameterError
+            Naming the neighbourhood and the domain.
+        """
+        raise InvalidParameterError(f"no pair search for neighbourhood {self.shorthand!r} on domain {domain}")
+
+    def search_proposals(self, x: Any, domain: Domain, rng: Any, *, n_random: int, explore: bool,
+                         patterns: Callable[[Neighbourhood, Domain, Any], list[CandidatePair]]) -> list[CandidatePair]:
+        """The pairs a search proposes from the base point ``x``: its input patterns, then (``explore``) :meth:`neighbours`.
+
+        Parameters
+        ----------
+        x : object
+            The base point, a point of ``domain``.
+        domain : Domain
+            The searched domain (accepted by :meth:`check_search_domain`).
+        rng : Generator
+            Randomness of the random proposals.
+        n_random : int
+            Random proposals of :meth:`neighbours`.
+        explore : bool
+            Add :meth:`neighbours` (axis, diagonal and random moves) to the patterns.
+        patterns : callable
+            ``patterns(neighbourhood, domain, x)``: the StatDP / DP-Sniper input patterns
+            (:func:`privaudit.mechanisms.input_patterns.input_patterns`, which builds on this module).
+
+        Returns
+        -------
+        list of CandidatePair
+            In the order proposed (patterns first), duplicates not merged.
+        """
+        found = patterns(self, domain, x)
+        if explore:
+            found += self.neighbours(x, domain, rng, n_random=n_random)
+        return found
 
     def reference_pair(self, dim: int = 1, domain: Domain | None = None) -> CandidatePair | None:
         """A neighbouring pair that the neighbourhood (with a domain) states alone: the pair audited by default
@@ -288,6 +343,24 @@ class _VectorNeighbourhood(Neighbourhood):
 
     #: Moves must be integer vectors (the inputs are integer-valued).
     integer_moves: ClassVar[bool] = False
+    directional: ClassVar[bool] = True
+
+    def check_search_domain(self, domain: Domain) -> None:
+        """A vector neighbourhood is searched in a domain of vectors (``domain.points == "vectors"``: a Box).
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain to search.
+
+        Raises
+        ------
+        InvalidParameterError
+            For any other domain.
+        """
+        if domain.points != "vectors":
+            raise InvalidParameterError(f"neighbourhood {self.shorthand!r} relates vectors: the domain must be a box, "
+                                        f"got {domain}")
 
     @abc.abstractmethod
     def move_along(self, direction: Any, *, integer: bool = False) -> np.ndarray | None:
@@ -488,6 +561,11 @@ class NormBall(_VectorNeighbourhood):
     def shorthand(self) -> str:
         return f"{self.norm}<={_text(self.radius)}"
 
+    @property
+    def group_step(self) -> float:
+        """The radius r."""
+        return self.radius
+
     def reference_direction(self, dim: int) -> np.ndarray:
         """e₁ under ℓ1 and ℓ2 (r·e₁ is an extreme point of the ball), every coordinate under ℓ∞ (its corner).
 
@@ -623,6 +701,11 @@ class IntegerLattice(_VectorNeighbourhood):
     @property
     def shorthand(self) -> str:
         return f"int-{self.norm}<={_text(self.radius)}"
+
+    @property
+    def group_step(self) -> float:
+        """⌊r⌋, the largest integer move of one coordinate."""
+        return float(math.floor(self.radius))
 
     def reference_direction(self, dim: int) -> np.ndarray:
         """e₁ under ℓ1 and ℓ2 (r·e₁ is an extreme point of the ball), every coordinate under ℓ∞ (its corner).
@@ -1000,6 +1083,22 @@ class AnyPair(Neighbourhood):
     def shorthand(self) -> str:
         return "any"
 
+    def check_search_domain(self, domain: Domain) -> None:
+        """Local DP is searched in a domain of vectors (a Box) or of categories (a Categorical).
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain to search.
+
+        Raises
+        ------
+        InvalidParameterError
+            For any other domain.
+        """
+        if domain.points not in ("vectors", "categories"):
+            super().check_search_domain(domain)
+
     def group_distance(self, x: Any, x_prime: Any) -> float:
         """0 for equal points (or equal category strings), 1 otherwise.
 
@@ -1103,6 +1202,48 @@ def _lcs(a: np.ndarray, b: np.ndarray) -> int:
 
 class _DatasetNeighbourhood(Neighbourhood):
     """Neighbourhoods of datasets (arrays whose axis 0 indexes records; NaN rows are absent)."""
+
+    def check_search_domain(self, domain: Domain) -> None:
+        """A dataset neighbourhood is searched in a domain of datasets (a DatasetDomain).
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain to search.
+
+        Raises
+        ------
+        InvalidParameterError
+            For any other domain.
+        """
+        if domain.points != "datasets":
+            raise InvalidParameterError(f"neighbourhood {self.shorthand!r} relates datasets: the domain must be a "
+                                        f"DatasetDomain, got {domain}")
+
+    def search_proposals(self, x: Any, domain: Domain, rng: Any, *, n_random: int, explore: bool,
+                         patterns: Callable[[Neighbourhood, Domain, Any], list[CandidatePair]]) -> list[CandidatePair]:
+        """:meth:`neighbours` of ``x`` when exploring (they hold the dataset analogues of the patterns), else the patterns.
+
+        Parameters
+        ----------
+        x : object
+            The base dataset, a point of ``domain``.
+        domain : Domain
+            The searched :class:`~privaudit.mechanisms.domains.DatasetDomain`.
+        rng : Generator
+            Randomness of the random records.
+        n_random : int
+            Random records of :meth:`neighbours`.
+        explore : bool
+            Propose :meth:`neighbours` (with random records) rather than the patterns only.
+        patterns : callable
+            ``patterns(neighbourhood, domain, x)``, the input patterns.
+
+        Returns
+        -------
+        list of CandidatePair
+        """
+        return self.neighbours(x, domain, rng, n_random=n_random) if explore else patterns(self, domain, x)
 
     def _datasets(self, x: Any, x_prime: Any) -> tuple[np.ndarray, np.ndarray]:
         a, b = dataset_rows("x", x), dataset_rows("x_prime", x_prime)

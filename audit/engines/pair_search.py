@@ -60,18 +60,9 @@ from privaudit.mechanisms.adjacency import (  # noqa: F401  (re-exported)
     pair_distance,
 )
 from privaudit.mechanisms.claim import PrivacyClaim
-from privaudit.mechanisms.domains import Box, Categorical, DatasetDomain, Domain, domain_from_spec, domain_of
+from privaudit.mechanisms.domains import Box, Domain, domain_from_spec, domain_of
 from privaudit.mechanisms.input_patterns import input_patterns, sign_patterns
-from privaudit.mechanisms.neighbourhoods import (
-    AnyPair,
-    CandidatePair,
-    IntegerLattice,
-    Neighbourhood,
-    NormBall,
-    _DatasetNeighbourhood,
-    _VectorNeighbourhood,
-    parse_neighbourhood,
-)
+from privaudit.mechanisms.neighbourhoods import CandidatePair, Neighbourhood, parse_neighbourhood
 from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_interval
@@ -133,10 +124,6 @@ def _first_origin(origin: str) -> str:
     return origin.split(" / ")[0]
 
 
-def _suffixed(origin: str, suffix: str) -> str:
-    return " / ".join(f"{o} {suffix}" for o in origin.split(" / "))
-
-
 def _as_domain(domain: Any) -> Domain:
     if isinstance(domain, tuple | list) and len(domain) == 2 and not isinstance(domain[0], str):
         lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in domain)
@@ -146,14 +133,15 @@ def _as_domain(domain: Any) -> Domain:
     return domain_from_spec(domain)
 
 
-def _group_moves(nb: _VectorNeighbourhood, a: np.ndarray, box: Box | None) -> list[CandidatePair]:
-    """Every moved coordinate of each pattern moved by the neighbourhood's radius (several steps under ℓ1/ℓ2)."""
-    if isinstance(nb, NormBall):
-        r = nb.radius
-    elif isinstance(nb, IntegerLattice):
-        r = float(math.floor(nb.radius))
-    else:
+def _group_moves(nb: Neighbourhood, a: np.ndarray, box: Box | None) -> list[CandidatePair]:
+    """Every moved coordinate of each pattern moved by the neighbourhood's ``group_step`` (several steps under ℓ1/ℓ2).
+
+    Only a neighbourhood with a group step (norm balls, integer lattices; searched in a box) has such moves.
+    """
+    r = nb.group_step
+    if r is None:
         return []
+    a = np.asarray(a, dtype=float)
     out = []
     for name, u in sign_patterns(a.size):
         xp = a.ravel() + r * u
@@ -197,40 +185,17 @@ def candidate_pairs(
     nb = parse_neighbourhood(neighbourhood)
     n_random = check_int("n_random", n_random, minimum=0)
     gen = np.random.default_rng(rng)
+    nb.check_search_domain(dom)
     proposals: list[CandidatePair] = []
-    if isinstance(nb, _VectorNeighbourhood) or (isinstance(nb, AnyPair) and isinstance(dom, Box)):
-        if not isinstance(dom, Box):
-            raise InvalidParameterError(f"neighbourhood {nb.shorthand!r} relates vectors: the domain must be a box, "
-                                        f"got {dom}")
-        bases = [("centre", dom.clip(dom.centre)), ("low corner", dom.lower.copy()), ("high corner", dom.upper.copy())]
-        bases += [(f"random point {i}", p) for i, p in enumerate(dom.sample(N_RANDOM_BASES, gen))]
-        for bname, b in bases:
-            pats = input_patterns(nb, dom, b)
-            if bname == "centre":  # axis, diagonal and random moves from the centre only: patterns elsewhere
-                pats += nb.neighbours(b, dom, gen, n_random=n_random)
-            if group and isinstance(nb, _VectorNeighbourhood):
-                pats += _group_moves(nb, np.asarray(b, dtype=float), dom)
-            proposals += [CandidatePair(p.x, p.x_prime, _suffixed(p.origin, f"from the {bname}")) for p in pats]
-    elif isinstance(nb, _DatasetNeighbourhood):
-        if not isinstance(dom, DatasetDomain):
-            raise InvalidParameterError(f"neighbourhood {nb.shorthand!r} relates datasets: the domain must be a "
-                                        f"DatasetDomain, got {dom}")
-        bases = [(f"boundary dataset {i}", p) for i, p in enumerate(dom.boundary_points()[:MAX_DATASET_BASES])]
-        bases += [(f"random dataset {i}", p) for i, p in enumerate(dom.sample(N_RANDOM_BASES, gen))]
-        for bname, b in bases:
-            proposals += [CandidatePair(p.x, p.x_prime, _suffixed(p.origin, f"({bname} of {_size(p.x)} records)"))
-                          for p in nb.neighbours(b, dom, gen, n_random=n_random)]
-    elif isinstance(nb, AnyPair) and isinstance(dom, Categorical):
-        for c in dom.categories:
-            proposals += input_patterns(nb, dom, c)
-    else:
-        raise InvalidParameterError(f"no pair search for neighbourhood {nb.shorthand!r} on domain {dom}")
+    # The domain gives the bases (a box: its centre, which alone explores, corners and random points; datasets: the
+    # boundary datasets and random ones; categories), the neighbourhood what each base proposes.
+    for base in dom.search_bases(gen, n_random=N_RANDOM_BASES, max_boundary=MAX_DATASET_BASES):
+        pats = nb.search_proposals(base.point, dom, gen, n_random=n_random, explore=base.explore,
+                                   patterns=input_patterns)
+        if group:
+            pats += _group_moves(nb, base.point, dom)
+        proposals += [CandidatePair(p.x, p.x_prime, base.origin(p.origin)) for p in pats]
     return _unordered_unique(proposals)
-
-
-def _size(x: Any) -> int:
-    a = np.asarray(x, dtype=float)
-    return int(a.shape[0] - np.all(np.isnan(a.reshape(a.shape[0], -1)), axis=1).sum()) if a.ndim else 1
 
 
 def _key(x: Any) -> bytes:
@@ -519,7 +484,7 @@ def _for_pair(attackers: Any, pair: Any, mechanism: Any) -> Any:
 def _refine(screened: list[PairCandidate], nb: Neighbourhood, dom: Domain, count: int,
             gen: np.random.Generator) -> list[CandidatePair]:
     """Directions drawn around the best screened vector move, scaled to one step of the neighbourhood."""
-    if not count or not isinstance(nb, _VectorNeighbourhood) or not isinstance(dom, Box):
+    if not count or not nb.directional:  # a directional neighbourhood is only ever searched in a box
         return []
     best = max(screened, key=lambda c: c.screen_estimate)
     base = np.asarray(best.x, dtype=float)
