@@ -478,20 +478,6 @@ CONCRETE_CLASS_TESTS = (
     "learners/iwp_view.py::RecordRelease._categorical_labels: isinstance(self.label_mechanism, RandomizedResponse)",
     "learners/modulated_view.py::TranscriptRelease.__init__: isinstance(m, ModulatedMechanism)",
     "learners/modulated_view.py::TranscriptRelease.of: isinstance(source, ModulatedMechanism)",
-    # Neighbourhoods and domains: the pair search's moves and starting points.
-    "audit/engines/pair_search.py::_group_moves: isinstance(nb, IntegerLattice)",
-    "audit/engines/pair_search.py::_group_moves: isinstance(nb, NormBall)",
-    "audit/engines/pair_search.py::_refine: isinstance(dom, Box)",
-    "audit/engines/pair_search.py::_refine: isinstance(nb, _VectorNeighbourhood)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(dom, Box)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(dom, Box)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(dom, Categorical)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(dom, DatasetDomain)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(nb, AnyPair)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(nb, AnyPair)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(nb, _DatasetNeighbourhood)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(nb, _VectorNeighbourhood)",
-    "audit/engines/pair_search.py::candidate_pairs: isinstance(nb, _VectorNeighbourhood)",
     # The trade-off audit adds the dataset attackers for a dataset domain.
     "audit/engines/tradeoff.py::default_attackers: isinstance(domain_of(mechanism), DatasetDomain)",
     # Inside mechanisms/: adjacency checks, input patterns, neighbourhoods reading their domain, and the
@@ -518,9 +504,6 @@ PRIVATE_IMPORTS = (
     "audit/app/bench.py::render_html: audit.reporting.render._CSS",
     "audit/app/bench.py::render_html: audit.reporting.render._figure",
     "audit/app/bench.py::render_html: audit.reporting.render._html_table",
-    # The pair search tells vector from dataset neighbourhoods by their private bases.
-    "audit/engines/pair_search.py::<module>: mechanisms.neighbourhoods._DatasetNeighbourhood",
-    "audit/engines/pair_search.py::<module>: mechanisms.neighbourhoods._VectorNeighbourhood",
     # epsilon_bounds re-exports the threshold selection and shares its helpers.
     "audit/stats/epsilon_bounds.py::<module>: attacks.threshold_selection._check_confidence",
     "audit/stats/epsilon_bounds.py::<module>: attacks.threshold_selection._finish",
