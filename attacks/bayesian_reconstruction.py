@@ -18,8 +18,7 @@ from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRel
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array
 
-from .priors import DiscretePrior, GaussianPrior
-from .protocol import FinitePrior
+from .protocol import FinitePrior, GaussianMoments, WeightedFinitePrior, gaussian_moments
 from .reconstruction import (
     _CHUNK,
     ReconstructionAttacker,
@@ -34,15 +33,17 @@ from .registry import register_attack
 
 
 # --- Bayesian attackers ------------------------------------------------------------------------------
-def _check_gaussian_prior(prior, d: int) -> GaussianPrior:
-    if not isinstance(prior, GaussianPrior):
+def _check_gaussian_prior(prior, d: int) -> GaussianMoments:
+    """The prior's Gaussian moments (``gaussian_moments()``), of dimension d."""
+    moments = gaussian_moments(prior)
+    if moments is None:
         raise InvalidParameterError(f"this attacker needs a GaussianPrior, got prior={prior!r}")
-    if prior.dim != d:
-        raise InvalidInputError(f"prior dimension {prior.dim} does not match the release dimension {d}")
-    return prior
+    if moments.dim != d:
+        raise InvalidInputError(f"prior dimension {moments.dim} does not match the release dimension {d}")
+    return moments
 
 
-def _separable(prior: GaussianPrior, basis: np.ndarray) -> bool:
+def _separable(prior: GaussianMoments, basis: np.ndarray) -> bool:
     """Σ₀ keeps span(V) invariant and is diagonal on V (so the 1-D posteriors are independent)."""
     s_v = prior.cov @ basis
     inner = basis.T @ s_v
@@ -134,12 +135,13 @@ class PosteriorMean(ReconstructionAttacker):
         -------
         bool
         """
-        if not isinstance(prior, GaussianPrior) or not super().applicable(mechanism, prior=prior):
+        moments = gaussian_moments(prior)
+        if moments is None or not super().applicable(mechanism, prior=prior):
             return False
         rounds = as_rounds(mechanism)
         if not any(_modulated(m) for m in rounds):
             return True
-        return len(rounds) == 1 and not side_info and _separable(prior, rounds[0].basis)
+        return len(rounds) == 1 and not side_info and _separable(moments, rounds[0].basis)
 
     def _reconstruct(self, out, rs, phases, y):
         prior = _check_gaussian_prior(self.prior, out.shape[2])
@@ -205,7 +207,7 @@ class MAPAttack(ReconstructionAttacker):
         -------
         bool
         """
-        return isinstance(prior, GaussianPrior) and super().applicable(mechanism, phase_known=phase_known)
+        return gaussian_moments(prior) is not None and super().applicable(mechanism, phase_known=phase_known)
 
     def _reconstruct(self, out, rs, phases, y):
         prior = _check_gaussian_prior(self.prior, out.shape[2])
@@ -306,7 +308,8 @@ class DiscreteMAP(ReconstructionAttacker):
     @classmethod
     def applicable(cls, mechanism: object, *, prior: object = None, phase_known: bool = True,
                    side_info: bool = False) -> bool:
-        """With a :class:`DiscretePrior`, on rounds that all have ``log_density``.
+        """With a finite prior stating its masses (:class:`~privaudit.attacks.protocol.WeightedFinitePrior`, e.g. a
+        :class:`DiscretePrior`), on rounds that all have ``log_density``.
 
         Parameters
         ----------
@@ -323,7 +326,7 @@ class DiscreteMAP(ReconstructionAttacker):
         -------
         bool
         """
-        return isinstance(prior, DiscretePrior) and all(hasattr(m, "log_density") for m in as_rounds(mechanism))
+        return isinstance(prior, WeightedFinitePrior) and all(hasattr(m, "log_density") for m in as_rounds(mechanism))
 
     def _prepare(self, outputs, phase, y):
         out, rs, phases, y = super()._prepare(outputs, phase, y) if all(
@@ -332,7 +335,7 @@ class DiscreteMAP(ReconstructionAttacker):
         return out, rs, phases, y
 
     def _reconstruct(self, out, rs, phases, y):
-        if not isinstance(self.prior, DiscretePrior):
+        if not isinstance(self.prior, WeightedFinitePrior):
             raise InvalidParameterError(f"discrete-map needs a DiscretePrior, got prior={self.prior!r}")
         rounds = as_rounds(self.mechanism)
         out = out if out.ndim == 3 else out[:, None]

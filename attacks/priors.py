@@ -10,6 +10,11 @@ Protocol used by the bounds (``privaudit.audit.stats.estimation_bounds``):
 * ``sample(n, rng) -> (n, d)`` draws from π;
 * ``grad_log_density(X) -> (n, d)`` is ∇_x log π(x) (continuous priors);
 * ``fisher_information()`` returns J_π in closed form where known.
+
+Attackers ask a prior what it is rather than testing its class
+(:mod:`privaudit.attacks.protocol`): ``gaussian_moments()`` returns the mean, covariance and
+precision of a Gaussian prior and None otherwise (the conjugate attackers), and a finite prior
+states ``support``, ``kappa`` and ``probs`` (``WeightedFinitePrior``: the discrete MAP).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_size
+
+from .protocol import GaussianMoments
 
 
 class GaussianPrior:
@@ -100,6 +107,15 @@ class GaussianPrior:
         """J_π = Σ₀⁻¹."""
         return self.precision
 
+    def gaussian_moments(self) -> GaussianMoments:
+        """(μ₀, Σ₀, Σ₀⁻¹): the prior is Gaussian.
+
+        Returns
+        -------
+        GaussianMoments
+        """
+        return GaussianMoments(self.mean, self.cov, self.precision)
+
 
 class DiscretePrior:
     """x uniform or weighted over a finite support {z_1, …, z_K} ⊂ R^d.
@@ -138,6 +154,15 @@ class DiscretePrior:
 
     def __repr__(self) -> str:
         return f"DiscretePrior(K={self.support.shape[0]}, d={self.dim}, kappa={self.kappa:.3g})"
+
+    def gaussian_moments(self) -> None:
+        """None: a discrete prior is not Gaussian.
+
+        Returns
+        -------
+        None
+        """
+        return None
 
     def sample_index(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Indices into ``support`` of ``n`` independent draws from ``probs``.

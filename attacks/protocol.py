@@ -126,6 +126,61 @@ class FinitePrior(Prior, Protocol):
     kappa: float
 
 
+@runtime_checkable
+class WeightedFinitePrior(FinitePrior, Protocol):
+    """A :class:`FinitePrior` that states the mass of each support point (``probs``, (K,)): what a MAP over
+    the support (``discrete-map``) needs."""
+
+    probs: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class GaussianMoments:
+    """A Gaussian prior N(``mean``, ``cov``) in closed form, with its precision ``cov``⁻¹.
+
+    What the conjugate attackers (``posterior-mean``, ``map``) read of a prior: a prior says it
+    is Gaussian by returning these from ``gaussian_moments()`` (:class:`HasGaussianMoments`).
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray
+    precision: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        """Dimension d of the prior."""
+        return int(self.mean.size)
+
+
+@runtime_checkable
+class HasGaussianMoments(Protocol):
+    """A prior that says whether it is Gaussian: its moments, or None when it is not."""
+
+    def gaussian_moments(self) -> GaussianMoments | None:
+        """The prior's mean, covariance and precision when it is Gaussian, else None.
+
+        Returns
+        -------
+        GaussianMoments or None
+        """
+        ...
+
+
+def gaussian_moments(prior: object) -> GaussianMoments | None:
+    """The Gaussian moments of ``prior``: None for no prior, a non-Gaussian one, or one that does not say.
+
+    Parameters
+    ----------
+    prior : object or None
+        A prior (e.g. :class:`~privaudit.attacks.priors.GaussianPrior`).
+
+    Returns
+    -------
+    GaussianMoments or None
+    """
+    return prior.gaussian_moments() if isinstance(prior, HasGaussianMoments) else None
+
+
 def declares_unbiased(attacker: object, mechanism: object, information: str = "known") -> bool:
     """Whether a reconstruction attacker declares itself exactly unbiased on ``mechanism``.
 
@@ -228,5 +283,6 @@ def leak_family(attacker: object) -> str:
     return family
 
 
-__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "LEAK_FAMILIES", "Prior", "Reconstructor",
-           "declares_unbiased", "distinguisher_traits", "leak_family"]
+__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "GaussianMoments", "HasGaussianMoments",
+           "LEAK_FAMILIES", "Prior", "Reconstructor", "WeightedFinitePrior", "declares_unbiased",
+           "distinguisher_traits", "gaussian_moments", "leak_family"]

@@ -228,7 +228,7 @@ class Neighbourhood(abc.ABC):
 
     def search_proposals(self, x: Any, domain: Domain, rng: Any, *, n_random: int, explore: bool,
                          patterns: Callable[[Neighbourhood, Domain, Any], list[CandidatePair]]) -> list[CandidatePair]:
-        """The pairs a search proposes from the base point ``x``: its input patterns, then (``explore``) :meth:`neighbours`.
+        """The pairs a search proposes from the base ``x``: its input patterns, then (``explore``) :meth:`neighbours`.
 
         Parameters
         ----------
@@ -1222,7 +1222,7 @@ class _DatasetNeighbourhood(Neighbourhood):
 
     def search_proposals(self, x: Any, domain: Domain, rng: Any, *, n_random: int, explore: bool,
                          patterns: Callable[[Neighbourhood, Domain, Any], list[CandidatePair]]) -> list[CandidatePair]:
-        """:meth:`neighbours` of ``x`` when exploring (they hold the dataset analogues of the patterns), else the patterns.
+        """:meth:`neighbours` of ``x`` when exploring (they hold the datasets' analogues of the patterns), else those.
 
         Parameters
         ----------
