@@ -68,7 +68,15 @@ class ReferenceMoments:
 
 
 def check_design(signals: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a design: finite float signals (K, n), boolean inclusion of the same shape, K ≥ 2."""
+    """Validate a design: finite float signals (K, n), boolean inclusion of the same shape, K ≥ 2.
+
+    Parameters
+    ----------
+    signals : array (K, n)
+        signals[k, i]: model k's membership signal on record i
+    inside : bool array (K, n)
+        whether record i trained model k
+    """
     s = np.asarray(signals, dtype=float)
     m = np.asarray(inside)
     if s.ndim != 2 or s.shape != m.shape:
@@ -159,13 +167,31 @@ def _variances(mo: ReferenceMoments, variance: str) -> tuple[np.ndarray, np.ndar
 
 
 def loss_attack(signals: np.ndarray, inside: np.ndarray) -> np.ndarray:
-    """Yeom et al. (2018): the target's own signal (its negative loss), for every target."""
+    """Yeom et al. (2018): the target's own signal (its negative loss), for every target.
+
+    Parameters
+    ----------
+    signals : array (K, n)
+        the models' signals
+    inside : bool array (K, n)
+        the design (unused: no reference model)
+    """
     s, _ = check_design(signals, inside)
     return s.copy()
 
 
 def lira_offline(signals: np.ndarray, inside: np.ndarray, *, variance: str = "auto") -> np.ndarray:
-    """LiRA offline (Carlini et al. 2022): (s − μ_out)/σ_out from the OUT reference models."""
+    """LiRA offline (Carlini et al. 2022): (s − μ_out)/σ_out from the OUT reference models.
+
+    Parameters
+    ----------
+    signals : array (K, n)
+        the models' signals
+    inside : bool array (K, n)
+        the design
+    variance : {'auto', 'global', 'per-record'}
+        one pooled variance per target, or one per record (auto: per record from PER_EXAMPLE_MIN references)
+    """
     mo = reference_moments(signals, inside)
     _, mean_out = _filled_means(mo)
     _, var_out = _variances(mo, variance)
@@ -173,7 +199,17 @@ def lira_offline(signals: np.ndarray, inside: np.ndarray, *, variance: str = "au
 
 
 def lira_online(signals: np.ndarray, inside: np.ndarray, *, variance: str = "auto") -> np.ndarray:
-    """LiRA online (Carlini et al. 2022): log N(s; μ_in, σ²_in) − log N(s; μ_out, σ²_out)."""
+    """LiRA online (Carlini et al. 2022): log N(s; μ_in, σ²_in) − log N(s; μ_out, σ²_out).
+
+    Parameters
+    ----------
+    signals : array (K, n)
+        the models' signals
+    inside : bool array (K, n)
+        the design
+    variance : {'auto', 'global', 'per-record'}
+        one pooled variance per target, or one per record (auto: per record from PER_EXAMPLE_MIN references)
+    """
     mo = reference_moments(signals, inside)
     mean_in, mean_out = _filled_means(mo)
     var_in, var_out = _variances(mo, variance)
@@ -209,6 +245,15 @@ def rmia_offline(log_prob: np.ndarray, inside: np.ndarray, *, a: float = 0.3) ->
     """RMIA offline: p̄(x) = ½[(1 + a)·p̄_out(x) + (1 − a)] from the OUT reference models only.
 
     A record with no OUT reference for a target uses p̄_out = the mean over every reference.
+
+    Parameters
+    ----------
+    log_prob : array (K, n)
+        log p(x|θ_k), the log-probability model k gives record x's label
+    inside : bool array (K, n)
+        the design
+    a : float
+        slope of the linear approximation p_in ≈ a·p_out + (1 − a), in [0, 1]
     """
     a = check_interval("a", a, 0.0, 1.0, closed="both")
     lp, m = check_design(log_prob, inside)

@@ -161,3 +161,58 @@ def load_task(name: str, random_state: RandomLike = 0) -> RegressionTask:
         name=name, description=description, X_train=fx(tr), y_train=fy(tr), X_val=fx(va), y_val=fy(va),
         X_test=fx(te), y_test=fy(te), feature_names=names, y_mean=y_mean, y_scale=y_scale,
     )
+
+
+#: Data sets that ship with scikit-learn, for model audits: name -> (loader, task).
+MODEL_DATASETS = {
+    "digits": ("load_digits", "classification"),
+    "breast_cancer": ("load_breast_cancer", "classification"),
+    "wine": ("load_wine", "classification"),
+    "iris": ("load_iris", "classification"),
+    "diabetes": ("load_diabetes", "regression"),
+}
+
+
+def load_model_dataset(name: str, *, n_records: int | None = None,
+                       random_state: RandomLike = 0) -> tuple[np.ndarray, np.ndarray, str]:
+    """A shipped data set for a model audit: standardised features, labels and the task.
+
+    Features are standardised to mean 0 and unit variance (a constant column stays 0); a
+    regression's response too. ``n_records`` draws that many records without replacement.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODEL_DATASETS`, or a regression task of :data:`TASKS` (statsmodels; its
+        training split).
+    n_records : int, optional
+        Records to keep (default all).
+    random_state : int, Generator, SeedSequence or None
+        Seed of the subsample.
+
+    Returns
+    -------
+    X : ndarray (n, d)
+    y : ndarray (n,)
+    task : {"classification", "regression"}
+    """
+    if name in TASKS:
+        t = load_task(name)
+        X, y, task = np.asarray(t.X_train), np.asarray(t.y_train), "regression"
+    elif name in MODEL_DATASETS:
+        import sklearn.datasets
+
+        loader, task = MODEL_DATASETS[name]
+        X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+        scale = X.std(0)
+        X = (X - X.mean(0)) / np.where(scale > 0, scale, 1.0)
+        if task == "regression":
+            y = (y - y.mean()) / y.std()
+    else:
+        raise InvalidParameterError(f"unknown data set name={name!r}; expected one of "
+                                    f"{sorted(MODEL_DATASETS) + list(TASKS)}")
+    if n_records is not None and n_records < len(y):
+        keep = np.sort(np.random.default_rng(resolve_seed(random_state, "random_state")[0])
+                       .choice(len(y), size=n_records, replace=False))
+        X, y = X[keep], y[keep]
+    return X, y, task

@@ -4,7 +4,8 @@ Each of the T steps releases the sum of the per-record gradients, each clipped t
 float-safe Gaussian noise of std σ·c (:func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`).
 Under add/remove adjacency one step is a Gaussian mechanism of sensitivity c, so T steps compose
 to μ-GDP with μ = √T/σ exactly (Dong, Roth & Su 2022, Cor. 3.3); σ is the smallest with
-(ε, δ)-DP: σ = √T · :func:`~privaudit.mechanisms.accounting.gdp_sigma` (ε, δ). The update is
+(ε, δ)-DP: σ = √T · :func:`~privaudit.mechanisms.accounting.gdp_sigma` (ε, δ), and the claim states
+μ = √T/σ beside (ε, δ). The update is
 θ ← θ − lr · (noisy sum): dividing by the number of records would publish it (it is private
 under add/remove), so ``lr`` multiplies the sum itself.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -77,8 +79,16 @@ class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> DPGDLogisticClassifier:
-        """Train on (X, y); sets ``coef_``, ``intercept_``, ``classes_``, ``noise_multiplier_``, ``claim_``."""
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPGDLogisticClassifier:
+        """Train on (X, y); sets ``coef_``, ``intercept_``, ``classes_``, ``noise_multiplier_``, ``claim_``.
+
+        Parameters
+        ----------
+        X : array-like (n, d)
+            features
+        y : array-like (n,)
+            class labels
+        """
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -98,22 +108,42 @@ class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
             theta -= self.lr * float_safe_gaussian(total, self._noise_fraction * sigma * self.clip, gen)
         self.coef_, self.intercept_ = theta[:, :d], theta[:, d]
         self.noise_multiplier_ = sigma
-        self.claim_ = PrivacyClaim(epsilon=float(self.epsilon), delta=float(self.delta), adjacency="add-remove")
+        # The steps compose to μ-GDP exactly; the claim states μ beside its (ε, δ).
+        self.claim_ = PrivacyClaim(epsilon=float(self.epsilon), delta=float(self.delta), adjacency="add-remove",
+                                   mu=math.sqrt(self.steps) / sigma)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
-        """The class scores Xθᵀ + b, shape (n, n_classes)."""
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """The class scores Xθᵀ + b, shape (n, n_classes).
+
+        Parameters
+        ----------
+        X : array-like (n, d)
+            features
+        """
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False)
         return X @ self.coef_.T + self.intercept_
 
-    def predict_proba(self, X) -> np.ndarray:
-        """Softmax of :meth:`decision_function` over the classes seen in ``fit``."""
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Softmax of :meth:`decision_function` over the classes seen in ``fit``.
+
+        Parameters
+        ----------
+        X : array-like (n, d)
+            features
+        """
         proba = _softmax(self.decision_function(X))
         return proba[:, :self.classes_.size] / proba[:, :self.classes_.size].sum(1, keepdims=True)
 
-    def predict(self, X) -> np.ndarray:
-        """The most probable class."""
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The most probable class.
+
+        Parameters
+        ----------
+        X : array-like (n, d)
+            features
+        """
         return self.classes_[self.predict_proba(X).argmax(1)]
 
 

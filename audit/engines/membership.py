@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from privaudit.attacks.membership import ATTACKS
+from privaudit.mechanisms.accounting import gdp_epsilon
 from privaudit.mechanisms.claim import PrivacyClaim, claim_of
 from privaudit.mechanisms.neighbourhoods import parse_neighbourhood
 from privaudit.mechanisms.randomness import RandomLike, int_seeds, keyed_rng, resolve_seed
@@ -95,7 +96,15 @@ def _check_attacks(attacks: Any) -> tuple[str, ...]:
 
 
 def resolve_unit(claim: PrivacyClaim | None, unit: str) -> str:
-    """``"membership"`` or ``"label"``: the one asked for, else the claim's neighbourhood's unit."""
+    """``"membership"`` or ``"label"``: the one asked for, else the claim's neighbourhood's unit.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim or None
+        the claim held against (None: nothing to compare with)
+    unit : {'auto', 'membership', 'label'}
+        what to infer; auto reads the claim's neighbourhood
+    """
     if unit in ("membership", "label"):
         return unit
     if unit != "auto":
@@ -106,12 +115,31 @@ def resolve_unit(claim: PrivacyClaim | None, unit: str) -> str:
 
 
 def plan_design(n_records: int, n_fits: int, rng: np.random.Generator) -> np.ndarray:
-    """``inside`` (n_fits, n_records): independent fair coins, each fit's row drawn before training."""
+    """``inside`` (n_fits, n_records): independent fair coins, each fit's row drawn before training.
+
+    Parameters
+    ----------
+    n_records : int
+        records in the pool (canaries included)
+    n_fits : int
+        fits K
+    rng : Generator
+        draws the coins
+    """
     return rng.random((n_fits, n_records)) < 0.5
 
 
 def replacement_labels(y: np.ndarray, task: str, rng: np.random.Generator) -> np.ndarray:
-    """Another label per record: a uniformly drawn different class, or y_min + y_max − y for a regression."""
+    """Another label per record: a uniformly drawn different class, or y_min + y_max − y for a regression.
+
+    Parameters
+    ----------
+    y : ndarray (n,)
+        true labels
+    task : {'classification', 'regression'}
+    rng : Generator
+        draws the replacement classes
+    """
     if task == "regression":
         yf = y.astype(float)
         return yf.min() + yf.max() - yf
@@ -129,6 +157,16 @@ def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str,
 
     A mislabelled canary is a record with a different class (or, for a regression, the label
     y_min + y_max − y): a record the model can fit only by memorising it.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        the population records
+    canaries : int, (X_c, y_c) or None
+        how many, or the user's own
+    task : {'classification', 'regression'}
+    rng : Generator
+        draws the copied records and their labels
     """
     if canaries is None or (isinstance(canaries, int | np.integer) and not isinstance(canaries, bool)
                             and canaries == 0):
@@ -146,7 +184,26 @@ def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str,
 
 def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, seeds: np.ndarray, task: str,
                unit: str, y_alt: np.ndarray | None, *, n_jobs: int | None, timeout: float | None) -> list[Signals]:
-    """Train every fit of the design and score every record (workers: ``n_jobs``; Dask via joblib)."""
+    """Train every fit of the design and score every record (workers: ``n_jobs``; Dask via joblib).
+
+    Parameters
+    ----------
+    model : estimator or trainer
+    X, y : ndarray
+        the pool, canaries included
+    inside : bool ndarray (K, n)
+        the design
+    seeds : ndarray (K,)
+        each fit's seed
+    task : {'classification', 'regression'}
+    unit : {'membership', 'label'}
+    y_alt : ndarray or None
+        replacement labels (label inference)
+    n_jobs : int or None
+        joblib workers
+    timeout : float or None
+        seconds a fit may take
+    """
     jobs = []
     for k in range(inside.shape[0]):
         if unit == "label":
@@ -166,7 +223,17 @@ def _roc_on_grid(members: np.ndarray, scores: np.ndarray) -> tuple[float, np.nda
 
 
 def measure_attack(name: str, scores: np.ndarray, inside: np.ndarray) -> AttackResult:
-    """ROC of one attack over every target that has members and non-members among the columns."""
+    """ROC of one attack over every target that has members and non-members among the columns.
+
+    Parameters
+    ----------
+    name : str
+        the attack
+    scores : ndarray (K, n)
+        scores[t, i] of record i against target t
+    inside : bool ndarray (K, n)
+        the design (the labels of each target's ROC)
+    """
     aucs, tprs = [], []
     for t in range(scores.shape[0]):  # K targets, each a vectorised ROC over the records
         if 0 < inside[t].sum() < inside.shape[1]:
@@ -180,7 +247,15 @@ def measure_attack(name: str, scores: np.ndarray, inside: np.ndarray) -> AttackR
 
 
 def vulnerability(attack: str, scores: np.ndarray, inside: np.ndarray) -> VulnerabilityTable:
-    """Per record, the Mann–Whitney AUC of its scores over the targets (IN against OUT), ranked."""
+    """Per record, the Mann–Whitney AUC of its scores over the targets (IN against OUT), ranked.
+
+    Parameters
+    ----------
+    attack : str
+        the attack the scores come from
+    scores : ndarray (K, n)
+    inside : bool ndarray (K, n)
+    """
     ranks = scores.argsort(0).argsort(0).astype(float) + 1.0
     n_in = inside.sum(0)
     n_out = inside.shape[0] - n_in
@@ -193,7 +268,16 @@ def vulnerability(attack: str, scores: np.ndarray, inside: np.ndarray) -> Vulner
 
 
 def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, AttackResult]) -> ClaimCheck:
-    """Each attack's population ROC against 1 − f_{ε,δ} (average case, never the verdict)."""
+    """Each attack's population ROC against 1 − f_{ε,δ} (average case, never the verdict).
+
+    Parameters
+    ----------
+    claim : PrivacyClaim or None
+        the claim held against (None: nothing to compare with)
+    unit : {'membership', 'label'}
+    results : dict of AttackResult
+        the attacks' population ROCs
+    """
     if claim is None:
         return ClaimCheck("none", False, float("nan"), 0, "no claim to compare with")
     kind = parse_neighbourhood(claim.adjacency).kind
@@ -214,18 +298,73 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
 
 def one_run_rows(scores: np.ndarray, bits: np.ndarray, claim: PrivacyClaim | None,
                  confidence: float) -> list[dict[str, Any]]:
-    """The one-run table of one target's scores; k planned from the claim when there is one."""
+    """The one-run table of one target's scores; k planned from the claim when there is one.
+
+    Parameters
+    ----------
+    scores : ndarray (m,)
+        the designated target's scores
+    bits : bool ndarray (m,)
+        its coins (True: included)
+    claim : PrivacyClaim or None
+        the claim held against (None: nothing to compare with)
+    confidence : float
+        level of the certified bounds
+    """
     m = scores.size
     if m < 2:
         return []
     delta = claim.delta if claim is not None else 1e-5
     k = planned_k(m, claim.epsilon, delta, confidence=confidence) if claim is not None and claim.epsilon < 50 \
         else k_grid(m)
-    return one_run_table(scores, 2.0 * bits - 1.0, delta=delta, confidence=confidence, k=k)
+    rows = one_run_table(scores, 2.0 * bits - 1.0, delta=delta, confidence=confidence, k=k)
+    # The analysis time is not a function of the seed: reports keep only what is.
+    return [{key: v for key, v in r.items() if key != "seconds"} for r in rows]
+
+
+def certify(scores: dict[str, np.ndarray], bits: np.ndarray, claim: PrivacyClaim | None,
+            confidence: float) -> tuple[str, list[dict[str, Any]]]:
+    """The one-run table of the attack certifying most, every attack at level 1 − (1 − c)/A (Bonferroni).
+
+    The designated target's bits must not choose the attack: every attack's scores for other
+    targets use the designated target as a reference, so a choice by AUC would see its bits.
+    Testing all A attacks at 1 − (1 − c)/A each keeps the joint level c whichever is reported.
+
+    Parameters
+    ----------
+    scores : dict of str to ndarray (m,)
+        each attack's scores of the designated target
+    bits : bool ndarray (m,)
+        its coins
+    claim : PrivacyClaim or None
+        the claim held against (None: nothing to compare with)
+    confidence : float
+        level of the certified bounds
+    """
+    level = 1 - (1 - confidence) / len(scores)
+    best, best_rows, best_eps = "", [], -1.0
+    for name, s in scores.items():
+        rows = [dict(r, attack=name, confidence=level) for r in one_run_rows(s, bits, claim, level)]
+        eps = max((r["epsilon_lb"] for r in rows if _sets_verdict(r, claim)), default=0.0)
+        if eps > best_eps:
+            best, best_rows, best_eps = name, rows, eps
+    return best, best_rows
 
 
 def multi_run_bound(signals: np.ndarray, bits: np.ndarray, delta: float, confidence: float) -> dict[str, Any] | None:
-    """Clopper–Pearson ε̲ of one canary over fits: canary and test from the first half, counts on the second."""
+    """Clopper–Pearson ε̲ of one canary over fits: canary and test from the first half, counts on the second.
+
+    Parameters
+    ----------
+    signals : ndarray (K, m)
+        the canaries' signals in every fit
+    bits : bool ndarray (K, m)
+        their coins
+    delta : float
+        δ of the bound
+    confidence : float
+        level of the certified bounds
+    """
     K = signals.shape[0]
     if K < MULTI_RUN_MIN:
         return None
@@ -246,18 +385,53 @@ def multi_run_bound(signals: np.ndarray, bits: np.ndarray, delta: float, confide
                 selection_fits=K // 2, evaluation_fits=K - K // 2, certified=True)
 
 
-def _sets_verdict(row: dict[str, Any]) -> bool:
-    """A one-run row decides a verdict only when it is certified with no assumption (not the GDP-curve rows)."""
-    return bool(row.get("certified")) and row.get("assumption") == "none"
+def _sets_verdict(row: dict[str, Any], claim: PrivacyClaim | None = None) -> bool:
+    """Whether a one-run row may decide the verdict.
+
+    Rows certified with no assumption always may. The f-DP row with μ-GDP hypotheses certifies
+    "not μ̲-GDP", and its ε̲ is ε_{μ̲}(δ): a lower bound on ε only when the mechanism's curve is
+    Gaussian, so it decides only a claim that states μ (GDP), where μ̲ > μ refutes the claim itself.
+    """
+    if not row.get("certified"):
+        return False
+    return row.get("assumption") == "none" or (row.get("method") == "fdp-gdp" and claim is not None
+                                               and claim.mu is not None)
 
 
 def judge(claim: PrivacyClaim | None, check: ClaimCheck, epsilon_lb: float, certified_any: bool) -> Verdict:
-    """violation when a certified ε̲ exceeds a covering claim; pass when one was computed; else info/inconclusive."""
+    """violation when a certified ε̲ exceeds a covering claim; pass when one was computed; else info/inconclusive.
+
+    A GDP claim's ε at δ is ε_μ(δ) (:func:`~privaudit.mechanisms.accounting.gdp_epsilon`); the claim's
+    own ε is compared when it states no μ.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim or None
+        the claim held against (None: nothing to compare with)
+    check : ClaimCheck
+        whether the claim covers the unit
+    epsilon_lb : float
+        the largest deciding ε̲
+    certified_any : bool
+        whether any deciding bound was computed
+    """
     if claim is None:
         return Verdict.INFO
     if not check.applies or not certified_any:
         return Verdict.INCONCLUSIVE
-    return Verdict.VIOLATION if epsilon_lb > claim.epsilon else Verdict.PASS
+    return Verdict.VIOLATION if epsilon_lb > claimed_epsilon(claim) else Verdict.PASS
+
+
+def claimed_epsilon(claim: PrivacyClaim) -> float:
+    """The ε a certified ε̲ is held against: the claim's, or the smaller ε_μ(δ) of a GDP claim.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim
+    """
+    if claim.mu is None or claim.delta <= 0:
+        return claim.epsilon
+    return min(claim.epsilon, gdp_epsilon(claim.mu, claim.delta))
 
 
 def _peek_claim(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> PrivacyClaim | None:
@@ -343,12 +517,13 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     results = {name: measure_attack(name, s[:, :n], inside[:, :n]) for name, s in scores.items()}
     best = max(results, key=lambda a: results[a].auc)
     check = check_claim(claim, unit, results)
-    population_rows = one_run_rows(scores[best][0, :n], inside[0, :n], claim, confidence)
+    _, population_rows = certify({a: s[0, :n] for a, s in scores.items()}, inside[0, :n], claim, confidence)
     canary = None
     if Xc.shape[0]:
-        canary = _canary_result(best, scores[best], signal, inside, n, claim, confidence)
-    certified = [r["epsilon_lb"] for r in population_rows if _sets_verdict(r)]
-    eps_lb = float(max(certified + ([canary.epsilon_lb] if canary else []), default=0.0))
+        canary = _canary_result(scores, signal, inside, n, claim, confidence)
+    certified = [r["epsilon_lb"] for r in population_rows if _sets_verdict(r, claim)]
+    certified += [canary.epsilon_lb] if canary is not None else []
+    eps_lb = float(max(certified, default=0.0))
     check = ClaimCheck(check.unit, check.applies, check.max_excess, check.points_above, check.note,
                        population_rows)
     verdict = judge(claim, check, eps_lb, bool(certified))
@@ -363,20 +538,21 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
                            attack_seconds=time.perf_counter() - t1, notes=notes)
 
 
-def _canary_result(best: str, scores: np.ndarray, signal: np.ndarray, inside: np.ndarray, n: int,
+def _canary_result(scores: dict[str, np.ndarray], signal: np.ndarray, inside: np.ndarray, n: int,
                    claim: PrivacyClaim | None, confidence: float) -> CanaryResult:
-    cs, ci = scores[:, n:], inside[:, n:]
-    m = cs.shape[1]
-    rows = one_run_rows(cs[0], ci[0], claim, confidence)
+    ci = inside[:, n:]
+    attack, rows = certify({a: s[0, n:] for a, s in scores.items()}, ci[0], claim, confidence)
     multi = multi_run_bound(signal[:, n:], ci, claim.delta if claim is not None else 1e-5, confidence)
-    if m >= 2 and 0 < ci.sum() < ci.size:
-        res = measure_attack(best, cs, ci)
+    if ci.shape[1] >= 2 and 0 < ci.sum() < ci.size:
+        res = measure_attack(attack, scores[attack][:, n:], ci)
         auc, tpr = res.auc, res.tpr_at_fpr(0.01)
     else:
         auc, tpr = float("nan"), float("nan")
-    return CanaryResult(m, best, auc, tpr, rows, multi)
+    values = [r["epsilon_lb"] for r in rows if _sets_verdict(r, claim)] + ([multi["epsilon_lb"]] if multi else [])
+    return CanaryResult(ci.shape[1], attack, auc, tpr, rows, multi, float(max(values, default=0.0)))
 
 
-__all__ = ["DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "check_claim", "fit_models",
+__all__ = ["DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "certify", "check_claim",
+           "fit_models",
            "judge", "measure_attack", "multi_run_bound", "plan_design", "replacement_labels", "resolve_unit",
            "vulnerability"]

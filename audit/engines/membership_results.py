@@ -44,7 +44,13 @@ class AttackResult:
     targets: int
 
     def tpr_at_fpr(self, fpr: float) -> float:
-        """Mean TPR at FPR ≤ ``fpr``, read at the largest grid point not above ``fpr``."""
+        """Mean TPR at FPR ≤ ``fpr``, read at the largest grid point not above ``fpr``.
+
+        Parameters
+        ----------
+        fpr : float
+            false positive rate in [0, 1]
+        """
         if not 0.0 <= fpr <= 1.0:
             raise ValueError(f"fpr must lie in [0, 1], got fpr={fpr!r}")
         j = int(np.searchsorted(self.fpr, fpr * (1 + 1e-12), side="right")) - 1
@@ -66,7 +72,13 @@ class VulnerabilityTable:
     order: np.ndarray
 
     def top(self, k: int = 10) -> list[dict[str, Any]]:
-        """The ``k`` most vulnerable records: index, AUC, score gap and IN/OUT counts."""
+        """The ``k`` most vulnerable records: index, AUC, score gap and IN/OUT counts.
+
+        Parameters
+        ----------
+        k : int
+            rows
+        """
         return [dict(record=int(i), auc=float(self.auc[i]), gap=float(self.gap[i]), n_in=int(self.n_in[i]))
                 for i in self.order[:k]]
 
@@ -77,8 +89,9 @@ class ClaimCheck:
 
     Average-case and not certified (the records of one model are not independent trials), so it
     never sets the verdict; ``max_excess`` is the largest TPR − (1 − f(FPR)) over attacks and points.
-    ``one_run`` is the certified one-run table of the best attack on the designated target's
-    population records (Steinke et al. 2023: their inclusion coins are the game's bits).
+    ``one_run`` is the certified one-run table on the designated target's population records
+    (Steinke et al. 2023: their inclusion coins are the game's bits), of the attack certifying most with
+    every attack at the Bonferroni level (each row's ``attack`` and ``confidence``).
     """
 
     unit: str
@@ -91,9 +104,10 @@ class ClaimCheck:
 
 @dataclass(frozen=True)
 class CanaryResult:
-    """The canaries: the best attack's ROC on them and the certified ε̲ (one run, and over fits).
+    """The canaries: the certifying attack's ROC on them and the certified ε̲ (one run, and over fits).
 
-    ``one_run`` holds one row per one-run method on the designated target's canaries
+    ``attack`` is the attack whose one-run ε̲ is largest, every attack tested at the Bonferroni level
+    (each row's ``confidence``). ``one_run`` holds one row per one-run method on the designated target's canaries
     (Steinke et al. 2023; the f-DP recursion): certified. ``multi_run`` is the Clopper–Pearson
     ε̲ of one canary over the fits (selection and evaluation fits apart), when there are enough.
     """
@@ -104,14 +118,8 @@ class CanaryResult:
     tpr_at_1pct: float
     one_run: list[dict[str, Any]]
     multi_run: dict[str, Any] | None
+    epsilon_lb: float
 
-    @property
-    def epsilon_lb(self) -> float:
-        """The largest ε̲ of the canaries certified with no assumption (0 when none was computed)."""
-        values = [r["epsilon_lb"] for r in self.one_run if r.get("certified") and r.get("assumption") == "none"]
-        if self.multi_run is not None:
-            values.append(self.multi_run["epsilon_lb"])
-        return float(max(values, default=0.0))
 
 
 @dataclass(frozen=True)
@@ -181,7 +189,13 @@ class MembershipAudit(AuditResult):
         return self.summary()
 
     def plot(self, ax: Axes | None = None) -> Figure:
-        """The log-log ROC of every attack, with the claim's 1 − f_{ε,δ} where there is a claim."""
+        """The log-log ROC of every attack, with the claim's 1 − f_{ε,δ} where there is a claim.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            where to draw (a new figure when None)
+        """
         return MembershipRocDisplay.from_result(self).plot(ax=ax).figure_
 
 
@@ -199,13 +213,24 @@ class MembershipRocDisplay:
 
     @classmethod
     def from_result(cls, result: MembershipAudit) -> MembershipRocDisplay:
-        """Read the curves (population) of a :class:`MembershipAudit`."""
+        """Read the curves (population) of a :class:`MembershipAudit`.
+
+        Parameters
+        ----------
+        result : MembershipAudit
+        """
         curves = {name: (a.fpr, a.tpr, a.auc) for name, a in result.attacks.items()}
         claim = result.claim if result.claim_check.applies else None
         return cls(curves, claim)
 
     def plot(self, ax: Axes | None = None) -> MembershipRocDisplay:
-        """Draw on ``ax`` (a new figure when None); returns self."""
+        """Draw on ``ax`` (a new figure when None); returns self.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            where to draw (a new figure when None)
+        """
         if ax is None:
             from matplotlib.figure import Figure
 

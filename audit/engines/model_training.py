@@ -60,12 +60,27 @@ class Signals:
 
 
 def is_estimator(model: Any) -> bool:
-    """Whether ``model`` is a scikit-learn-style estimator (``fit`` and ``get_params``)."""
+    """Whether ``model`` is a scikit-learn-style estimator (``fit`` and ``get_params``).
+
+    Parameters
+    ----------
+    model : Any
+        an estimator or a trainer
+    """
     return hasattr(model, "fit") and hasattr(model, "get_params")
 
 
 def infer_task(model: Any, y: np.ndarray, task: str = "auto") -> str:
-    """``"classification"`` or ``"regression"``: scikit-learn's ``is_classifier``, else the labels' type."""
+    """``"classification"`` or ``"regression"``: scikit-learn's ``is_classifier``, else the labels' type.
+
+    Parameters
+    ----------
+    model : Any
+        an estimator or a trainer
+    y : ndarray
+        labels
+    task : {'auto', 'classification', 'regression'}
+    """
     if task in ("classification", "regression"):
         return task
     if task != "auto":
@@ -76,7 +91,13 @@ def infer_task(model: Any, y: np.ndarray, task: str = "auto") -> str:
 
 
 def check_model(model: Any) -> None:
-    """Refuse what is neither an estimator nor a trainer callable, naming the value."""
+    """Refuse what is neither an estimator nor a trainer callable, naming the value.
+
+    Parameters
+    ----------
+    model : Any
+        an estimator or a trainer
+    """
     if is_estimator(model):
         return
     if not callable(model):
@@ -90,7 +111,17 @@ def check_model(model: Any) -> None:
 
 
 def fit_model(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> Any:
-    """Train ``model`` on (X, y) with ``seed``: a clone of an estimator, or the trainer's result."""
+    """Train ``model`` on (X, y) with ``seed``: a clone of an estimator, or the trainer's result.
+
+    Parameters
+    ----------
+    model : Any
+        an estimator or a trainer
+    X, y : ndarray
+        training rows
+    seed : int
+        the fit's seed (random_state, or the trainer's argument)
+    """
     if not is_estimator(model):
         return model(X, y, seed)
     est = clone(model)
@@ -154,6 +185,23 @@ def train_and_score(model: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray, 
     With ``y_alt`` (label inference), the model's ``signal`` is the log-odds log p(y|x) − log p(y_alt|x)
     of each record's true label against its replacement, and ``log_prob`` is log p(y|x).
 
+    Parameters
+    ----------
+    model : Any
+        an estimator or a trainer
+    X, y : ndarray
+        every record and its true label
+    rows : ndarray of int
+        the training rows
+    seed : int
+    task : {'classification', 'regression'}
+    index : int
+        the fit's number, for messages
+    y_alt : ndarray or None
+        replacement labels (label inference)
+    y_train : ndarray or None
+        labels to train on (default y)
+
     Raises
     ------
     TrainingError
@@ -182,6 +230,17 @@ def run_fits(jobs: list[Callable[[], Signals]], *, n_jobs: int | None = None, ti
 
     A time limit needs worker processes (joblib's ``timeout``); a fit past it is a
     :class:`TrainingError`. Under ``joblib.parallel_config(backend="dask")`` the fits go to Dask.
+
+    Parameters
+    ----------
+    jobs : list of callables
+        one thunk per fit
+    n_jobs : int or None
+        joblib workers
+    timeout : float or None
+        seconds a fit may take
+    progress : bool
+        joblib's progress lines
     """
     from joblib import Parallel, delayed
 

@@ -44,7 +44,7 @@ ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 #: Built-in kind modules of this package, registered on import (in this order).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
                    "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods",
-                   "dpsgd_multirun", "dpsgd_learners")
+                   "dpsgd_multirun", "dpsgd_learners", "membership")
 
 
 def _check_kind(name: str, kind: object) -> None:
@@ -242,7 +242,10 @@ task_kinds = audit_kinds
 get_task_kind = get_kind
 
 for _module in BUILTIN_MODULES:
-    register_kind(importlib.import_module(f"{__name__}.{_module}").KIND)
+    # A module registers its KIND, or every kind of its KINDS (several kinds of one concern).
+    _loaded = importlib.import_module(f"{__name__}.{_module}")
+    for _kind in getattr(_loaded, "KINDS", (getattr(_loaded, "KIND", None),)):
+        register_kind(_kind)
 
 __all__ = [
     "AuditKind", "ENTRY_POINT_GROUP", "KINDS", "audit_kinds", "entry_from_dict", "get_kind", "get_task_kind",

@@ -572,6 +572,17 @@ PRIORS = ComponentRegistry("prior", "privaudit.priors")
 LEARNERS = ComponentRegistry("learner", "privaudit.learners")
 EXPERIMENTS = ComponentRegistry("experiment", "privaudit.experiments")
 SAMPLERS = ComponentRegistry("bias sampler", "privaudit.samplers")
+#: Trained-model audits: scikit-learn estimators (validated by their own ``_parameter_constraints``) and
+#: every privaudit learner; a model audit clones and refits them.
+MODELS = ComponentRegistry("model", "privaudit.models")
+for _name, _ref in {
+    "MLPClassifier": "sklearn.neural_network:MLPClassifier", "MLPRegressor": "sklearn.neural_network:MLPRegressor",
+    "LogisticRegression": "sklearn.linear_model:LogisticRegression", "Ridge": "sklearn.linear_model:Ridge",
+    "LinearRegression": "sklearn.linear_model:LinearRegression", "GaussianNB": "sklearn.naive_bayes:GaussianNB",
+    "RandomForestClassifier": "sklearn.ensemble:RandomForestClassifier",
+    "DecisionTreeClassifier": "sklearn.tree:DecisionTreeClassifier",
+}.items():
+    MODELS.register(_name, _ref, doc=f"scikit-learn {_name}")
 
 
 def registered_attackers(kind: str) -> Callable[[str, Any], str | list[str]]:
@@ -683,6 +694,7 @@ def _register_builtin_learners() -> None:
     for name, module in learners._LAZY.items():
         if name.endswith(("Regressor", "Classifier")):
             LEARNERS.register(name, f"privaudit.learners.{module}:{name}")
+            MODELS.register(name, f"privaudit.learners.{module}:{name}")
 
 
 _register_builtin_learners()
@@ -742,7 +754,7 @@ EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:r
 
 
 __all__ = [
-    "EXPERIMENTS", "LEARNERS", "MECHANISMS", "PRIORS", "SAMPLERS", "Component", "ComponentRegistry", "SEED_PARAMS",
+    "EXPERIMENTS", "LEARNERS", "MECHANISMS", "MODELS", "PRIORS", "SAMPLERS", "Component", "ComponentRegistry", "SEED_PARAMS",
     "allow_imports", "check_parameters", "disallow_imports", "import_allowed", "import_reference", "imports_allowed",
     "keyword_names", "load_reference", "registered_attackers",
 ]

@@ -498,6 +498,25 @@ def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: An
     carries (privaudit learners); a model without a claim, or whose claim's neighbourhood does not cover
     membership, cannot fail and is refused, so that the assertion never passes vacuously.
 
+    Parameters
+    ----------
+    model : estimator or trainer
+        cloned and refitted
+    X, y : array-like
+        the pool of records
+    canaries : int or (X_c, y_c), optional
+        worst-case records
+    n_reference : int
+        reference models per target
+    claim : PrivacyClaim, optional
+        default: the fitted model's
+    confidence : float, optional
+        default: the marker's, else 0.95
+    n_jobs : int, optional
+        joblib workers
+    rng : int, Generator or None
+        one integer seed is drawn from it; the message names it
+
     Returns
     -------
     MembershipAudit
