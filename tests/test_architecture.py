@@ -467,12 +467,6 @@ UNRESOLVED_DYNAMIC_IMPORTS = (
 #: defining it. Each is a switch a new class of that family would silently miss: it should ask the
 #: object (a method, a Protocol of mechanisms/protocol.py or attacks/protocol.py) instead.
 CONCRETE_CLASS_TESTS = (
-    # Priors: the Bayesian attackers pick their closed form by the prior's class.
-    "attacks/bayesian_reconstruction.py::DiscreteMAP._reconstruct: isinstance(self.prior, DiscretePrior)",
-    "attacks/bayesian_reconstruction.py::DiscreteMAP.applicable: isinstance(prior, DiscretePrior)",
-    "attacks/bayesian_reconstruction.py::MAPAttack.applicable: isinstance(prior, GaussianPrior)",
-    "attacks/bayesian_reconstruction.py::PosteriorMean.applicable: isinstance(prior, GaussianPrior)",
-    "attacks/bayesian_reconstruction.py::_check_gaussian_prior: isinstance(prior, GaussianPrior)",
     # Mechanisms, outside audit/ (audit/ has none: test_audit_never_dispatches_on_a_concrete_mechanism_class).
     "attacks/labels.py::RRLabelPosterior.predict_proba: isinstance(mech, RandomizedResponse)",
     "learners/iwp_view.py::RecordRelease._categorical_labels: isinstance(self.label_mechanism, RandomizedResponse)",

@@ -16,10 +16,13 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
                                      'bounds that apply.',
            'learner-tradeoff': 'Trade-off audit of what a learner releases (its release_view: transcript, record, '
                                'label canary).',
+           'membership': 'Membership inference against a model trained on a shipped data set, held against its claim.',
            'one-run-label': 'One DP-SGD training run with m label canaries; ε̲ by Steinke, Nasr & Jagielski (2023).',
            'opacus': "Opacus DP-SGD: Opacus' ε beside privaudit's ε̲",
            'reconstruction': "Reconstruction attacker's MSE against Cramér–Rao / van Trees bounds "
                              '(audit_reconstruction).',
+           'record-reconstruction': 'Informed-adversary reconstruction of one training record from a model, against '
+                                    'the CRB and ReRo bounds.',
            'tradeoff': 'Empirical trade-off curve of a mechanism on one neighbouring pair vs. its claim '
                        '(audit_tradeoff).',
            'utility': 'A paper experiment (utility curves, ExperimentResult) run at the configured size.'},
@@ -59,7 +62,9 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
               'DPSGDRegressor': 'DP-SGD / DP-Adam regression under label DP: the seed 002 baseline (Ĉ = I).',
               'RROnBinsRegressor': 'Feature-oblivious label-DP regression: RR-on-Bins^Φ_ε labels, then any regressor.',
               'WeightedLLPRegressor': 'Linear regression on noisy, randomly weighted bag aggregates (Brahmbhatt et al. '
-                                      '2023).'},
+                                      '2023).',
+              'DPGDLogisticClassifier': 'Multinomial logistic regression trained by full-batch DP gradient descent '
+                                        '(add/remove DP).'},
  'attackers': {'atom': 'distinguisher: Exact-match attacker for point masses.',
                'autodiff-mle': 'reconstruction: Multi-start Levenberg–Marquardt MLE for any torch map with Gaussian '
                                'noise.',
