@@ -9,6 +9,8 @@ Commands
     What can be audited and with what.
 ``privaudit bench attackers ...``
     Benchmark attackers against each other (:mod:`privaudit.audit.app.bench`).
+``privaudit bench mia ...``
+    Rank the membership-inference attacks at equal reference budgets (:mod:`privaudit.audit.app.bench_mia`).
 
 Resolving CONFIG|PRESET: a bare name of a shipped preset is the preset, even when a
 file or folder of that name exists in the current folder; ``./name``, a path with a
@@ -176,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.set_defaults(func=cmd_search)
 
     bench = sub.add_parser("bench", help="benchmark attackers against each other",
-                           description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark.")
+                           description="Benchmarks. `privaudit bench attackers --help` for the attackers benchmark, "
+                                       "`privaudit bench mia --help` for the membership-inference leaderboard.")
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
     bsub.required = True
     # add_help=False: every option, --help included, goes to the benchmark's own parser.
@@ -184,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Compare registered attackers on the same mechanisms and samples.")
     att.add_argument("args", nargs=argparse.REMAINDER, help="options of the attackers benchmark")
     att.set_defaults(func=cmd_bench_attackers)
+    mia = bsub.add_parser("mia", help="rank membership-inference attacks at equal reference budgets", add_help=False,
+                          description="Rank the membership-inference attacks at equal reference budgets.")
+    mia.add_argument("args", nargs=argparse.REMAINDER, help="options of the membership-inference leaderboard")
+    mia.set_defaults(func=cmd_bench_mia)
     return parser
 
 
@@ -521,6 +528,61 @@ def bench_attackers(argv: list[str]) -> int:
     return code
 
 
+def cmd_bench_mia(args: argparse.Namespace) -> int:
+    """``privaudit bench mia`` through argparse (``main`` usually short-cuts to :func:`bench_mia`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 bad input.
+    """
+    return bench_mia(args.args)
+
+
+def bench_mia(argv: list[str]) -> int:
+    """``privaudit bench mia ARGS``: check ``--out`` first, run the leaderboard, print its Markdown.
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after ``bench mia``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 bad input.
+    """
+    try:
+        from privaudit.audit.app.bench_mia import _parser as mia_parser
+        from privaudit.audit.app.bench_mia import main as mia_main
+    except ImportError:
+        if "-h" in argv or "--help" in argv:
+            _emit("usage: privaudit bench mia [options]\n\n(not available in this version of privaudit)")
+            return EXIT_OK
+        return _error("`privaudit bench mia` is not available in this version of privaudit")
+    from privaudit.audit.app.report_store import check_destination
+
+    try:
+        known, _ = mia_parser().parse_known_args(argv)
+    except SystemExit as exc:  # argparse printed the usage error (or the help): its code, not an exception
+        return int(exc.code or 0)
+    if not ("-h" in argv or "--help" in argv):
+        try:
+            check_destination(known.out, "mia", "", overwrite=True)
+        except _usage_errors() as exc:
+            return _error(str(exc))
+    code = int(mia_main(["mia", *argv]) or 0)
+    table = Path(known.out) / "mia" / "leaderboard.md"
+    if code == EXIT_OK and not known.json and not ("-h" in argv or "--help" in argv) and table.is_file():
+        _emit(table.read_text(encoding="utf-8"))
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privaudit`` console script; returns the exit code.
 
@@ -537,6 +599,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["bench", "attackers"]:  # its options (and --help) belong to the benchmark
         return bench_attackers(argv[2:])
+    if argv[:2] == ["bench", "mia"]:
+        return bench_mia(argv[2:])
     parser = build_parser()
     if "--json" not in argv:
         args = parser.parse_args(argv)
