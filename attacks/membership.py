@@ -144,8 +144,9 @@ def _centred_target(signals: np.ndarray) -> np.ndarray:
 def _filled_means(mo: ReferenceMoments) -> tuple[np.ndarray, np.ndarray]:
     """μ_in and μ_out with a missing side filled from the target's mean IN − OUT gap over records."""
     both = np.isfinite(mo.mean_in) & np.isfinite(mo.mean_out)
-    gap = np.nanmean(np.where(both, mo.mean_in - mo.mean_out, np.nan), axis=1, keepdims=True)
-    gap = np.nan_to_num(gap)
+    # Targets with no record seen on both sides (one reference model) have no gap to read: 0.
+    n_both = both.sum(1, keepdims=True)
+    gap = np.where(both, mo.mean_in - mo.mean_out, 0.0).sum(1, keepdims=True) / np.maximum(n_both, 1)
     mean_in = np.where(np.isfinite(mo.mean_in), mo.mean_in, mo.mean_out + gap)
     mean_out = np.where(np.isfinite(mo.mean_out), mo.mean_out, mo.mean_in - gap)
     # Neither side seen (impossible with K ≥ 3 and both sides present): the record's pool mean (0 after centring).
@@ -222,7 +223,16 @@ def _log_mean_prob(log_p: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     """log of the leave-target-out mean of p over the models in ``mask`` (and their count)."""
     # Probabilities are formed relative to the record's largest one so that tiny p's do not underflow.
     top = log_p.max(0)
-    count, total, _ = _leave_one_out(np.exp(log_p - top), mask)
+    p = np.where(mask, np.exp(log_p - top), 0.0)
+    count, total, _ = _leave_one_out(p, mask)
+    # Σ − own term cancels when the target's own p dominates (1 + 1e-300 − 1 = 0): sum those cells directly.
+    lost = (count > 0) & (total <= 1e-9 * (total + p))
+    if np.any(lost):
+        t, i = np.nonzero(lost)
+        cols = p[:, i].copy()
+        cols[t, np.arange(t.size)] = 0.0
+        total = total.copy()
+        total[t, i] = cols.sum(0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(count > 0, np.log(total / np.maximum(count, 1)) + top, np.nan), count
 

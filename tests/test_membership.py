@@ -225,3 +225,12 @@ def test_at_two_references_rmia_is_at_least_as_strong_as_lira_offline():
                            X / 16, y, n_reference=2, rng=0, n_jobs=2, attacks=["lira-offline", "rmia", "rmia-offline"])
     assert res.attacks["rmia"].auc >= res.attacks["lira-offline"].auc
     assert res.attacks["rmia-offline"].auc >= res.attacks["lira-offline"].auc
+
+
+def test_rmia_stays_finite_when_the_targets_own_probability_dominates_its_references():
+    # Target p = 1, reference p = 1e-300: the leave-one-out sum 1 + 1e-300 - 1 cancels to 0 without care.
+    log_p = np.log(np.array([[1e-300, 0.5], [1.0, 0.2]]))
+    inside = np.array([[True, False], [False, True]])
+    out = mia.rmia(log_p, inside)
+    assert np.all(np.isfinite(out))
+    assert out[1, 0] == pytest.approx(0.0 - np.log(1e-300))

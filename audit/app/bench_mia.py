@@ -422,7 +422,13 @@ def _row(setting: str, budget: int, res: AttackResult, infinite: int, fit_second
 
 
 def rank_key(row: dict[str, Any]) -> tuple[float, float, str]:
-    """Sort key of a row within its (setting, budget): AUC, then TPR at 10⁻³, high first, then the name."""
+    """Sort key of a row within its (setting, budget): AUC, then TPR at 10⁻³, high first, then the name.
+
+    Parameters
+    ----------
+    row : dict
+        a leaderboard row (``auc``, ``tpr_at_1e-3``, ``attack``)
+    """
     return (-float(row["auc"]), -float(row["tpr_at_1e-3"]), str(row["attack"]))
 
 
@@ -472,7 +478,13 @@ def run_setting(setting: MiaSetting, budgets: Sequence[int], attacks: Sequence[s
 
 
 def check_budgets(budgets: Sequence[int]) -> tuple[int, ...]:
-    """Budgets as distinct increasing integers in [1, :data:`MAX_BUDGET`]; ValueError naming the bad one."""
+    """Budgets as distinct increasing integers in [1, :data:`MAX_BUDGET`]; ValueError naming the bad one.
+
+    Parameters
+    ----------
+    budgets : sequence of int
+        reference-model budgets
+    """
     values = list(budgets)
     if not values:
         raise ValueError("budgets must name at least one reference budget")
