@@ -163,26 +163,12 @@ def test_help_exits_0_and_names_the_options(capsys):
         assert option in out
 
 
-def test_infinite_scores_keep_their_rank_and_are_counted():
-    """RMIA's +inf (every reference gives the label probability 0) ranks first; sklearn's ROC refuses inf."""
-    scores = np.array([[0.5, np.inf, -1.0, 2.0], [-np.inf, 0.0, 1.0, np.inf]])
-    finite, count = bench_mia.rankable(scores)
-    assert count == 3 and np.all(np.isfinite(finite))
-    for row, original in zip(finite, scores):
-        np.testing.assert_array_equal(np.argsort(row, kind="stable"), np.argsort(original, kind="stable"))
-    kept = np.isfinite(scores)
-    np.testing.assert_array_equal(finite[kept], scores[kept])  # finite scores untouched
-    assert bench_mia.rankable(scores[:1, [0, 2]])[1] == 0
-    with pytest.raises(ValueError, match="NaN"):
-        bench_mia.rankable(np.array([[0.0, np.nan]]))
-
-
-def test_a_record_only_the_target_predicts_gets_an_infinite_rmia_score_and_a_finite_auc():
+def test_a_record_only_the_target_predicts_gets_a_finite_rmia_score_ranked_first():
     """Two fits: the reference gives record 0 probability 0 (log p floored at -690.8), the target does not."""
     log_prob = np.array([[-0.5, -0.1, -0.2, -0.3], [-690.7755278982137, -0.2, -0.1, -0.4]])
     inside = np.array([[True, False, True, False], [False, True, False, True]])
     design = bench_mia.FittedDesign(inside, log_prob.copy(), log_prob, 0.0)
     raw = bench_mia.budget_scores(design, "rmia", 1)
-    assert raw[0, 0] == np.inf
+    assert np.all(np.isfinite(raw)) and raw[0, 0] == raw[0].max()
     result = bench_mia.evaluate_budget(design, ["rmia"], 1)["rmia"]
     assert 0.0 <= result.auc <= 1.0

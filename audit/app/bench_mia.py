@@ -22,10 +22,6 @@ reference models are the b fits that follow it, cyclically (t + 1, …, t + b mo
   n_reference=b, rng=seed)`` with the setting's seed;
 * the fits are paid once per setting (K fits), not once per budget (Σ_b (b + 1) fits).
 
-An attack's infinite score (RMIA's ratio when every reference gives a record's label probability 0, as
-a random forest does) ranks above every finite one; scikit-learn's ROC refuses infinities, so
-:func:`rankable` replaces them by finite stand-ins in the same order, and the rows count them.
-
 Metrics (per setting, budget and attack, population records, no canaries): the AUC averaged
 over the K targets and its standard deviation over them, and the TPR at FPR 10⁻³ and 10⁻² (the
 largest TPR at FPR ≤ the level, averaged over targets, as in Carlini et al. 2022).
@@ -348,47 +344,6 @@ def budget_scores(design: FittedDesign, attack: str, budget: int) -> np.ndarray:
     return scores
 
 
-def rankable(scores: np.ndarray) -> tuple[np.ndarray, int]:
-    """Scores with ±inf replaced by finite values just beyond each row's finite ones, and how many there were.
-
-    RMIA's log p(x|θ_t) − log p̄(x) is +inf when the target is the only model that gives a record's label a
-    probability above the underflow of ``exp`` (p̄ left out of the target rounds to 0: e.g. a random forest
-    and a record the references all get wrong with p = 0). That score ranks first, which is what a finite
-    stand-in above every finite score of the row keeps, whereas scikit-learn's ROC refuses an infinity.
-    The ROC is the one the infinite scores define (ties among them stay ties).
-
-    Parameters
-    ----------
-    scores : ndarray (K, n)
-        One attack's scores per target (row) and record.
-
-    Returns
-    -------
-    scores : ndarray (K, n)
-        Finite, in the same order within each row.
-    count : int
-        How many entries were infinite.
-
-    Raises
-    ------
-    ValueError
-        When a score is NaN (no order to keep).
-    """
-    if np.isnan(scores).any():
-        raise ValueError("an attack returned NaN scores")
-    infinite = np.isinf(scores)
-    if not infinite.any():
-        return scores, 0
-    finite = np.where(infinite, np.nan, scores)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a row of infinities only: its stand-ins are 0 ± 1
-        hi, lo = np.nanmax(finite, axis=1, keepdims=True), np.nanmin(finite, axis=1, keepdims=True)
-    hi, lo = np.nan_to_num(hi), np.nan_to_num(lo)
-    span = np.maximum(hi - lo, 1.0)
-    out = np.where(scores == np.inf, hi + span, np.where(scores == -np.inf, lo - span, scores))
-    return out, int(infinite.sum())
-
-
 def evaluate_budget(design: FittedDesign, attacks: Sequence[str], budget: int) -> dict[str, AttackResult]:
     """Each attack's ROC at one budget, averaged over the K targets.
 
@@ -402,23 +357,14 @@ def evaluate_budget(design: FittedDesign, attacks: Sequence[str], budget: int) -
     -------
     dict of str to AttackResult
     """
-    return {a: cell[0] for a, cell in _evaluate(design, attacks, budget).items()}
-
-
-def _evaluate(design: FittedDesign, attacks: Sequence[str], budget: int) -> dict[str, tuple[AttackResult, int]]:
-    """Per attack, its ROC at one budget and the number of infinite scores it gave (see :func:`rankable`)."""
-    out = {}
-    for a in attacks:
-        scores, infinite = rankable(budget_scores(design, a, budget))
-        out[a] = (measure_attack(a, scores, design.inside), infinite)
-    return out
+    return {a: measure_attack(a, budget_scores(design, a, budget), design.inside) for a in attacks}
 
 
 # --------------------------------------------------------------------------- the leaderboard
-def _row(setting: str, budget: int, res: AttackResult, infinite: int, fit_seconds: float) -> dict[str, Any]:
+def _row(setting: str, budget: int, res: AttackResult, fit_seconds: float) -> dict[str, Any]:
     return {"setting": setting, "budget": budget, "attack": res.name, "auc": res.auc, "auc_std": res.auc_std,
             "tpr_at_1e-3": res.tpr_at_fpr(1e-3), "tpr_at_1e-2": res.tpr_at_fpr(1e-2), "targets": res.targets,
-            "infinite_scores": infinite, "fit_seconds": fit_seconds}
+            "fit_seconds": fit_seconds}
 
 
 def rank_key(row: dict[str, Any]) -> tuple[float, float, str]:
@@ -467,9 +413,8 @@ def run_setting(setting: MiaSetting, budgets: Sequence[int], attacks: Sequence[s
     t0 = time.perf_counter()
     rows, last = [], {}
     for b in budgets:
-        cells = _evaluate(design, attacks, b)
-        rows += _ranked([_row(setting.name, b, res, infinite, per_fit) for res, infinite in cells.values()])
-        last = {a: res for a, (res, _) in cells.items()}
+        last = evaluate_budget(design, attacks, b)
+        rows += _ranked([_row(setting.name, b, res, per_fit) for res in last.values()])
     info = {"name": setting.name, "data": setting.data, "model": setting.model, "n_records": int(y.size),
             "n_features": int(X.shape[1]), "n_classes": int(np.unique(y).size), "n_fits": design.n_fits,
             "seed": seed, "fit_seconds": per_fit, "attack_seconds": time.perf_counter() - t0}
@@ -605,20 +550,7 @@ def _intro(board: dict) -> str:
             "every budget sees the same fits and averages over the same targets (loss uses no reference, so it is "
             f"the same at every budget). At budget {b[-1]} the numbers are those of audit_membership(n_reference="
             f"{b[-1]}, rng=the setting's seed). AUC: mean ± sd over targets; TPR at FPR ≤ 0.1 % and 1 %, averaged "
-            "over targets; an audit at budget b costs b + 1 fits." + _infinite_note(board))
-
-
-def _infinite_note(board: dict) -> str:
-    """The sentence on infinite scores (:func:`rankable`), when an attack gave any."""
-    counts: dict[str, int] = {}
-    for r in board["rows"]:
-        if r.get("infinite_scores"):
-            counts[r["attack"]] = counts.get(r["attack"], 0) + int(r["infinite_scores"])
-    if not counts:
-        return ""
-    listed = ", ".join(f"{a} ({n})" for a, n in sorted(counts.items()))
-    return (f" Infinite scores (target, record pairs, all budgets): {listed}, where the target is the only fit "
-            "giving the record's label a probability that does not underflow; they rank above every finite score.")
+            "over targets; an audit at budget b costs b + 1 fits.")
 
 
 def _settings_table(board: dict) -> tuple[str, list[str], list[list[str]]]:
@@ -979,6 +911,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = ["DEFAULT_BUDGETS", "FittedDesign", "MAX_BUDGET", "MiaSetting", "QUICK_BUDGETS", "QuietFit", "SCHEMA",
            "TIMING_FIELDS", "budget_scores", "check_budgets", "default_settings", "evaluate_budget", "fit_design",
-           "leaderboard_tables", "main", "mean_rank_rows", "parse_budgets", "quick_settings", "rankable",
+           "leaderboard_tables", "main", "mean_rank_rows", "parse_budgets", "quick_settings",
            "ranking_rows", "reference_window", "render_figures", "render_html", "render_markdown", "resolve_request",
            "run_mia_benchmark", "run_setting", "setting_seed", "without_timing", "write_leaderboard"]
