@@ -18,7 +18,8 @@ import numpy as np
 from privaudit.audit.engines.bias import BiasAudit
 from privaudit.audit.engines.calibration import CalibrationAudit
 from privaudit.audit.engines.reconstruction import BoundComparison, Bounds, ErrorStatistics, ReconstructionAudit
-from privaudit.audit.engines.tradeoff import Band, EpsilonBound, OperatingPoint, TradeoffAudit, TradeoffCurve
+from privaudit.audit.engines.tradeoff import (AttackerChoice, Band, Curves, EpsilonBound, OperatingPoint, SampleSizes,
+                                              TradeoffAudit, TradeoffCurve)
 from privaudit.audit.kinds.one_run_label import OneRunLabelAudit
 from privaudit.audit.results import ExperimentResult
 from privaudit.audit.stats.epsilon_bounds import OneRunBound
@@ -45,22 +46,36 @@ def _build(cls: type, parts: dict, overrides: dict):
     return cls(**parts)
 
 
+def _from_entry(cls: type, result, overrides: dict):
+    """``result`` with ``overrides`` applied to its flat report entry (a dict merged into an entry's JSON object)."""
+    entry = result.to_dict()
+    for name, value in overrides.items():
+        if isinstance(value, dict) and isinstance(entry.get(name), dict):
+            entry[name] = {**entry[name], **value}
+        else:
+            entry[name] = value
+    return cls.from_dict(entry)
+
+
 def tradeoff_result(**overrides) -> TradeoffAudit:
-    """A trade-off audit of the exact Gaussian curve (μ = 0.5) on a 41-point grid, claim ε = 1, δ = 1e-5."""
+    """A trade-off audit of the exact Gaussian curve (μ = 0.5) on a 41-point grid, claim ε = 1, δ = 1e-5.
+
+    Overrides are the report entry's flat keys (``epsilon_lb``, ``n_eval``, ``fpr``, ...); a dict for an
+    entry's JSON object (``operating_point``, ``band``) sets some of its keys."""
     alpha = np.linspace(0, 1, 41)
     exact = gaussian_tradeoff(0.5, alpha)
-    parts = dict(
-        target="gauss", attacker="llr", attackers_tried=("llr",), claim=PrivacyClaim(1.0, 1e-5, "l2<=1"),
+    base = TradeoffAudit(
+        target="gauss", attackers=AttackerChoice("llr", ("llr",)), claim=PrivacyClaim(1.0, 1e-5, "l2<=1"),
         bound=EpsilonBound("clopper-pearson", "split", epsilon_lb=0.8, mu_lb=None, delta=1e-5, confidence=0.95),
-        epsilon_exact=1.2, verdict="pass", n=5000, n_train=0, n_select=500, n_eval=4500, seed=0,
+        epsilon_exact=1.2, verdict="pass", sizes=SampleSizes(n=5000, n_train=0, n_select=500, n_eval=4500), seed=0,
         operating_point=OperatingPoint(threshold=0.0, reverse_threshold=None, direction="forward", fpr=0.1, fnr=0.6,
                                        fpr_upper=0.11, fnr_upper=0.62),
-        curve=TradeoffCurve(alpha.copy(), exact.copy()),
-        band=Band(alpha, np.clip(exact - 0.05, 0, 1), np.clip(exact + 0.05, 0, 1), "DKW"),
-        claim_curve=tradeoff_curve(1.0, 1e-5, alpha), exact_curve=exact, notes=(), assumptions=(),
-        min_detectable_ratio=1.5, leaks={},
+        curves=Curves(TradeoffCurve(alpha.copy(), exact.copy()),
+                      Band(alpha, np.clip(exact - 0.05, 0, 1), np.clip(exact + 0.05, 0, 1), "DKW"),
+                      tradeoff_curve(1.0, 1e-5, alpha), exact),
+        notes=(), assumptions=(), min_detectable_ratio=1.5, leaks={},
     )
-    return _build(TradeoffAudit, parts, overrides)
+    return _from_entry(TradeoffAudit, base, overrides) if overrides else base
 
 
 def reconstruction_result(**overrides) -> ReconstructionAudit:
@@ -88,7 +103,7 @@ def bias_result(**overrides) -> BiasAudit:
         min_detectable_bias=[0.05, 0.05], min_detectable_bias_norm=0.06, min_detectable_relative_bias=0.027,
         relative_resolution=0.01, n_required=50_000, rejected_coordinates=[0], chunk_size=1000,
     )
-    return BiasAudit(**{**fields, **overrides})
+    return BiasAudit.from_dict({"kind": "bias", **fields, **overrides})
 
 def calibration_result(**overrides) -> CalibrationAudit:
     """An exact-ε check: exact ε 0.751 of a claimed ε = 1 (a loose claim: pass)."""

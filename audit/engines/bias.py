@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,7 +68,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 from privaudit.audit.stats.hotelling import hotelling_from_moments
-from privaudit.audit.results import AuditResult
+from privaudit.audit.results import AuditResult, from_jsonable, to_jsonable
 from privaudit.audit.verdicts import Verdict
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed
 from privaudit.mechanisms.validation import (
@@ -91,11 +91,138 @@ NORMALITY_WARNING = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
-class BiasAudit(AuditResult):
-    """Result of :func:`audit_bias` (``kind = "bias"``).
+class BiasEstimate:
+    """The estimated bias per coordinate (from :class:`CoordinateTests`), flattened in C order over ``shape``.
 
-    Every vector field is flattened in C order over the estimator's shape
-    ``shape`` (p = prod(shape) coordinates); ``()`` means a scalar estimator.
+    Attributes
+    ----------
+    shape : tuple
+        Shape of one draw (``()``: a scalar estimator).
+    target_value : list of float
+        Claimed expectation θ (flattened).
+    bias : list of float
+        Estimated bias mean(θ̂) − θ per coordinate.
+    bias_ci : list of [low, high]
+        Simultaneous (Bonferroni) confidence interval of each coordinate's bias.
+    std : list of float
+        Standard deviation of one draw per coordinate.
+    bias_norm : float
+        ‖bias‖₂.
+    relative_bias : float
+        ‖bias‖₂/‖θ‖₂ (nan when θ = 0).
+    rejected_coordinates : list of int
+        Coordinates whose Holm-adjusted per-coordinate p-value is below 1 − c.
+    """
+
+    shape: tuple
+    target_value: list
+    bias: list
+    bias_ci: list
+    std: list
+    bias_norm: float
+    relative_bias: float
+    rejected_coordinates: list
+
+    @classmethod
+    def of(cls, coords: CoordinateTests, theta: np.ndarray, shape: tuple) -> BiasEstimate:
+        """The reported part of the per-coordinate tests.
+
+        Parameters
+        ----------
+        coords : CoordinateTests
+            :func:`per_coordinate_tests`' result.
+        theta : ndarray (p,)
+            The target, flattened.
+        shape : tuple
+            Shape of one draw.
+
+        Returns
+        -------
+        BiasEstimate
+        """
+        theta_norm = float(np.linalg.norm(theta))
+        rel = float(np.linalg.norm(coords.bias) / theta_norm) if theta_norm > 0 else float("nan")
+        return cls(shape, theta.tolist(), coords.bias.tolist(), coords.ci.tolist(), coords.std.tolist(),
+                   float(np.linalg.norm(coords.bias)), rel, coords.rejected)
+
+
+@dataclasses.dataclass(frozen=True)
+class BiasTest:
+    """The global test of H₀: E[θ̂] = θ as reported (from :class:`GlobalTest`).
+
+    Attributes
+    ----------
+    test : {"hotelling-T2", "holm-t"}
+    statistic : float
+        T² (Hotelling) or max_j |t_j| (Holm).
+    p_value : float
+        p-value of the global test.
+    detected : bool
+        H₀ rejected at level 1 − c.
+    """
+
+    test: str
+    statistic: float
+    p_value: float
+    detected: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class DetectableBias:
+    """What the test detects at its n: the stated power and the smallest biases it detects with it.
+
+    Attributes
+    ----------
+    power : float
+        Power at which detectable biases are stated (0.9 by default).
+    min_detectable_bias : list of float
+        Bias in one coordinate alone detected with probability ``power``.
+    min_detectable_bias_norm : float
+        A bias of at least this norm, in any direction, is detected with probability ≥ ``power``.
+    min_detectable_relative_bias : float
+        ``min_detectable_bias_norm``/‖θ‖₂ (nan when θ = 0).
+    relative_resolution : float
+        Relative bias used for ``n_required``.
+    n_required : int or None
+        Draws needed to detect a relative bias of ``relative_resolution`` with
+        probability ``power`` (None when θ = 0).
+    """
+
+    power: float
+    min_detectable_bias: list
+    min_detectable_bias_norm: float
+    min_detectable_relative_bias: float
+    relative_resolution: float
+    n_required: int | None
+
+
+@dataclasses.dataclass(frozen=True)
+class NormalityCheck:
+    """The level's approximation error (stage :func:`normality`).
+
+    Attributes
+    ----------
+    skewness, excess_kurtosis : list of float
+        Sample skewness g₁ and excess kurtosis g₂ of one draw, per coordinate.
+    normality_error : float
+        max_j (|g₂_j| + g₁_j²)/n: the order of the O(1/n) Edgeworth term by which the
+        normal/F approximation can misstate the level of the two-sided test. Above
+        0.01 the note warns that the stated level is approximate (heavy tails:
+        increase n).
+    """
+
+    skewness: list = dataclasses.field(default_factory=list)
+    excess_kurtosis: list = dataclasses.field(default_factory=list)
+    normality_error: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class BiasAudit(AuditResult):
+    """Result of :func:`audit_bias` (``kind = "bias"``), built from its stages' sub-results.
+
+    Every vector is flattened in C order over the estimator's shape ``shape`` (p = prod(shape)
+    coordinates); ``()`` means a scalar estimator. The report entry is flat (:meth:`to_dict`,
+    :meth:`from_dict`); its names read as the properties written out below.
 
     Attributes
     ----------
@@ -114,52 +241,18 @@ class BiasAudit(AuditResult):
         bias is detected, "fail" if the audit misses it. ``expect="unknown"``: "info".
     expect : str
         "unbiased", "biased" or "unknown".
-    detected : bool
-        H₀: E[θ̂] = θ rejected at level 1 − c.
-    p_value : float
-        p-value of the global test.
-    test : str
-        "hotelling-T2" or "holm-t".
-    statistic : float
-        T² (Hotelling) or max_j |t_j| (Holm).
-    shape : tuple
-        Shape of one draw.
-    target_value : list of float
-        Claimed expectation θ (flattened).
-    bias : list of float
-        Estimated bias mean(θ̂) − θ per coordinate.
-    bias_ci : list of [low, high]
-        Simultaneous (Bonferroni) confidence interval of each coordinate's bias.
-    std : list of float
-        Standard deviation of one draw per coordinate.
-    bias_norm : float
-        ‖bias‖₂.
-    relative_bias : float
-        ‖bias‖₂/‖θ‖₂ (nan when θ = 0).
-    power : float
-        Power at which detectable biases are stated (0.9 by default).
-    min_detectable_bias : list of float
-        Bias in one coordinate alone detected with probability ``power``.
-    min_detectable_bias_norm : float
-        A bias of at least this norm, in any direction, is detected with probability ≥ ``power``.
-    min_detectable_relative_bias : float
-        ``min_detectable_bias_norm``/‖θ‖₂ (nan when θ = 0).
-    relative_resolution : float
-        Relative bias used for ``n_required``.
-    n_required : int or None
-        Draws needed to detect a relative bias of ``relative_resolution`` with
-        probability ``power`` (None when θ = 0).
-    rejected_coordinates : list of int
-        Coordinates whose Holm-adjusted per-coordinate p-value is below 1 − c.
+    estimate : BiasEstimate
+        The bias per coordinate with its simultaneous intervals, the spread of one draw, and
+        the coordinates Holm's procedure rejects.
+    global_test : BiasTest
+        The global test, its statistic, p-value and whether it detected a bias.
+    detectable : DetectableBias
+        The stated power and the smallest biases detected with it; the draws needed at the
+        relative resolution.
+    normality : NormalityCheck
+        Skewness, excess kurtosis and the level's approximation error.
     chunk_size : int
         Draws per seeded chunk.
-    skewness, excess_kurtosis : list of float
-        Sample skewness g₁ and excess kurtosis g₂ of one draw, per coordinate.
-    normality_error : float
-        max_j (|g₂_j| + g₁_j²)/n: the order of the O(1/n) Edgeworth term by which the
-        normal/F approximation can misstate the level of the two-sided test. Above
-        0.01 the note warns that the stated level is approximate (heavy tails:
-        increase n).
     note : str
         Free-text context for the report (what the estimator is, why it is expected biased).
     """
@@ -171,32 +264,197 @@ class BiasAudit(AuditResult):
     seed: int | None
     verdict: Verdict
     expect: str
-    detected: bool
-    p_value: float
-    test: str
-    statistic: float
-    shape: tuple
-    target_value: list
-    bias: list
-    bias_ci: list
-    std: list
-    bias_norm: float
-    relative_bias: float
-    power: float
-    min_detectable_bias: list
-    min_detectable_bias_norm: float
-    min_detectable_relative_bias: float
-    relative_resolution: float
-    n_required: int | None
-    rejected_coordinates: list
+    estimate: BiasEstimate
+    global_test: BiasTest
+    detectable: DetectableBias
+    normality: NormalityCheck
     chunk_size: int
-    skewness: list = dataclasses.field(default_factory=list)
-    excess_kurtosis: list = dataclasses.field(default_factory=list)
-    normality_error: float = 0.0
     note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report entry, flat.
+
+        Returns
+        -------
+        dict
+            JSON-safe: ``kind``, ``target``, ``n``, ``confidence``, ``seed``, ``verdict``, ``expect``,
+            ``detected``, ``p_value``, ``test``, ``statistic``, ``shape``, ``target_value``, ``bias``,
+            ``bias_ci``, ``std``, ``bias_norm``, ``relative_bias``, ``power``, ``min_detectable_bias``,
+            ``min_detectable_bias_norm``, ``min_detectable_relative_bias``, ``relative_resolution``,
+            ``n_required``, ``rejected_coordinates``, ``chunk_size``, ``skewness``, ``excess_kurtosis``,
+            ``normality_error``, ``note``.
+        """
+        e, t, d, c = self.estimate, self.global_test, self.detectable, self.normality
+        entry = {
+            "kind": self.kind, "target": self.target, "n": self.n, "confidence": self.confidence, "seed": self.seed,
+            "verdict": self.verdict, "expect": self.expect, "detected": t.detected, "p_value": t.p_value,
+            "test": t.test, "statistic": t.statistic, "shape": e.shape, "target_value": e.target_value,
+            "bias": e.bias, "bias_ci": e.bias_ci, "std": e.std, "bias_norm": e.bias_norm,
+            "relative_bias": e.relative_bias, "power": d.power, "min_detectable_bias": d.min_detectable_bias,
+            "min_detectable_bias_norm": d.min_detectable_bias_norm,
+            "min_detectable_relative_bias": d.min_detectable_relative_bias,
+            "relative_resolution": d.relative_resolution, "n_required": d.n_required,
+            "rejected_coordinates": e.rejected_coordinates, "chunk_size": self.chunk_size, "skewness": c.skewness,
+            "excess_kurtosis": c.excess_kurtosis, "normality_error": c.normality_error, "note": self.note,
+        }
+        return {key: to_jsonable(value) for key, value in entry.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BiasAudit:
+        """The result whose :meth:`to_dict` is ``data`` (extra keys, e.g. a report entry's, are ignored).
+
+        Parameters
+        ----------
+        data : mapping
+            A result's :meth:`to_dict` (or a report entry).
+
+        Returns
+        -------
+        BiasAudit
+
+        Raises
+        ------
+        ValueError
+            Another kind, a missing key (named), or an unknown verdict.
+        """
+        name = cls.__name__
+        if not isinstance(data, Mapping):
+            raise TypeError(f"{name}.from_dict needs a mapping, got {type(data).__name__}")
+        if data.get("kind", cls.kind) != cls.kind:
+            raise ValueError(f"{name}.from_dict needs kind {cls.kind!r}, got kind={data.get('kind')!r}")
+
+        def get(key: str, default: Any = dataclasses.MISSING) -> Any:
+            if key in data:
+                return data[key]
+            if default is dataclasses.MISSING:
+                raise ValueError(f"{name}.from_dict: missing field {key!r}")
+            return default
+
+        def number(key: str, default: Any = dataclasses.MISSING) -> Any:
+            return from_jsonable(float | None, get(key, default))
+
+        estimate = BiasEstimate(from_jsonable(tuple, get("shape")), get("target_value"), get("bias"), get("bias_ci"),
+                                get("std"), number("bias_norm"), number("relative_bias"), get("rejected_coordinates"))
+        test = BiasTest(get("test"), number("statistic"), number("p_value"), get("detected"))
+        detectable = DetectableBias(number("power"), get("min_detectable_bias"), number("min_detectable_bias_norm"),
+                                    number("min_detectable_relative_bias"), number("relative_resolution"),
+                                    get("n_required"))
+        normality_check = NormalityCheck(get("skewness", []), get("excess_kurtosis", []),
+                                         number("normality_error", 0.0))
+        return cls(target=get("target"), n=get("n"), confidence=number("confidence"), seed=get("seed"),
+                   verdict=get("verdict"), expect=get("expect"), estimate=estimate, global_test=test,
+                   detectable=detectable, normality=normality_check, chunk_size=get("chunk_size"),
+                   note=get("note", ""))
+
+    # --- the flat names of the entry, read from the sub-results ----------------------------------------
+    @property
+    def detected(self) -> bool:
+        """H₀: E[θ̂] = θ rejected at level 1 − c (``global_test.detected``)."""
+        return self.global_test.detected
+
+    @property
+    def p_value(self) -> float:
+        """p-value of the global test (``global_test.p_value``)."""
+        return self.global_test.p_value
+
+    @property
+    def test(self) -> str:
+        """``"hotelling-T2"`` or ``"holm-t"`` (``global_test.test``)."""
+        return self.global_test.test
+
+    @property
+    def statistic(self) -> float:
+        """T² (Hotelling) or max_j |t_j| (Holm) (``global_test.statistic``)."""
+        return self.global_test.statistic
+
+    @property
+    def shape(self) -> tuple:
+        """Shape of one draw (``estimate.shape``)."""
+        return self.estimate.shape
+
+    @property
+    def target_value(self) -> list:
+        """Claimed expectation θ, flattened (``estimate.target_value``)."""
+        return self.estimate.target_value
+
+    @property
+    def bias(self) -> list:
+        """Estimated bias per coordinate (``estimate.bias``)."""
+        return self.estimate.bias
+
+    @property
+    def bias_ci(self) -> list:
+        """Simultaneous confidence interval of each coordinate's bias (``estimate.bias_ci``)."""
+        return self.estimate.bias_ci
+
+    @property
+    def std(self) -> list:
+        """Standard deviation of one draw per coordinate (``estimate.std``)."""
+        return self.estimate.std
+
+    @property
+    def bias_norm(self) -> float:
+        """‖bias‖₂ (``estimate.bias_norm``)."""
+        return self.estimate.bias_norm
+
+    @property
+    def relative_bias(self) -> float:
+        """‖bias‖₂/‖θ‖₂, nan when θ = 0 (``estimate.relative_bias``)."""
+        return self.estimate.relative_bias
+
+    @property
+    def rejected_coordinates(self) -> list:
+        """Coordinates Holm's procedure rejects (``estimate.rejected_coordinates``)."""
+        return self.estimate.rejected_coordinates
+
+    @property
+    def power(self) -> float:
+        """Power at which detectable biases are stated (``detectable.power``)."""
+        return self.detectable.power
+
+    @property
+    def min_detectable_bias(self) -> list:
+        """Bias in one coordinate alone detected with probability ``power`` (``detectable.min_detectable_bias``)."""
+        return self.detectable.min_detectable_bias
+
+    @property
+    def min_detectable_bias_norm(self) -> float:
+        """Norm of a bias detected in any direction (``detectable.min_detectable_bias_norm``)."""
+        return self.detectable.min_detectable_bias_norm
+
+    @property
+    def min_detectable_relative_bias(self) -> float:
+        """``min_detectable_bias_norm``/‖θ‖₂ (``detectable.min_detectable_relative_bias``)."""
+        return self.detectable.min_detectable_relative_bias
+
+    @property
+    def relative_resolution(self) -> float:
+        """Relative bias used for ``n_required`` (``detectable.relative_resolution``)."""
+        return self.detectable.relative_resolution
+
+    @property
+    def n_required(self) -> int | None:
+        """Draws needed to detect ``relative_resolution`` (``detectable.n_required``)."""
+        return self.detectable.n_required
+
+    @property
+    def skewness(self) -> list:
+        """Sample skewness of one draw per coordinate (``normality.skewness``)."""
+        return self.normality.skewness
+
+    @property
+    def excess_kurtosis(self) -> list:
+        """Sample excess kurtosis of one draw per coordinate (``normality.excess_kurtosis``)."""
+        return self.normality.excess_kurtosis
+
+    @property
+    def normality_error(self) -> float:
+        """The level's Edgeworth-order approximation error (``normality.normality_error``)."""
+        return self.normality.normality_error
 
     @property
     def n_coordinates(self) -> int:
+        """p, the number of coordinates."""
         return len(self.bias)
 
 
@@ -678,25 +936,20 @@ def audit_bias(sampler: Callable[[int, np.random.Generator], Any], target: Array
         )
     detected = found.p_value < alpha
 
-    bias = coords.bias
     theta_norm = float(np.linalg.norm(theta))
     if theta_norm > 0:
-        rel = float(np.linalg.norm(bias) / theta_norm)
         mdr = found.min_detectable_bias_norm / theta_norm
         n_req = int(math.ceil(found.need(relative_resolution * theta_norm))) if coords.live.any() else 1
     else:
-        rel = mdr = float("nan")
+        mdr = float("nan")
         n_req = None
     return BiasAudit(
         target=name, n=n, confidence=confidence, seed=seed, verdict=judge(detected, expect), expect=expect,
-        detected=bool(detected), p_value=found.p_value, test=found.test, statistic=float(found.statistic),
-        shape=shape, target_value=theta.tolist(), bias=bias.tolist(), bias_ci=coords.ci.tolist(),
-        std=coords.std.tolist(), bias_norm=float(np.linalg.norm(bias)), relative_bias=rel, power=power,
-        min_detectable_bias=found.min_detectable_bias.tolist(),
-        min_detectable_bias_norm=float(found.min_detectable_bias_norm), min_detectable_relative_bias=float(mdr),
-        relative_resolution=relative_resolution, n_required=n_req, rejected_coordinates=coords.rejected,
-        chunk_size=chunk_size, skewness=g1.tolist(), excess_kurtosis=g2.tolist(),
-        normality_error=normality_error, note=note,
+        estimate=BiasEstimate.of(coords, theta, shape),
+        global_test=BiasTest(found.test, float(found.statistic), found.p_value, bool(detected)),
+        detectable=DetectableBias(power, found.min_detectable_bias.tolist(), float(found.min_detectable_bias_norm),
+                                  float(mdr), relative_resolution, n_req),
+        normality=NormalityCheck(g1.tolist(), g2.tolist(), normality_error), chunk_size=chunk_size, note=note,
     )
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,7 +68,7 @@ from privaudit.mechanisms.validation import (
 from privaudit.audit.engines.attack_scores import ScoreBook, single_threaded_blas
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
-from privaudit.audit.results import AuditResult, EntryLayout, ItemAccess, stable_repr
+from privaudit.audit.results import AuditResult, ItemAccess, from_jsonable, stable_repr, to_jsonable
 from privaudit.audit.verdicts import Verdict
 
 ESTIMATORS = ("clopper-pearson", "gdp")
@@ -264,23 +264,112 @@ class FamilyBound(ItemAccess):
 
 
 @dataclasses.dataclass(frozen=True)
-class TradeoffAudit(AuditResult):
-    """Result of a trade-off audit (``kind = "tradeoff"``), built from its sub-results.
+class SampleSizes:
+    """Releases per hypothesis: drawn in all, and in the train, select and evaluation blocks of the reported test.
 
-    The report entry is flat and its keys are stable (:attr:`entry_layout`); the flat names read
-    through as properties: ``estimator``, ``selection``, ``epsilon_lb``, ``mu_lb``, ``delta`` and
-    ``confidence`` (of :attr:`bound`), ``fpr`` and ``fnr`` (of :attr:`curve`), ``alpha``,
-    ``band_lower`` and ``band_upper`` (of :attr:`band`) and ``epsilon_lb_by_family`` (:attr:`families`
-    as dicts).
+    The planned blocks are :class:`Splits`; the reported evaluation size is the certified test's
+    (the forced likelihood ratio is also evaluated on the training block, so its ``n_eval`` is
+    ``n - n_select``).
+
+    Attributes
+    ----------
+    n : int
+        Releases drawn per hypothesis.
+    n_train, n_select, n_eval : int
+        Releases per hypothesis that trained the attackers, chose the test, and evaluated the reported test.
+    """
+
+    n: int
+    n_train: int
+    n_select: int
+    n_eval: int
+
+    @classmethod
+    def of(cls, splits: Splits, n_eval: int) -> SampleSizes:
+        """The sizes of ``splits`` with the certified test's evaluation size ``n_eval``.
+
+        Parameters
+        ----------
+        splits : Splits
+            The planned blocks (:func:`plan_splits`).
+        n_eval : int
+            Releases per hypothesis behind the reported test (:attr:`Certificate.n_eval`).
+
+        Returns
+        -------
+        SampleSizes
+        """
+        return cls(splits.n, splits.n_train, splits.n_select, n_eval)
+
+
+@dataclasses.dataclass(frozen=True)
+class AttackerChoice:
+    """The attackers an audit ran: the one whose ε̲ is reported, every one compared, and each leak family's best.
+
+    Attributes
+    ----------
+    attacker : str
+        Registered name of the distinguisher whose ε̲ is reported (the one chosen, for a suite).
+    tried : tuple of str
+        Every attacker compared on the selection split.
+    families : dict of str to FamilyBound
+        The best certified ε̲ of each leak family the audit ran (see :attr:`TradeoffAudit.families`).
+    """
+
+    attacker: str
+    tried: tuple
+    families: dict[str, FamilyBound] = dataclasses.field(default_factory=dict)
+
+
+def _entry_value(owner: str, data: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING) -> Any:
+    """``data[key]`` (``key`` may be dotted: ``"band.lower"``), or ``default``; a missing key without one is named."""
+    value: Any = data
+    for part in key.split("."):
+        value = value.get(part, dataclasses.MISSING) if isinstance(value, Mapping) else dataclasses.MISSING
+    if value is dataclasses.MISSING:
+        if default is dataclasses.MISSING:
+            raise ValueError(f"{owner}.from_dict: missing field {key!r}")
+        return default
+    return value
+
+
+def _built(owner: str, name: str, make: Callable[[], Any]) -> Any:
+    """``make()``, its refusal (a value a sub-result's checks reject) named as the entry's field ``name``."""
+    try:
+        return make()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}.from_dict: field {name!r}: {exc}") from None
+
+
+def _optional_array(value: Any) -> np.ndarray | None:
+    return None if value is None else from_jsonable(np.ndarray, value)
+
+
+@dataclasses.dataclass(frozen=True)
+class TradeoffAudit(AuditResult):
+    """Result of a trade-off audit (``kind = "tradeoff"``), built from its stages' sub-results.
+
+    The report entry is flat and its keys are stable: :meth:`to_dict` writes them, in order, and
+    :meth:`from_dict` rebuilds the sub-results from them. The flat names are properties written out
+    below: ``estimator``, ``selection``, ``epsilon_lb``, ``mu_lb``, ``delta`` and ``confidence`` (of
+    :attr:`bound`), ``n``, ``n_train``, ``n_select`` and ``n_eval`` (of :attr:`sizes`), ``curve``,
+    ``band``, ``claim_curve``, ``exact_curve``, ``fpr``, ``fnr``, ``alpha``, ``band_lower`` and
+    ``band_upper`` (of :attr:`curves`), and ``attacker``, ``attackers_tried``, ``families`` and
+    ``epsilon_lb_by_family`` (of :attr:`attackers`).
 
     Attributes
     ----------
     target : str
         Name of the audited mechanism (``repr`` by default).
-    attacker : str
-        Registered name of the distinguisher used (the one chosen, for a suite).
-    attackers_tried : tuple of str
-        Every attacker compared on the selection split.
+    attackers : AttackerChoice
+        The attacker whose ε̲ is reported, every attacker compared on the selection split, and the
+        best certified ε̲ of each leak family (:data:`~privaudit.attacks.protocol.LEAK_FAMILIES`:
+        ``"floating-point"``, ``"distribution"``, ``"degenerate"``). Every certified attacker is
+        tested on held-out releases at 1 − (1 − c)/k (Bonferroni over the k certified), so all
+        families' ε̲ hold together at confidence c and ``epsilon_lb`` is their maximum. A family
+        whose attackers showed no evidence on the selection split is not tested (``certified``
+        False, ε̲ 0, no attacker). No families for results made before them (the entry then has no
+        ``epsilon_lb_by_family``).
     claim : PrivacyClaim
         The claim under test.
     bound : EpsilonBound
@@ -290,12 +379,10 @@ class TradeoffAudit(AuditResult):
     verdict : {"pass", "violation", "inconclusive"}
         "violation" iff ``epsilon_lb > claim.epsilon`` and ε̲ was computed at a
         δ ≥ the claim's δ; "inconclusive" when ε̲ exceeds the claim at a smaller δ
-        (not comparable: a smaller δ allows a larger ε).
-    n : int
-        Releases drawn per hypothesis.
-    n_train, n_select, n_eval : int
-        Releases per hypothesis that trained the attackers, chose the test, and
-        evaluated the reported test. The exact likelihood ratio of a suite (certified
+        (not comparable: a smaller δ allows a larger ε). See :func:`judge`.
+    sizes : SampleSizes
+        Releases drawn per hypothesis (``n``) and those that trained the attackers, chose the test,
+        and evaluated the reported test. The exact likelihood ratio of a suite (certified
         whatever the ranking, trained on nothing) is evaluated on the training and
         held-out releases together, so when it is reported n_eval = n − n_select;
         otherwise n_eval = n − n_train − n_select.
@@ -304,15 +391,11 @@ class TradeoffAudit(AuditResult):
     operating_point : OperatingPoint
         The test ε̲ was read from: threshold, direction, empirical and upper-bound
         FPR/FNR on the evaluation split.
-    curve : TradeoffCurve
-        Empirical trade-off curve (vertices, increasing FPR) on the evaluation split.
-    band : Band
-        Simultaneous (DKW) band, on ``band.alpha``, for the trade-off curve of the
-        attacker's threshold tests, at the bound's confidence.
-    claim_curve : ndarray
-        f_{ε,δ} of the claim on ``band.alpha``.
-    exact_curve : ndarray or None
-        Exact trade-off curve of the mechanism (worst-case pair) on ``band.alpha``, when known.
+    curves : Curves
+        Empirical trade-off curve (vertices, increasing FPR) on the evaluation split; simultaneous
+        (DKW) band, on ``band.alpha``, for the trade-off curve of the attacker's threshold tests, at
+        the bound's confidence; f_{ε,δ} of the claim on ``band.alpha``; the exact trade-off curve of
+        the mechanism (worst-case pair) there, when known.
     notes : tuple of str
         Assumptions and caveats (e.g. the Gaussian-trade-off assumption of "gdp").
     assumptions : tuple of str
@@ -324,58 +407,122 @@ class TradeoffAudit(AuditResult):
     leaks : dict
         Degenerate outputs seen: fraction of non-finite rows under each input,
         whether the output shapes differ.
-    families : dict of str to FamilyBound
-        The best certified ε̲ of each leak family the audit ran
-        (:data:`~privaudit.attacks.protocol.LEAK_FAMILIES`: ``"floating-point"``,
-        ``"distribution"``, ``"degenerate"``). Every certified attacker is tested on held-out
-        releases at 1 − (1 − c)/k (Bonferroni over the k certified), so all families' ε̲ hold
-        together at confidence c and ``epsilon_lb`` is their maximum. A family whose attackers
-        showed no evidence on the selection split is not tested (``certified`` False, ε̲ 0, no
-        attacker). Empty for results made before families (the entry then has no
-        ``epsilon_lb_by_family``).
     """
 
     kind: ClassVar[str] = "tradeoff"
-    #: The report entry's keys (stable: reports, caches and their readers rely on them) and what each holds.
-    entry_layout: ClassVar[EntryLayout] = {
-        "target": "target", "attacker": "attacker", "attackers_tried": "attackers_tried", "claim": "claim",
-        "estimator": "bound.estimator", "selection": "bound.selection", "epsilon_lb": "bound.epsilon_lb",
-        "mu_lb": "bound.mu_lb", "delta": "bound.delta", "epsilon_exact": "epsilon_exact", "verdict": "verdict",
-        "n": "n", "n_train": "n_train", "n_select": "n_select", "n_eval": "n_eval", "confidence": "bound.confidence",
-        "seed": "seed", "operating_point": "operating_point", "fpr": "curve.fpr", "fnr": "curve.fnr",
-        "alpha": "band.alpha", "band": {"lower": "band.lower", "upper": "band.upper", "method": "band.method"},
-        "claim_curve": "claim_curve", "exact_curve": "exact_curve", "notes": "notes", "assumptions": "assumptions",
-        "min_detectable_ratio": "min_detectable_ratio", "leaks": "leaks", "epsilon_lb_by_family": "families",
-    }
     target: str
-    attacker: str
-    attackers_tried: tuple
+    attackers: AttackerChoice
     claim: PrivacyClaim
     bound: EpsilonBound
     epsilon_exact: float | None
     verdict: Verdict
-    n: int
-    n_train: int
-    n_select: int
-    n_eval: int
+    sizes: SampleSizes
     seed: int
     operating_point: OperatingPoint
-    curve: TradeoffCurve
-    band: Band
-    claim_curve: np.ndarray
-    exact_curve: np.ndarray | None
+    curves: Curves
     notes: tuple = ()
     assumptions: tuple = ()
     min_detectable_ratio: float = math.inf
     leaks: dict = dataclasses.field(default_factory=dict)
-    families: dict[str, FamilyBound] = dataclasses.field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        """The report entry; ``epsilon_lb_by_family`` is left out when there are no families (an older result)."""
-        d = super().to_dict()
-        if not self.families:
-            del d["epsilon_lb_by_family"]
-        return d
+    # --- the report entry (stable keys: reports, caches and their readers rely on them) ------------
+    def to_dict(self) -> dict[str, Any]:
+        """The report entry, flat; ``epsilon_lb_by_family`` is left out when there are no families (an older result).
+
+        Returns
+        -------
+        dict
+            JSON-safe: ``kind``, ``target``, ``attacker``, ``attackers_tried``, ``claim``, ``estimator``,
+            ``selection``, ``epsilon_lb``, ``mu_lb``, ``delta``, ``epsilon_exact``, ``verdict``, ``n``,
+            ``n_train``, ``n_select``, ``n_eval``, ``confidence``, ``seed``, ``operating_point``, ``fpr``,
+            ``fnr``, ``alpha``, ``band`` (``lower``, ``upper``, ``method``), ``claim_curve``,
+            ``exact_curve``, ``notes``, ``assumptions``, ``min_detectable_ratio``, ``leaks``
+            [, ``epsilon_lb_by_family``].
+        """
+        b, s, c = self.bound, self.sizes, self.curves
+        entry = {
+            "kind": self.kind, "target": self.target, "attacker": self.attackers.attacker,
+            "attackers_tried": self.attackers.tried, "claim": self.claim, "estimator": b.estimator,
+            "selection": b.selection, "epsilon_lb": b.epsilon_lb, "mu_lb": b.mu_lb, "delta": b.delta,
+            "epsilon_exact": self.epsilon_exact, "verdict": self.verdict, "n": s.n, "n_train": s.n_train,
+            "n_select": s.n_select, "n_eval": s.n_eval, "confidence": b.confidence, "seed": self.seed,
+            "operating_point": self.operating_point, "fpr": c.curve.fpr, "fnr": c.curve.fnr, "alpha": c.band.alpha,
+            "band": {"lower": c.band.lower, "upper": c.band.upper, "method": c.band.method},
+            "claim_curve": c.claim_curve, "exact_curve": c.exact_curve, "notes": self.notes,
+            "assumptions": self.assumptions, "min_detectable_ratio": self.min_detectable_ratio, "leaks": self.leaks,
+        }
+        if self.attackers.families:
+            entry["epsilon_lb_by_family"] = self.epsilon_lb_by_family
+        return {key: to_jsonable(value) for key, value in entry.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TradeoffAudit:
+        """The result whose :meth:`to_dict` is ``data`` (extra keys, e.g. a report entry's, are ignored).
+
+        Parameters
+        ----------
+        data : mapping
+            A result's :meth:`to_dict` (or a report entry).
+
+        Returns
+        -------
+        TradeoffAudit
+
+        Raises
+        ------
+        ValueError
+            Another kind, a missing key (named, e.g. ``'band.lower'``), or a value a sub-result refuses
+            (named by the sub-result: ``'bound'``, ``'operating_point'``, ...).
+        """
+        name = cls.__name__
+        if not isinstance(data, Mapping):
+            raise TypeError(f"{name}.from_dict needs a mapping, got {type(data).__name__}")
+        if data.get("kind", cls.kind) != cls.kind:
+            raise ValueError(f"{name}.from_dict needs kind {cls.kind!r}, got kind={data.get('kind')!r}")
+
+        def get(key: str, default: Any = dataclasses.MISSING) -> Any:
+            return _entry_value(name, data, key, default)
+
+        def number(key: str, default: Any = dataclasses.MISSING) -> Any:
+            return from_jsonable(float | None, get(key, default))
+
+        families = get("epsilon_lb_by_family", {})
+        attackers = _built(name, "attackers", lambda: AttackerChoice(
+            get("attacker"), from_jsonable(tuple, get("attackers_tried")),
+            from_jsonable(dict[str, FamilyBound], families)))
+        bound = _built(name, "bound", lambda: EpsilonBound(
+            get("estimator"), get("selection"), number("epsilon_lb"), number("mu_lb"), number("delta"),
+            number("confidence")))
+        sizes = SampleSizes(get("n"), get("n_train"), get("n_select"), get("n_eval"))
+        point = _built(name, "operating_point", lambda: from_jsonable(OperatingPoint, get("operating_point")))
+        curve = _built(name, "curve", lambda: TradeoffCurve(_optional_array(get("fpr")), _optional_array(get("fnr"))))
+        band = _built(name, "band", lambda: Band(_optional_array(get("alpha")), _optional_array(get("band.lower")),
+                                                 _optional_array(get("band.upper")), get("band.method", "DKW")))
+        curves = Curves(curve, band, _optional_array(get("claim_curve")), _optional_array(get("exact_curve")))
+        claim = _built(name, "claim", lambda: from_jsonable(PrivacyClaim, get("claim")))
+        return cls(
+            target=get("target"), attackers=attackers, claim=claim, bound=bound,
+            epsilon_exact=number("epsilon_exact"), verdict=get("verdict"), sizes=sizes, seed=get("seed"),
+            operating_point=point, curves=curves, notes=from_jsonable(tuple, get("notes", ())),
+            assumptions=from_jsonable(tuple, get("assumptions", ())),
+            min_detectable_ratio=number("min_detectable_ratio", math.inf), leaks=get("leaks", {}),
+        )
+
+    # --- the flat names of the entry, read from the sub-results ----------------------------------------
+    @property
+    def attacker(self) -> str:
+        """The distinguisher whose ε̲ is reported (``attackers.attacker``)."""
+        return self.attackers.attacker
+
+    @property
+    def attackers_tried(self) -> tuple:
+        """Every attacker compared on the selection split (``attackers.tried``)."""
+        return self.attackers.tried
+
+    @property
+    def families(self) -> dict[str, FamilyBound]:
+        """The best certified ε̲ of each leak family (``attackers.families``)."""
+        return self.attackers.families
 
     @property
     def epsilon_lb_by_family(self) -> dict[str, dict]:
@@ -383,14 +530,99 @@ class TradeoffAudit(AuditResult):
         return {family: dataclasses.asdict(b) for family, b in self.families.items()}
 
     @property
+    def estimator(self) -> str:
+        """How ε̲ was computed (``bound.estimator``)."""
+        return self.bound.estimator
+
+    @property
+    def selection(self) -> str:
+        """How the test's threshold was chosen (``bound.selection``)."""
+        return self.bound.selection
+
+    @property
+    def epsilon_lb(self) -> float:
+        """The certified lower confidence bound on ε (``bound.epsilon_lb``)."""
+        return self.bound.epsilon_lb
+
+    @property
+    def mu_lb(self) -> float | None:
+        """Lower bound on μ, GDP estimator only (``bound.mu_lb``)."""
+        return self.bound.mu_lb
+
+    @property
+    def delta(self) -> float:
+        """δ at which ε̲ holds (``bound.delta``)."""
+        return self.bound.delta
+
+    @property
+    def confidence(self) -> float:
+        """Confidence of ε̲ and of the band (``bound.confidence``)."""
+        return self.bound.confidence
+
+    @property
+    def n(self) -> int:
+        """Releases drawn per hypothesis (``sizes.n``)."""
+        return self.sizes.n
+
+    @property
+    def n_train(self) -> int:
+        """Releases per hypothesis that trained the attackers (``sizes.n_train``)."""
+        return self.sizes.n_train
+
+    @property
+    def n_select(self) -> int:
+        """Releases per hypothesis that chose the test (``sizes.n_select``)."""
+        return self.sizes.n_select
+
+    @property
+    def n_eval(self) -> int:
+        """Releases per hypothesis behind the reported test (``sizes.n_eval``)."""
+        return self.sizes.n_eval
+
+    @property
+    def curve(self) -> TradeoffCurve:
+        """The empirical trade-off curve (``curves.curve``)."""
+        return self.curves.curve
+
+    @property
+    def band(self) -> Band:
+        """The simultaneous confidence band (``curves.band``)."""
+        return self.curves.band
+
+    @property
+    def claim_curve(self) -> np.ndarray:
+        """f_{ε,δ} of the claim on ``alpha`` (``curves.claim_curve``)."""
+        return self.curves.claim_curve
+
+    @property
+    def exact_curve(self) -> np.ndarray | None:
+        """The mechanism's exact trade-off curve on ``alpha``, when known (``curves.exact_curve``)."""
+        return self.curves.exact_curve
+
+    @property
+    def fpr(self) -> np.ndarray:
+        """The empirical curve's type I errors (``curves.curve.fpr``)."""
+        return self.curves.curve.fpr
+
+    @property
+    def fnr(self) -> np.ndarray:
+        """The empirical curve's type II errors (``curves.curve.fnr``)."""
+        return self.curves.curve.fnr
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """The band's grid of type I errors (``curves.band.alpha``)."""
+        return self.curves.band.alpha
+
+    @property
     def band_lower(self) -> np.ndarray:
         """The band's lower edge on ``alpha``."""
-        return self.band.lower
+        return self.curves.band.lower
 
     @property
     def band_upper(self) -> np.ndarray:
         """The band's upper edge on ``alpha``."""
-        return self.band.upper
+        return self.curves.band.upper
 
     def __repr__(self) -> str:
         exact = "None" if self.epsilon_exact is None else f"{self.epsilon_exact:.4g}"
@@ -1078,15 +1310,13 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     if note:
         notes.append(note)
     return TradeoffAudit(
-        target=target or stable_repr(mechanism), attacker=attacker_name(fitted[cert.index]),
-        attackers_tried=tuple(attacker_name(a) for a in fitted), claim=claim,
-        bound=EpsilonBound(estimator, selection, rate.epsilon, rate.mu, delta, confidence), epsilon_exact=eps_exact,
-        verdict=verdict, n=n, n_train=splits.n_train, n_select=splits.n_select, n_eval=cert.n_eval, seed=seed,
-        operating_point=OperatingPoint.of(rate), curve=curves.curve, band=curves.band,
-        claim_curve=curves.claim_curve, exact_curve=curves.exact_curve, notes=tuple(notes),
-        assumptions=tuple(assumptions),
-        min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, rate, mu=claim.mu),
-        leaks=leaks, families=by_family(fitted, cert),
+        target=target or stable_repr(mechanism),
+        attackers=AttackerChoice(attacker_name(fitted[cert.index]), tuple(attacker_name(a) for a in fitted),
+                                 by_family(fitted, cert)),
+        claim=claim, bound=EpsilonBound(estimator, selection, rate.epsilon, rate.mu, delta, confidence),
+        epsilon_exact=eps_exact, verdict=verdict, sizes=SampleSizes.of(splits, cert.n_eval), seed=seed,
+        operating_point=OperatingPoint.of(rate), curves=curves, notes=tuple(notes), assumptions=tuple(assumptions),
+        min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, rate, mu=claim.mu), leaks=leaks,
     )
 
 

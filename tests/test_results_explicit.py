@@ -1,0 +1,76 @@
+"""TradeoffAudit and BiasAudit: at most 14 fields, built from their stages' sub-results, with an explicit flat entry.
+
+Their report entries are written by explicit ``to_dict``/``from_dict`` (no generated properties): every field of
+every sub-result reaches the entry once, the flat names are properties written out in the class (visible to IDEs
+and type checkers), and ``from_dict(to_dict(r))`` is ``r`` again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from privaudit.audit.engines.bias import BiasAudit, audit_bias
+from privaudit.audit.engines.tradeoff import TradeoffAudit
+from privaudit.audit.results import AuditResult
+from result_factories import bias_result, tradeoff_result
+
+CLASSES = [TradeoffAudit, BiasAudit]
+#: The flat names DESIGN.md's public API lists for each result.
+PUBLIC = {TradeoffAudit: ["epsilon_lb", "claim", "epsilon_exact", "verdict", "fpr", "fnr", "band", "n", "confidence"],
+          BiasAudit: ["bias", "bias_ci", "p_value", "verdict"]}
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_at_most_14_fields_and_no_generated_properties(cls):
+    assert len(dataclasses.fields(cls)) <= 14
+    assert cls.entry_layout is None  # the entry is written by explicit code
+    for name in PUBLIC[cls]:  # each public name is a field or a property written in the class itself
+        assert name in {f.name for f in dataclasses.fields(cls)} or isinstance(cls.__dict__.get(name), property), name
+
+
+def _leaves(value, path=""):
+    """(path, value) of every leaf field of a dataclass and of its sub-results."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not isinstance(value, AuditResult) \
+            or isinstance(value, AuditResult) and not path:
+        out = []
+        for f in dataclasses.fields(value):
+            out += _leaves(getattr(value, f.name), f"{path}.{f.name}" if path else f.name)
+        return out
+    return [(path, value)]
+
+
+@pytest.mark.parametrize("make", [tradeoff_result, bias_result], ids=["tradeoff", "bias"])
+def test_every_field_of_every_sub_result_is_in_the_entry_once(make):
+    r = make()
+    entry = json.dumps(r.to_dict())
+    leaves = [(p, v) for p, v in _leaves(r) if p not in ("claim",) and not p.startswith("claim.")]
+    for path, value in leaves:
+        if path in ("attackers.families",):
+            continue  # empty here: left out of the entry (an older result's layout)
+        name = path.rsplit(".", 1)[-1]
+        key = {"tried": "attackers_tried", "lower": "band", "upper": "band", "method": "band", "curve": "fpr"}.get(
+            name, name)
+        assert f'"{key}"' in entry or name in ("fpr", "fnr", "alpha"), path
+    assert type(r).from_dict(json.loads(entry)).to_dict() == r.to_dict()
+
+
+def test_fresh_bias_audit_round_trips_and_reads_flat():
+    r = audit_bias(lambda k, rng: rng.normal(1.0, 1.0, size=(k, 2)), [1.0, 1.0], n=2000, rng=3)
+    back = BiasAudit.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.to_dict() == r.to_dict()
+    assert r.p_value == r.global_test.p_value and r.bias == r.estimate.bias and r.power == r.detectable.power
+    assert r.n_coordinates == 2 and r.skewness == r.normality.skewness
+    with pytest.raises(AttributeError):
+        r.p_value = 0.5
+
+
+def test_tradeoff_flat_names_read_the_sub_results():
+    t = tradeoff_result()
+    assert t.n == t.sizes.n and t.n_eval == t.sizes.n_eval and t.claim_curve is t.curves.claim_curve
+    assert t.attacker == t.attackers.attacker and t.attackers_tried == ("llr",) and t.families == {}
+    assert t.fpr is t.curves.curve.fpr and np.array_equal(t.band_lower, t.curves.band.lower)
+    assert "epsilon_lb_by_family" not in t.to_dict()
