@@ -170,7 +170,35 @@ MODEL_DATASETS = {
     "wine": ("load_wine", "classification"),
     "iris": ("load_iris", "classification"),
     "diabetes": ("load_diabetes", "regression"),
+    "sparse": ("sparse_features", "classification"),
 }
+
+#: The ``sparse`` data set: records, informative features, and features that are always zero.
+SPARSE_SHAPE = (600, 20, 1500)
+
+
+def sparse_features(*, return_X_y: bool = True, random_state: RandomLike = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A synthetic sparse classification set: a linear rule on 20 features, and 1,500 features never used.
+
+    Like the rare features of text or one-hot data, the unused features are zero in every record; a
+    model audit's out-of-distribution canaries live there (one feature each).
+
+    Parameters
+    ----------
+    return_X_y : bool
+        Accepted for scikit-learn's loader signature (always (X, y)).
+    random_state : int, Generator, SeedSequence or None
+
+    Returns
+    -------
+    X : ndarray (600, 1520)
+    y : ndarray (600,) of {0, 1}
+    """
+    n, d, unused = SPARSE_SHAPE
+    gen = np.random.default_rng(resolve_seed(random_state, "random_state")[0])
+    X = np.zeros((n, d + unused))
+    X[:, :d] = gen.normal(size=(n, d))
+    return X, (X[:, :d] @ gen.normal(size=d) > 0).astype(int)
 
 
 def load_model_dataset(name: str, *, n_records: int | None = None,
@@ -203,7 +231,8 @@ def load_model_dataset(name: str, *, n_records: int | None = None,
         import sklearn.datasets
 
         loader, task = MODEL_DATASETS[name]
-        X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+        X, y = (sparse_features() if loader == "sparse_features"
+                else getattr(sklearn.datasets, loader)(return_X_y=True))
         scale = X.std(0)
         X = (X - X.mean(0)) / np.where(scale > 0, scale, 1.0)
         if task == "regression":

@@ -147,4 +147,15 @@ class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         return self.classes_[self.predict_proba(X).argmax(1)]
 
 
-__all__ = ["DPGDLogisticClassifier"]
+class QuarterNoiseDPGDClassifier(DPGDLogisticClassifier):
+    """Negative control: claims the (ε, δ) and μ of :class:`DPGDLogisticClassifier` but adds a quarter of its noise.
+
+    Its true μ is four times the claimed one (ε at δ = 1e-5 about 4.6 for a claimed 1). It is not
+    exported by :mod:`privaudit.learners`; model audits name it to show they catch an under-noised
+    model (the ``models`` preset, the tests).
+    """
+
+    _noise_fraction = 0.25
+
+
+__all__ = ["DPGDLogisticClassifier", "QuarterNoiseDPGDClassifier"]

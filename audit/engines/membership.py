@@ -151,22 +151,31 @@ def replacement_labels(y: np.ndarray, task: str, rng: np.random.Generator) -> np
     return classes[(pos + shift) % classes.size]
 
 
-def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str,
-                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Canary records: the user's ``(X_c, y_c)``, or ``m`` mislabelled copies of random records.
+def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str, rng: np.random.Generator,
+                   kind: str = "mislabel") -> tuple[np.ndarray, np.ndarray]:
+    """Canary records: the user's ``(X_c, y_c)``, or ``m`` generated ones.
 
-    A mislabelled canary is a record with a different class (or, for a regression, the label
-    y_min + y_max − y): a record the model can fit only by memorising it.
+    ``"mislabel"``: copies of random records with a different class (or, for a regression, the
+    label y_min + y_max − y), records a model can fit only by memorising them. ``"ood"``: out of
+    distribution, the mean record plus r·e_j on a feature j that is constant (zero-variance) in X,
+    one feature per canary, r the largest record norm, with random labels: each canary then moves only the
+    weights of its own feature, the worst case for a linear model (rare features of sparse data).
 
     Parameters
     ----------
     X, y : ndarray
-        the population records
+        The population records.
     canaries : int, (X_c, y_c) or None
-        how many, or the user's own
+        How many, or the user's own.
     task : {'classification', 'regression'}
     rng : Generator
-        draws the copied records and their labels
+        Draws the copied records and the labels.
+    kind : {'mislabel', 'ood'}
+        How generated canaries are made.
+
+    Returns
+    -------
+    X_c, y_c : ndarray
     """
     if canaries is None or (isinstance(canaries, int | np.integer) and not isinstance(canaries, bool)
                             and canaries == 0):
@@ -178,8 +187,19 @@ def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str,
             raise InvalidInputError(f"canary labels must have shape ({Xc.shape[0]},), got {yc.shape}")
         return Xc, yc.astype(y.dtype, copy=False)
     m = check_int("canaries", canaries)
-    rows = rng.choice(X.shape[0], size=m, replace=m > X.shape[0])
-    return X[rows].copy(), replacement_labels(y[rows], task, rng)
+    if kind == "mislabel":
+        rows = rng.choice(X.shape[0], size=m, replace=m > X.shape[0])
+        return X[rows].copy(), replacement_labels(y[rows], task, rng)
+    if kind != "ood":
+        raise InvalidParameterError(f"canary_kind must be 'mislabel' or 'ood', got canary_kind={kind!r}")
+    free = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    if free.size < m:
+        raise InvalidParameterError(f"canaries={m} out-of-distribution canaries need {m} constant features; "
+                                    f"X has {free.size}: ask for at most {free.size}, or use canary_kind='mislabel'")
+    Xc = np.repeat(X.mean(0, keepdims=True), m, axis=0)
+    Xc[np.arange(m), free[:m]] += np.linalg.norm(X, axis=1).max()
+    labels = np.unique(y) if task == "classification" else np.array([y.min(), y.max()])
+    return Xc, labels[rng.integers(0, labels.size, size=m)]
 
 
 def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, seeds: np.ndarray, task: str,
@@ -267,16 +287,25 @@ def vulnerability(attack: str, scores: np.ndarray, inside: np.ndarray) -> Vulner
     return VulnerabilityTable(attack, auc, gap, n_in, np.argsort(-auc, kind="stable"))
 
 
-def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, AttackResult]) -> ClaimCheck:
+def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, AttackResult],
+                min_fpr: float = 0.0) -> ClaimCheck:
     """Each attack's population ROC against 1 − f_{ε,δ} (average case, never the verdict).
 
     Parameters
     ----------
     claim : PrivacyClaim or None
-        the claim held against (None: nothing to compare with)
+        The claim held against (None: nothing to compare with).
     unit : {'membership', 'label'}
     results : dict of AttackResult
-        the attacks' population ROCs
+        The attacks' population ROCs.
+    min_fpr : float
+        Grid points below it are not compared: an FPR under about 10 non-members of a target is
+        resolved by too few records for its TPR to mean anything (a threshold above every non-member
+        has FPR 0 and a TPR that no ε bounds at that sample size).
+
+    Returns
+    -------
+    ClaimCheck
     """
     if claim is None:
         return ClaimCheck("none", False, float("nan"), 0, "no claim to compare with")
@@ -287,11 +316,13 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
                 + ("(a replace-one claim bounds swaps; the coin design adds and removes records)"
                    if kind == "replace-one" else ""))
         return ClaimCheck(kind, False, float("nan"), 0, note.strip())
-    bound = 1 - tradeoff_curve(claim.epsilon, claim.delta, FPR_GRID)
-    excess = np.array([r.tpr - bound for r in results.values()])
+    keep = FPR_GRID >= min_fpr
+    bound = 1 - tradeoff_curve(claim.epsilon, claim.delta, FPR_GRID[keep])
+    excess = np.array([r.tpr[keep] - bound for r in results.values()])
     above = int((excess > 0).sum())
-    note = (f"population ROC within 1 − f(ε, δ) at every point" if above == 0 else
-            f"population ROC above 1 − f(ε, δ) at {above} points (not certified: records of one model "
+    where = f"at FPR >= {min_fpr:.2g} (10 non-members per target)"
+    note = (f"population ROC within 1 − f(ε, δ) {where}" if above == 0 else
+            f"population ROC above 1 − f(ε, δ) at {above} points {where} (not certified: records of one model "
             f"are not independent trials; the certified bounds decide)")
     return ClaimCheck(kind, True, float(excess.max()), above, note)
 
@@ -444,7 +475,7 @@ def _peek_claim(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> PrivacyC
 
 
 def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int = 16,
-                     attacks: str | list[str] | None = None, canaries: Any = None,
+                     attacks: str | list[str] | None = None, canaries: Any = None, canary_kind: str = "mislabel",
                      claim: PrivacyClaim | None = None, unit: str = "auto", task: str = "auto",
                      confidence: float = 0.95, n_jobs: int | None = None, timeout: float | None = None,
                      rng: RandomLike = None) -> MembershipAudit:
@@ -462,7 +493,9 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     attacks : str or list of str, optional
         Names of :data:`~privaudit.attacks.membership.ATTACKS` (default :data:`DEFAULT_ATTACKS`).
     canaries : int or (X_c, y_c), optional
-        m mislabelled canaries, or the user's own records; each is in a fit with probability ½.
+        m generated canaries, or the user's own records; each is in a fit with probability ½.
+    canary_kind : {"mislabel", "ood"}
+        How generated canaries are made (:func:`build_canaries`).
     claim : PrivacyClaim, optional
         Default: the claim the fitted model carries (privaudit learners), else none.
     unit : {"auto", "membership", "label"}
@@ -498,7 +531,7 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     if claim is None and unit == "auto":
         claim = _peek_claim(model, Xa, ya, int(seeds[0]))
     unit = resolve_unit(claim, unit)
-    Xc, yc = build_canaries(Xa, ya, canaries, task, keyed_rng(root, 2))
+    Xc, yc = build_canaries(Xa, ya, canaries, task, keyed_rng(root, 2), canary_kind)
     Xp, yp = np.vstack([Xa, Xc]), np.concatenate([ya, yc])
     n = Xa.shape[0]
     inside = plan_design(Xp.shape[0], K, keyed_rng(root, 0))
@@ -516,7 +549,8 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
         scores[name] = fn(signal if reads == "signal" else log_prob, inside)
     results = {name: measure_attack(name, s[:, :n], inside[:, :n]) for name, s in scores.items()}
     best = max(results, key=lambda a: results[a].auc)
-    check = check_claim(claim, unit, results)
+    n_out = int((~inside[:, :n]).sum(1).min())
+    check = check_claim(claim, unit, results, min_fpr=10.0 / max(n_out, 1))
     _, population_rows = certify({a: s[0, :n] for a, s in scores.items()}, inside[0, :n], claim, confidence)
     canary = None
     if Xc.shape[0]:

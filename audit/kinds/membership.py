@@ -34,7 +34,9 @@ N_RECORDS = Field("int", None, low=8, high=10**6, doc="records drawn from the da
 FIELDS = {
     "model": MODEL, "dataset": DATASET, "n_records": N_RECORDS,
     "n_reference": Field("int", 16, low=1, high=1000, doc="reference models per target (fits: n_reference + 1)"),
-    "canaries": Field("int", 0, low=0, high=10**5, doc="mislabelled canaries, each in a fit with probability 1/2"),
+    "canaries": Field("int", 0, low=0, high=10**5, doc="generated canaries, each in a fit with probability 1/2"),
+    "canary_kind": Field("str", "mislabel", choices=("mislabel", "ood"),
+                         doc="mislabelled copies of records, or out-of-distribution records on constant features"),
     "confidence": CONFIDENCE,
     "expect": EXPECT_PRIVATE,
 }
@@ -86,7 +88,8 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
         # Reference fits of a small max_iter warn once per fit; the audit is about what they release.
         warnings.simplefilter("ignore", category=UserWarning)
         res = audit_membership(build_model(params["model"]), X, y, n_reference=params["n_reference"],
-                               canaries=params["canaries"] or None, task=task, confidence=params["confidence"],
+                               canaries=params["canaries"] or None, canary_kind=params["canary_kind"], task=task,
+                               confidence=params["confidence"],
                                rng=rng)
     return apply_expectation(res, params["expect"], caught="violation")
 

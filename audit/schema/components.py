@@ -583,6 +583,8 @@ for _name, _ref in {
     "DecisionTreeClassifier": "sklearn.tree:DecisionTreeClassifier",
 }.items():
     MODELS.register(_name, _ref, doc=f"scikit-learn {_name}")
+MODELS.register("QuarterNoiseDPGDClassifier", "privaudit.learners.dpgd_logistic:QuarterNoiseDPGDClassifier",
+                doc="negative control: DP-GD logistic regression with a quarter of its claimed noise")
 
 
 def registered_attackers(kind: str) -> Callable[[str, Any], str | list[str]]:
@@ -749,6 +751,11 @@ EXPERIMENTS.register("conddp-synthetic", "privaudit.audit.studies.experiments.co
                      check=small_overrides("powers", "epsilons"))
 EXPERIMENTS.register("conddp-real", "privaudit.audit.studies.experiments.conddp:run_conddp_real",
                      constraints={**_SMALL, **_EPSILONS}, check=small_overrides("epsilons"))
+EXPERIMENTS.register("privacy-utility-attack",
+                     "privaudit.audit.studies.experiments.privacy_utility_attack:run_privacy_utility_attack",
+                     constraints={**_SMALL, "epsilons": ["array-like"], "dataset": [str], "canaries": [_COUNT],
+                                  "n_reference": [_COUNT], "steps": [_COUNT], "lr": [_POS]},
+                     check=small_overrides("epsilons", "canaries", "n_reference"))
 EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:run_conddp_mlp",
                      constraints={**_SMALL, **_EPSILONS}, check=small_overrides("epsilons"))
 
