@@ -1142,8 +1142,37 @@ def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: floa
     return Curves(TradeoffCurve(fpr, fnr), Band(ALPHA_GRID.copy(), lower, upper, "DKW"), claim_curve, exact)
 
 
-def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, str | None]:
-    """Stage *judge*: the verdict of ε̲ (computed at ``delta``) against the claim.
+def _number(value: Any) -> float | None:
+    """A float from a number or a JSON ``"inf"``/``"nan"`` string, else None (as the report reads numbers)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float | np.floating | np.integer):
+        return float(value)
+    return float(value) if isinstance(value, str) and value in ("inf", "-inf", "nan") else None
+
+
+def _fnum(value: Any) -> str:
+    """A scalar as the report writes it (4 significant digits, ∞, — for None)."""
+    if value is None:
+        return "—"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    x = _number(value)
+    if x is None:
+        return str(value)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.4g}"
+
+
+def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float, min_detectable_ratio: float | None = None, *,
+          n_eval: int | None = None, confidence: float | None = None) -> tuple[str, str | None]:
+    """Stage *judge*: the verdict of ε̲ (computed at ``delta``) against the claim: the one place it is decided.
+
+    The audit (:func:`audit_tradeoff`) judges ε̲ alone; the ``tradeoff`` kind also passes the audit's
+    stated power, so that a pass that could not have refuted the claim is ``"inconclusive"``.
 
     Parameters
     ----------
@@ -1153,14 +1182,23 @@ def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, st
         The certified lower bound on ε.
     delta : float
         The δ at which ``epsilon_lb`` holds.
+    min_detectable_ratio : float, optional
+        The audit's stated power (:attr:`TradeoffAudit.min_detectable_ratio`); ``inf`` means even a perfect
+        distinguisher could not lift ε̲ above the claim with this many releases, so a pass says nothing.
+        None (or not a number): not considered.
+    n_eval : int, optional
+        Releases per hypothesis behind the test (quoted in the note of an uninformative pass).
+    confidence : float, optional
+        The bound's confidence (quoted in that note).
 
     Returns
     -------
     verdict : {"pass", "violation", "inconclusive"}
         "violation" iff ε̲ exceeds the claimed ε at a δ ≥ the claim's; "inconclusive" when it
-        exceeds it at a smaller δ (not comparable: a smaller δ allows a larger ε).
+        exceeds it at a smaller δ (not comparable: a smaller δ allows a larger ε), or when the
+        pass is uninformative (``min_detectable_ratio`` infinite).
     note : str or None
-        Why an excess is not a violation, when it is not.
+        Why the verdict is not the plain comparison, when it is not.
     """
     exceeds = claim.is_private and epsilon_lb > claim.epsilon
     verdict = ("violation" if delta >= claim.delta else "inconclusive") if exceeds else "pass"
@@ -1168,6 +1206,12 @@ def judge(claim: PrivacyClaim, epsilon_lb: float, delta: float) -> tuple[str, st
     if exceeds and delta < claim.delta:
         note = (f"epsilon_lb was computed at delta={delta:g} < the claim's delta={claim.delta:g}: a smaller "
                 "delta allows a larger epsilon, so exceeding the claimed epsilon there is not a violation")
+    ratio = _number(min_detectable_ratio)
+    if verdict == "pass" and ratio is not None and not math.isfinite(ratio):
+        verdict = "inconclusive"
+        note = (f"inconclusive: with n_eval = {n_eval} releases per hypothesis no ε̲ can exceed the claimed "
+                f"ε = {_fnum(claim.epsilon)} at confidence {_fnum(confidence)}; the audit could not have "
+                "refuted the claim (raise n)")
     return verdict, note
 
 

@@ -39,6 +39,7 @@ from privaudit.audit.engines.pair_search import search_pairs
 from privaudit.audit.display.plotting import arr, new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
+from privaudit.audit.engines.tradeoff import judge as judge_epsilon
 from privaudit.audit.verdicts import Outcome, Verdict, outcome
 from privaudit.audit.kinds.base import (CONFIDENCE, EXPECT_PRIVATE, LEGEND_PT, MECHANISM, AuditKind, epsilon_table_row,
                                         mechanism_target)
@@ -239,7 +240,9 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     ``min_detectable_ratio`` is the smallest ε′/ε_claim for which the expected ε̲ exceeds
     the claim (:func:`privaudit.audit.stats.power.min_detectable_ratio`); ``inf`` means even a
     perfect distinguisher could not lift ε̲ above the claim with this many releases,
-    so a pass would say nothing.
+    so a pass would say nothing. The verdict is decided by
+    :func:`privaudit.audit.engines.tradeoff.judge` (the one place that decides a trade-off verdict),
+    given the audit's stated power.
 
     Parameters
     ----------
@@ -253,13 +256,12 @@ def judge(result: TradeoffAudit) -> TradeoffAudit:
     """
     if not isinstance(result, TradeoffAudit) or result.verdict != Verdict.PASS:
         return result
-    ratio = num(getattr(result, "min_detectable_ratio", None))
-    if ratio is None or math.isfinite(ratio):
+    verdict, note = judge_epsilon(result.claim, result.epsilon_lb, result.delta,
+                                  getattr(result, "min_detectable_ratio", None), n_eval=result.n_eval,
+                                  confidence=result.confidence)
+    if verdict == result.verdict:
         return result
-    note = (f"inconclusive: with n_eval = {result.n_eval} releases per hypothesis no ε̲ can exceed the claimed "
-            f"ε = {fnum(result.claim.epsilon)} at confidence {fnum(result.confidence)}; the audit could not have "
-            "refuted the claim (raise n)")
-    return dataclasses.replace(result, verdict=Verdict.INCONCLUSIVE, notes=(*result.notes, note))
+    return dataclasses.replace(result, verdict=Verdict(verdict), notes=(*result.notes, note))
 
 
 #: How each estimator's ε̲ is obtained, and what it assumes (the ε table's "estimator" column).
