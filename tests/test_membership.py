@@ -234,3 +234,21 @@ def test_rmia_stays_finite_when_the_targets_own_probability_dominates_its_refere
     out = mia.rmia(log_p, inside)
     assert np.all(np.isfinite(out))
     assert out[1, 0] == pytest.approx(0.0 - np.log(1e-300))
+
+
+@pytest.mark.slow
+def test_reference_fits_over_a_dask_cluster_give_the_local_result(cancer):
+    """Two worker processes of a LocalCluster through joblib's dask backend: the same numbers as one process."""
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    X, y = cancer
+    model = LogisticRegression(C=10.0, max_iter=500)
+    local = audit_membership(model, X[:200], y[:200], n_reference=5, rng=11, n_jobs=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, parallel_config(backend="dask"):
+        spread = audit_membership(model, X[:200], y[:200], n_reference=5, rng=11, n_jobs=-1)
+        workers = client.run(lambda: 1)
+    assert len(workers) == 2
+    assert spread.to_dict()["attacks"] == local.to_dict()["attacks"]
+    assert np.array_equal(spread.vulnerability.auc, local.vulnerability.auc)

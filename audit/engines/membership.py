@@ -28,6 +28,7 @@ not cover them is reported and compared with nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from typing import Any
@@ -324,7 +325,7 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
     note = (f"population ROC within 1 − f(ε, δ) {where}" if above == 0 else
             f"population ROC above 1 − f(ε, δ) at {above} points {where} (not certified: records of one model "
             f"are not independent trials; the certified bounds decide)")
-    return ClaimCheck(kind, True, float(excess.max()), above, note)
+    return ClaimCheck(kind, True, float(excess.max()), above, note, min_fpr=float(min_fpr))
 
 
 def one_run_rows(scores: np.ndarray, bits: np.ndarray, claim: PrivacyClaim | None,
@@ -558,8 +559,7 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     certified = [r["epsilon_lb"] for r in population_rows if _sets_verdict(r, claim)]
     certified += [canary.epsilon_lb] if canary is not None else []
     eps_lb = float(max(certified, default=0.0))
-    check = ClaimCheck(check.unit, check.applies, check.max_excess, check.points_above, check.note,
-                       population_rows)
+    check = dataclasses.replace(check, one_run=population_rows)
     verdict = judge(claim, check, eps_lb, bool(certified))
     notes = []
     if unit == "label":

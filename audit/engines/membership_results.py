@@ -89,6 +89,7 @@ class ClaimCheck:
 
     Average-case and not certified (the records of one model are not independent trials), so it
     never sets the verdict; ``max_excess`` is the largest TPR − (1 − f(FPR)) over attacks and points.
+    Grid points with FPR below ``min_fpr`` (fewer than 10 non-members of a target) are not compared.
     ``one_run`` is the certified one-run table on the designated target's population records
     (Steinke et al. 2023: their inclusion coins are the game's bits), of the attack certifying most with
     every attack at the Bonferroni level (each row's ``attack`` and ``confidence``).
@@ -100,6 +101,7 @@ class ClaimCheck:
     points_above: int
     note: str
     one_run: list[dict[str, Any]] = field(default_factory=list)
+    min_fpr: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,7 @@ class MembershipRocDisplay:
 
     curves: dict[str, tuple[np.ndarray, np.ndarray, float]]
     claim: PrivacyClaim | None
+    min_fpr: float = 0.0
     ax_: Any = None
     figure_: Any = None
 
@@ -221,7 +224,7 @@ class MembershipRocDisplay:
         """
         curves = {name: (a.fpr, a.tpr, a.auc) for name, a in result.attacks.items()}
         claim = result.claim if result.claim_check.applies else None
-        return cls(curves, claim)
+        return cls(curves, claim, result.claim_check.min_fpr)
 
     def plot(self, ax: Axes | None = None) -> MembershipRocDisplay:
         """Draw on ``ax`` (a new figure when None); returns self.
@@ -246,6 +249,8 @@ class MembershipRocDisplay:
             bound = 1 - tradeoff_curve(self.claim.epsilon, self.claim.delta, grid)
             ax.plot(grid, bound, color="k", linestyle="--",
                     label=f"claim: 1 − f(ε={self.claim.epsilon:g}, δ={self.claim.delta:g})")
+            if self.min_fpr > lo:
+                ax.axvspan(lo, self.min_fpr, color="0.9", zorder=0, label="FPR under 10 non-members")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, 1)

@@ -125,9 +125,10 @@ def figures(entry: AuditEntry) -> list[Figure]:
     caption = (f"Membership ROC of {len(res.attacks)} attacks averaged over {best.targets} targets; the best, "
                f"{res.best}, reaches AUC {best.auc:.3f} and TPR {best.tpr_at_fpr(0.01):.3f} at 1 % FPR.")
     if disp.claim is not None:
-        above = res.claim_check.points_above
-        caption += (" Every ROC point lies below the claim's 1 − f(ε, δ)." if above == 0 else
-                    f" {above} ROC points lie above the claim's 1 − f(ε, δ) (average case, not certified).")
+        above, where = res.claim_check.points_above, f"at FPR ≥ {res.claim_check.min_fpr:.2g}"
+        caption += (f" {where.capitalize()} (10 non-members per target; shaded below) every ROC point lies below "
+                    f"the claim's 1 − f(ε, δ)." if above == 0 else
+                    f" {above} ROC points {where} lie above the claim's 1 − f(ε, δ) (average case, not certified).")
     return [("membership-roc", disp.figure_, caption)]
 
 
