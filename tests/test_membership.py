@@ -184,10 +184,27 @@ def test_a_label_claim_tests_labels_not_membership(cancer):
                            claim=claim, rng=0)
     assert res.unit == "label" and "labels, not membership" in res.notes[0]
     assert res.claim_check.applies
-    replace = audit_membership(LogisticRegression(max_iter=500), X[:100], y[:100], n_reference=2, rng=0,
-                               claim=PrivacyClaim(epsilon=1.0, delta=1e-5, adjacency="replace-one"))
-    assert replace.unit == "membership" and not replace.claim_check.applies
-    assert replace.verdict == "inconclusive" and "replace-one" in replace.claim_check.note
+    replace = PrivacyClaim(epsilon=1.0, delta=1e-5, adjacency="replace-one")
+    swapped = audit_membership(LogisticRegression(max_iter=500), X[:100], y[:100], n_reference=2, rng=0, claim=replace)
+    assert swapped.unit == "membership" and swapped.design == "swap" and swapped.claim_check.applies
+    coins = audit_membership(LogisticRegression(max_iter=500), X[:100], y[:100], n_reference=2, rng=0, claim=replace,
+                             design="coins")
+    assert not coins.claim_check.applies and coins.verdict == "inconclusive"
+    assert "design='swap'" in coins.claim_check.note
+
+
+def test_the_swap_design_trains_on_one_record_of_each_pair():
+    from privaudit.audit.engines.membership import game, plan_design
+
+    inside, pairs = plan_design(11, 6, np.random.default_rng(0), "swap", n_population=7)
+    assert pairs.shape == (3 + 2, 2)  # 7 population records: 3 pairs (one left out); 4 canaries: 2 pairs
+    assert np.all(inside[:, pairs[:, 0]] != inside[:, pairs[:, 1]])
+    assert np.all(inside.sum(1) == 5)  # a fixed training-set size: replace-one neighbours
+    assert set(pairs[:3].ravel()) <= set(range(7)) and set(pairs[3:].ravel()) <= set(range(7, 11))
+    scores = np.arange(11.0)
+    s, bits = game(scores, inside[0], pairs, np.arange(7, 11))
+    assert np.array_equal(s, scores[pairs[3:, 0]] - scores[pairs[3:, 1]])
+    assert np.array_equal(bits, inside[0, pairs[3:, 0]])
 
 
 def test_plot_draws_every_attack_and_the_claims_curve(cancer):

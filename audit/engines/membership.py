@@ -115,19 +115,97 @@ def resolve_unit(claim: PrivacyClaim | None, unit: str) -> str:
     return "membership"
 
 
-def plan_design(n_records: int, n_fits: int, rng: np.random.Generator) -> np.ndarray:
-    """``inside`` (n_fits, n_records): independent fair coins, each fit's row drawn before training.
+def plan_design(n_records: int, n_fits: int, rng: np.random.Generator, design: str = "coins",
+                n_population: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The inclusion of every record in every fit, drawn before training.
+
+    ``"coins"``: independent fair coins, each fit's training set a random subset (add/remove
+    neighbours: flipping one coin adds or removes one record). ``"swap"``: the records are paired
+    at random (population with population, canaries with canaries; an odd one out is never
+    trained on), and each fit trains on exactly one record of each pair, by a fair coin: every
+    training set has the same size and flipping one coin swaps one record for another
+    (replace-one neighbours).
 
     Parameters
     ----------
     n_records : int
-        records in the pool (canaries included)
+        Records in the pool (canaries included).
     n_fits : int
-        fits K
+        Fits K.
     rng : Generator
-        draws the coins
+        Draws the pairing and the coins.
+    design : {'coins', 'swap'}
+    n_population : int, optional
+        The first ``n_population`` records are the population (paired among themselves); default all.
+
+    Returns
+    -------
+    inside : bool ndarray (K, n_records)
+    pairs : int ndarray (P, 2) or None
+        The swap design's pairs (first, second); ``inside[k, first]`` is fit k's coin.
     """
-    return rng.random((n_fits, n_records)) < 0.5
+    if design == "coins":
+        return rng.random((n_fits, n_records)) < 0.5, None
+    if design != "swap":
+        raise InvalidParameterError(f"design must be 'auto', 'coins' or 'swap', got design={design!r}")
+    n_pop = n_records if n_population is None else n_population
+    groups = [np.arange(n_pop), np.arange(n_pop, n_records)]
+    pairs = np.concatenate([(g := rng.permutation(grp))[: g.size // 2 * 2].reshape(-1, 2) for grp in groups])
+    coins = rng.random((n_fits, pairs.shape[0])) < 0.5
+    inside = np.zeros((n_fits, n_records), dtype=bool)
+    inside[:, pairs[:, 0]] = coins
+    inside[:, pairs[:, 1]] = ~coins
+    return inside, pairs
+
+
+def resolve_design(design: str, claim: PrivacyClaim | None, unit: str) -> str:
+    """``"swap"`` for a membership audit of a replace-one (or any-pair) claim, else ``"coins"``; or as asked.
+
+    Parameters
+    ----------
+    design : {'auto', 'coins', 'swap'}
+    claim : PrivacyClaim or None
+    unit : {'membership', 'label'}
+
+    Returns
+    -------
+    str
+    """
+    if design != "auto":
+        return design
+    swap = unit == "membership" and claim is not None and parse_neighbourhood(claim.adjacency).kind in SWAP_KINDS
+    return "swap" if swap else "coins"
+
+
+#: Neighbourhoods whose claims the swap design tests (a record replaced by another).
+SWAP_KINDS = ("replace-one", "any")
+
+
+def game(scores: np.ndarray, inside: np.ndarray, pairs: np.ndarray | None,
+         cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The one-run game of the records ``cols``: a score and a bit per coin.
+
+    With coins, each record is a coin: its score, its inclusion. With swaps, each pair of ``cols``
+    is a coin: the score of its first record minus its second's, and whether the first was trained on.
+
+    Parameters
+    ----------
+    scores : ndarray (n,)
+        One target's scores of every record.
+    inside : bool ndarray (n,)
+        That target's inclusion.
+    pairs : int ndarray (P, 2) or None
+    cols : int ndarray
+        The records of the game (population or canaries).
+
+    Returns
+    -------
+    scores, bits : ndarray
+    """
+    if pairs is None:
+        return scores[cols], inside[cols]
+    mine = pairs[np.isin(pairs[:, 0], cols)]
+    return scores[mine[:, 0]] - scores[mine[:, 1]], inside[mine[:, 0]]
 
 
 def replacement_labels(y: np.ndarray, task: str, rng: np.random.Generator) -> np.ndarray:
@@ -289,7 +367,7 @@ def vulnerability(attack: str, scores: np.ndarray, inside: np.ndarray) -> Vulner
 
 
 def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, AttackResult],
-                min_fpr: float = 0.0) -> ClaimCheck:
+                min_fpr: float = 0.0, design: str = "coins") -> ClaimCheck:
     """Each attack's population ROC against 1 − f_{ε,δ} (average case, never the verdict).
 
     Parameters
@@ -299,6 +377,8 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
     unit : {'membership', 'label'}
     results : dict of AttackResult
         The attacks' population ROCs.
+    design : {'coins', 'swap'}
+        The design's neighbours: coins add or remove a record, swaps replace one.
     min_fpr : float
         Grid points below it are not compared: an FPR under about 10 non-members of a target is
         resolved by too few records for its TPR to mean anything (a threshold above every non-member
@@ -311,11 +391,11 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
     if claim is None:
         return ClaimCheck("none", False, float("nan"), 0, "no claim to compare with")
     kind = parse_neighbourhood(claim.adjacency).kind
-    covered = {"membership": ("add-remove",), "label": ("label",)}[unit]
+    covered = {"label": ("label",)}.get(unit, SWAP_KINDS if design == "swap" else ("add-remove",))
     if kind not in covered:
         note = (f"the claim's neighbourhood ({claim.adjacency}) does not cover {unit} "
-                + ("(a replace-one claim bounds swaps; the coin design adds and removes records)"
-                   if kind == "replace-one" else ""))
+                + ("(a replace-one claim bounds swaps; the coin design adds and removes records: use design='swap')"
+                   if kind in SWAP_KINDS else ""))
         return ClaimCheck(kind, False, float("nan"), 0, note.strip())
     keep = FPR_GRID >= min_fpr
     bound = 1 - tradeoff_curve(claim.epsilon, claim.delta, FPR_GRID[keep])
@@ -477,7 +557,7 @@ def _peek_claim(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> PrivacyC
 
 def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int = 16,
                      attacks: str | list[str] | None = None, canaries: Any = None, canary_kind: str = "mislabel",
-                     claim: PrivacyClaim | None = None, unit: str = "auto", task: str = "auto",
+                     claim: PrivacyClaim | None = None, unit: str = "auto", design: str = "auto", task: str = "auto",
                      confidence: float = 0.95, n_jobs: int | None = None, timeout: float | None = None,
                      rng: RandomLike = None) -> MembershipAudit:
     """Membership (or label) inference against a model, every fit a target, held against its claim.
@@ -501,6 +581,9 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
         Default: the claim the fitted model carries (privaudit learners), else none.
     unit : {"auto", "membership", "label"}
         What is inferred; ``auto`` reads the claim's neighbourhood.
+    design : {"auto", "coins", "swap"}
+        Fair coins per record (add/remove neighbours) or swaps within random pairs (replace-one
+        neighbours, fixed training-set size, :func:`plan_design`); ``auto`` follows the claim.
     task : {"auto", "classification", "regression"}
     confidence : float
         Level of every certified bound.
@@ -535,7 +618,8 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     Xc, yc = build_canaries(Xa, ya, canaries, task, keyed_rng(root, 2), canary_kind)
     Xp, yp = np.vstack([Xa, Xc]), np.concatenate([ya, yc])
     n = Xa.shape[0]
-    inside = plan_design(Xp.shape[0], K, keyed_rng(root, 0))
+    design = resolve_design(design, claim, unit)
+    inside, pairs = plan_design(Xp.shape[0], K, keyed_rng(root, 0), design, n)
     y_alt = replacement_labels(yp, task, keyed_rng(root, 3)) if unit == "label" else None
     fits = fit_models(model, Xp, yp, inside, seeds, task, unit, y_alt, n_jobs=n_jobs, timeout=timeout)
     fit_seconds = time.perf_counter() - t0
@@ -551,11 +635,13 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     results = {name: measure_attack(name, s[:, :n], inside[:, :n]) for name, s in scores.items()}
     best = max(results, key=lambda a: results[a].auc)
     n_out = int((~inside[:, :n]).sum(1).min())
-    check = check_claim(claim, unit, results, min_fpr=10.0 / max(n_out, 1))
-    _, population_rows = certify({a: s[0, :n] for a, s in scores.items()}, inside[0, :n], claim, confidence)
+    check = check_claim(claim, unit, results, min_fpr=10.0 / max(n_out, 1), design=design)
+    pop = np.arange(n)
+    _, population_rows = certify({a: game(s[0], inside[0], pairs, pop)[0] for a, s in scores.items()},
+                                 game(scores[best][0], inside[0], pairs, pop)[1], claim, confidence)
     canary = None
     if Xc.shape[0]:
-        canary = _canary_result(scores, signal, inside, n, claim, confidence)
+        canary = _canary_result(scores, signal, inside, pairs, n, claim, confidence)
     certified = [r["epsilon_lb"] for r in population_rows if _sets_verdict(r, claim)]
     certified += [canary.epsilon_lb] if canary is not None else []
     eps_lb = float(max(certified, default=0.0))
@@ -568,14 +654,17 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     return MembershipAudit(attacks=results, best=best, vulnerability=vulnerability(best, scores[best][:, :n],
                                                                                  inside[:, :n]),
                            claim=claim, claim_check=check, canaries=canary, epsilon_lb=eps_lb, verdict=verdict,
-                           unit=unit, n_records=n, n_fits=K, seed=seed, fit_seconds=fit_seconds,
+                           unit=unit, design=design, n_records=n, n_fits=K, seed=seed, fit_seconds=fit_seconds,
                            attack_seconds=time.perf_counter() - t1, notes=notes)
 
 
-def _canary_result(scores: dict[str, np.ndarray], signal: np.ndarray, inside: np.ndarray, n: int,
-                   claim: PrivacyClaim | None, confidence: float) -> CanaryResult:
+def _canary_result(scores: dict[str, np.ndarray], signal: np.ndarray, inside: np.ndarray, pairs: np.ndarray | None,
+                   n: int, claim: PrivacyClaim | None, confidence: float) -> CanaryResult:
     ci = inside[:, n:]
-    attack, rows = certify({a: s[0, n:] for a, s in scores.items()}, ci[0], claim, confidence)
+    cols = np.arange(n, inside.shape[1])
+    bits = game(signal[0], inside[0], pairs, cols)[1]
+    attack, rows = certify({a: game(s[0], inside[0], pairs, cols)[0] for a, s in scores.items()}, bits, claim,
+                           confidence)
     multi = multi_run_bound(signal[:, n:], ci, claim.delta if claim is not None else 1e-5, confidence)
     if ci.shape[1] >= 2 and 0 < ci.sum() < ci.size:
         res = measure_attack(attack, scores[attack][:, n:], ci)
@@ -586,7 +675,7 @@ def _canary_result(scores: dict[str, np.ndarray], signal: np.ndarray, inside: np
     return CanaryResult(ci.shape[1], attack, auc, tpr, rows, multi, float(max(values, default=0.0)))
 
 
-__all__ = ["DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "certify", "check_claim",
+__all__ = ["SWAP_KINDS", "game", "resolve_design", "DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "certify", "check_claim",
            "fit_models",
            "judge", "measure_attack", "multi_run_bound", "plan_design", "replacement_labels", "resolve_unit",
            "vulnerability"]

@@ -146,6 +146,8 @@ class MembershipAudit(AuditResult):
         membership or nothing was certified; ``info`` without a claim.
     unit : str
         What was inferred: ``"membership"`` or ``"label"``.
+    design : str
+        ``"coins"`` (records added or removed) or ``"swap"`` (records replaced within pairs).
     n_records, n_fits : int
     seed : int
     fit_seconds, attack_seconds : float
@@ -164,6 +166,7 @@ class MembershipAudit(AuditResult):
     epsilon_lb: float
     verdict: str
     unit: str
+    design: str
     n_records: int
     n_fits: int
     seed: int
@@ -173,7 +176,7 @@ class MembershipAudit(AuditResult):
 
     def summary(self) -> str:
         """A few lines: each attack's AUC and TPR at 1 % FPR, the canaries' ε̲, the verdict."""
-        lines = [f"membership audit ({self.unit}) of {self.n_records} records over {self.n_fits} fits "
+        lines = [f"membership audit ({self.unit}, {self.design} design) of {self.n_records} records over {self.n_fits} fits "
                  f"({self.n_fits - 1} reference models per target): verdict {self.verdict}"]
         for name, a in sorted(self.attacks.items(), key=lambda kv: -kv[1].auc):
             lines.append(f"  {name:<13} AUC {a.auc:.3f} ± {a.auc_std:.3f}   TPR@1%FPR {a.tpr_at_fpr(0.01):.3f}"
