@@ -74,3 +74,26 @@ def test_tradeoff_flat_names_read_the_sub_results():
     assert t.attacker == t.attackers.attacker and t.attackers_tried == ("llr",) and t.families == {}
     assert t.fpr is t.curves.curve.fpr and np.array_equal(t.band_lower, t.curves.band.lower)
     assert "epsilon_lb_by_family" not in t.to_dict()
+
+
+# --------------------------------------------------------------------------- displays
+def test_displays_draw_on_given_axes_and_set_ax_and_figure(tmp_path):
+    from privaudit.audit.display.displays import BiasDisplay, TradeoffDisplay
+    from privaudit.audit.display.plotting import new_figure
+
+    fig, axes = new_figure(1, 2)
+    t = TradeoffDisplay.from_result(tradeoff_result()).plot(ax=axes[0, 0])
+    b = BiasDisplay.from_result(bias_result()).plot(ax=axes[0, 1])
+    assert t.ax_ is axes[0, 0] and b.ax_ is axes[0, 1] and t.figure_ is fig and b.figure_ is fig
+    assert t.ax_.get_legend() is not None and t.has_curve
+    alone = TradeoffDisplay.from_result(tradeoff_result()).plot()
+    assert alone.figure_ is not fig and alone.ax_ in alone.figure_.axes
+
+
+def test_savefig_without_bbox_inches_keeps_the_legend_below_the_axes(tmp_path):
+    from matplotlib.image import imread
+
+    fig = tradeoff_result().plot()
+    height = fig.get_size_inches()[1] * fig.dpi
+    fig.savefig(tmp_path / "x.png")
+    assert imread(tmp_path / "x.png").shape[0] > height  # the legend below the canvas is kept

@@ -83,6 +83,13 @@ def _plain_text_figure_class():
             self._plain_text()
             return super().tight_layout(*args, **kwargs)
 
+        def savefig(self, fname, *args, **kwargs):
+            # A trade-off figure's legend and stamp sit below the axes, outside the canvas: saved as the
+            # canvas they were cut off. Unless told otherwise, save what was drawn (the report's PNGs already
+            # pass bbox_inches="tight", so they do not change).
+            kwargs.setdefault("bbox_inches", "tight")
+            return super().savefig(fname, *args, **kwargs)
+
     PlainTextFigure = _PlainTextFigure
     return PlainTextFigure
 

@@ -17,7 +17,7 @@ from privaudit.audit.engines.bias import BiasAudit, audit_bias
 from privaudit.audit.schema.components import SAMPLERS
 from privaudit.audit.schema.fields import ConfigTypeError, Field
 from privaudit.audit.display.formatting import fnum
-from privaudit.audit.display.plotting import arr, new_figure
+from privaudit.audit.display.displays import BiasDisplay
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import outcome_label
 from privaudit.audit.kinds.base import CONFIDENCE, LEGEND_PT, AuditKind
@@ -129,31 +129,11 @@ def bias_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     -------
     list of (suffix, matplotlib figure, caption)
     """
-    res: BiasAudit = entry.result
-    bias = arr(res.bias)
-    ci = res.bias_ci
-    if bias is None:
+    display = BiasDisplay.from_result(entry.result, label=entry.label)
+    if display is None:
         return []
-    bias = bias.ravel()[:40]
-    fig, ax = new_figure(size=(6.0, 3.4))
-    ax = ax[0, 0]
-    idx = np.arange(bias.size)
-    lo = hi = None
-    try:  # BiasAudit layout: one [low, high] pair per coordinate
-        pairs = np.asarray(ci, dtype=float).reshape(-1, 2)[:40]
-        if pairs.shape[0] == bias.size:
-            lo, hi = pairs[:, 0], pairs[:, 1]
-    except (TypeError, ValueError):
-        pass
-    if lo is not None:
-        ax.errorbar(idx, bias, yerr=[np.maximum(bias - lo, 0), np.maximum(hi - bias, 0)], fmt="o", ms=3, capsize=3, color="tab:blue",
-                    label=f"bias, {fnum(res.confidence)} simultaneous CI")
-    else:
-        ax.plot(idx, bias, "o", ms=3, label="bias")
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set(xlabel="coordinate", ylabel="E[θ̂] − θ", title=f"Bias: {entry.label}"[:80])
-    ax.legend(fontsize=LEGEND_PT)
-    return [("bias", fig, "Bias per coordinate with its simultaneous confidence interval")]
+    display.plot(legend_pt=LEGEND_PT)
+    return [("bias", display.figure_, "Bias per coordinate with its simultaneous confidence interval")]
 
 
 KIND = AuditKind("bias", run, FIELDS, result=BiasAudit, doc=run.__doc__.split("\n")[0], target=_name,

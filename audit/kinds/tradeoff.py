@@ -36,7 +36,8 @@ from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.schema.fields import ConfigKeyError, ConfigValueError, Field
 from privaudit.audit.display.formatting import fnum, num, title_lines
 from privaudit.audit.engines.pair_search import search_pairs
-from privaudit.audit.display.plotting import arr, new_figure
+from privaudit.audit.display.displays import TradeoffDisplay, band_of, certifying_point, empirical_curve_points
+from privaudit.audit.display.plotting import new_figure
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
 from privaudit.audit.engines.tradeoff import judge as judge_epsilon
@@ -386,24 +387,6 @@ def certifiable_ceiling(result: TradeoffAudit) -> float | None:
     return max_certifiable_epsilon(trials, conf, num(result.claim.delta) or 0.0)
 
 
-def band_of(result: TradeoffAudit) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(alpha, lower, upper) of the result's confidence band, None when it has none on ``alpha``.
-
-    Parameters
-    ----------
-    result : TradeoffAudit
-
-    Returns
-    -------
-    tuple of three ndarray, or None
-    """
-    band = result.band
-    alpha, lo, hi = arr(band.alpha), arr(band.lower), arr(band.upper)
-    if alpha is not None and lo is not None and hi is not None and alpha.size == lo.size == hi.size:
-        return alpha, lo, hi
-    return None
-
-
 def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     """Trade-off curve with band over f_{ε,δ} of the claim and the exact curve; log-scale ROC.
 
@@ -417,79 +400,16 @@ def tradeoff_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     list of (suffix, matplotlib figure, caption)
     """
     res: TradeoffAudit = entry.result
-    fpr, fnr = arr(res.curve.fpr), arr(res.curve.fnr)
-    eps, delta = num(res.claim.epsilon), num(res.claim.delta) or 0.0
-    grid = np.linspace(0.0, 1.0, 401)
-    out = []
-    fig, ax = new_figure()
-    ax = ax[0, 0]
-    band = band_of(res)
-    if band is not None:
-        ax.fill_between(band[0], band[1], band[2], color="tab:blue", alpha=0.2, lw=0,
-                        label=f"{fnum(res.confidence)} confidence band")
-    if eps is not None and math.isfinite(eps):
-        ax.plot(grid, tradeoff_curve(eps, delta, grid), color="tab:red", lw=1.6,
-                label=f"claim f(ε={fnum(eps)}, δ={fnum(delta)})")
-    alpha = arr(res.band.alpha)
-    exact = arr(res.exact_curve)
-    has_exact = alpha is not None and exact is not None and exact.size == alpha.size
-    eps_exact = num(res.epsilon_exact)
-    if has_exact:
-        ax.plot(alpha, exact, color="black", ls="--", lw=1.2, label="exact curve of the mechanism")
-    elif eps_exact is not None and math.isfinite(eps_exact):
-        ax.plot(grid, tradeoff_curve(eps_exact, delta, grid), color="black", ls="--", lw=1.2,
-                label=f"f(exact ε={fnum(eps_exact)}, δ)")
-    eps_lb = num(res.epsilon_lb)
-    if eps_lb is not None and math.isfinite(eps_lb) and eps_lb > 0:
-        ax.plot(grid, tradeoff_curve(eps_lb, delta, grid), color="tab:orange", ls=":", lw=1.2,
-                label=f"certified f(ε̲={fnum(eps_lb)}, δ), "
-                      + ("GDP fit" if res.estimator == "gdp" else "Clopper–Pearson"))
-    if fpr is not None and fnr is not None and fpr.size == fnr.size:
-        ax.plot(*empirical_curve_points(fpr, fnr, grid), color="tab:blue", lw=1.2, label="empirical (attack)")
-    point = certifying_point(res)
-    if point is not None:
-        ax.plot([point[0]], [point[1]], marker="o", ms=7, mfc="none", mec="tab:orange", mew=1.8, ls="none",
-                clip_on=False, label=f"certifying test ({point[2]})")
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (FPR)", ylabel="type II error β (FNR)")
-    ax.set_title(title_lines("Trade-off", entry.label), fontsize=10)
-    ax.set_aspect("equal")
-    # Below the axes: the empirical curve and its band run along the upper left for weak mechanisms and any
-    # corner for strong ones, so a legend inside the square always hides some of the evidence.
-    ax.legend(fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
     stamp, why = verdict_text(entry)
-    ax.text(0.02, 0.02, stamp, transform=ax.transAxes, fontsize=LEGEND_PT - 1, va="bottom",
-            color=_STAMP_COLOUR[_stamp_kind(entry)])
-    out.append(("tradeoff", fig, "Empirical trade-off curve with its confidence band, over the claim's f_{ε,δ} "
-                                 f"and the exact curve; {why}"))
-    if fpr is not None and fnr is not None and fpr.size == fnr.size:
-        out.append(roc_figure(entry, fpr, fnr, band, alpha if has_exact else None, exact if has_exact else None))
+    display = TradeoffDisplay.from_result(res, label=entry.label, stamp=stamp,
+                                          stamp_colour=_STAMP_COLOUR[_stamp_kind(entry)]).plot(legend_pt=LEGEND_PT)
+    out = [("tradeoff", display.figure_, "Empirical trade-off curve with its confidence band, over the claim's "
+                                         f"f_{{ε,δ}} and the exact curve; {why}")]
+    if display.has_curve:
+        exact = display.has_exact
+        out.append(roc_figure(entry, display.fpr, display.fnr, display.band, display.exact_alpha if exact else None,
+                              display.exact_curve if exact else None))
     return out
-
-
-def empirical_curve_points(fpr: np.ndarray, fnr: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The empirical trade-off curve as the confidence band reads it: linear between its vertices.
-
-    Between two threshold tests the randomised tests (one or the other by a coin) reach the
-    segment joining them, and :func:`~privaudit.audit.stats.epsilon_bounds.dkw_band` interpolates
-    the curve linearly; drawn as steps, a discrete mechanism's few-vertex curve left its own band.
-    The vertices and ``grid`` (dense where a log axis needs it) are both kept.
-
-    Parameters
-    ----------
-    fpr, fnr : ndarray
-        The curve's vertices.
-    grid : ndarray
-        Extra FPR values in [0, 1] to evaluate the line at.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        Increasing FPRs and the curve's FNR there.
-    """
-    order = np.argsort(fpr, kind="stable")
-    a, b = fpr[order], fnr[order]
-    x = np.union1d(a, np.clip(grid, 0.0, 1.0))
-    return x, np.interp(x, a, b, left=1.0, right=0.0)
 
 
 def _crossings(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float) -> np.ndarray:
@@ -498,34 +418,6 @@ def _crossings(fpr: np.ndarray, tpr: np.ndarray, eps: float | None, delta: float
         return np.empty(0)
     above = tpr > 1 - tradeoff_curve(eps, delta, fpr) + 1e-12
     return fpr[above]
-
-
-def certifying_point(result: TradeoffAudit) -> tuple[float, float, str] | None:
-    """The test ε̲ was read from, as a point (α, β) of the trade-off plot, and how it was read.
-
-    A forward test (score > threshold rejects x) is its (FPR, FNR). A reverse test
-    (score < threshold rejects x′) is a test of x′ against x: as a test of x against x′
-    its errors swap, so it is drawn at (FNR, FPR); f_{ε,δ} is symmetric, so the claim
-    constrains both the same way. A pooled test adds both tests' errors (rates over
-    2·n_eval); it is drawn at its rates. FPR = 0 is drawn on the axis.
-
-    Parameters
-    ----------
-    result : TradeoffAudit
-
-    Returns
-    -------
-    (alpha, beta, label) or None
-        None when the operating point's rates are not numbers.
-    """
-    op = result.operating_point
-    a, b = num(op.fpr), num(op.fnr)
-    if a is None or b is None:
-        return None
-    direction = op.direction
-    if direction == "reverse":
-        return b, a, f"reverse test, FPR {fnum(a)}, FNR {fnum(b)}, drawn mirrored"
-    return a, b, f"{direction} test, FPR {fnum(a)}, FNR {fnum(b)}"
 
 
 #: Colour of a figure's stamp by what it says.
