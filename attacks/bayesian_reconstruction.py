@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
+from privaudit.mechanisms.protocol import release_law
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array
 
@@ -23,6 +23,7 @@ from .reconstruction import (
     _CHUNK,
     ReconstructionAttacker,
     _gauss_newton,
+    _isotropic,
     _modulated,
     _ph,
     _Round,
@@ -253,7 +254,7 @@ class IWPDenoiser(ReconstructionAttacker):
         bool
         """
         rounds = as_rounds(mechanism)
-        return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease) and prior is not None \
+        return len(rounds) == 1 and _isotropic(rounds[0]) and prior is not None \
             and not isinstance(prior, FinitePrior)
 
     def fit(self, outputs: ArrayLike) -> "IWPDenoiser":
@@ -294,6 +295,12 @@ class IWPDenoiser(ReconstructionAttacker):
 
 
 # --- discrete prior ----------------------------------------------------------------------------------------
+def _has_phases(mech) -> bool:
+    """The round's closed-form law has modulation vectors, so its ``log_density`` takes the phases."""
+    law = release_law(mech)
+    return law is not None and law.n_vectors > 0
+
+
 @register_attack("discrete-map")
 class DiscreteMAP(ReconstructionAttacker):
     """MAP over the support of a discrete prior: argmax_k log π(z_k) + Σ_t log p_t(g̃_t | z_k).
@@ -343,7 +350,7 @@ class DiscreteMAP(ReconstructionAttacker):
         for k, z in enumerate(self.prior.support):
             tot = np.log(self.prior.probs[k]) if self.prior.probs[k] > 0 else -np.inf
             for t, m in enumerate(rounds):
-                if isinstance(m, ModulatedRelease) and phases is not None:
+                if phases is not None and _has_phases(m):
                     lp = m.log_density(out[:, t], z, phase=phases[:, t])
                 else:
                     lp = m.log_density(out[:, t], z)

@@ -52,7 +52,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privaudit.mechanisms.protocol import IsotropicGaussianRelease, ModulatedRelease
+from privaudit.mechanisms.protocol import closed_form_release, release_law
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_array, check_positive
 
@@ -64,20 +64,23 @@ _CHUNK = 8192
 
 # --- shared pieces -----------------------------------------------------------------------------
 class _Round:
-    """One release g̃ = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I) (Gaussian: A = 0, m = 0)."""
+    """One release g̃ = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I) (Gaussian: A = 0, m = 0).
+
+    Read from the round's :class:`~privaudit.mechanisms.protocol.ReleaseLaw`; a round without
+    one is taken as x + N(0, σ² I).
+    """
 
     __slots__ = ("c", "amp", "omega", "basis", "sigma", "mech")
 
     def __init__(self, mech, dim: int) -> None:
         self.mech = mech
         self.sigma = float(mech.sigma)
-        if isinstance(mech, ModulatedRelease):
-            self.c = 1.0 - mech.alpha
-            self.amp = mech.lam / mech.n_vectors
-            self.omega = mech.omega
-            self.basis = mech.basis
-        else:
+        law = release_law(mech)
+        if law is None:
             self.c, self.amp, self.omega, self.basis = 1.0, 0.0, 0.0, np.zeros((dim, 0))
+        else:
+            self.c, self.amp, self.omega = law.scale, law.amplitude, law.omega
+            self.basis = np.zeros((dim, 0)) if law.basis is None else law.basis
 
     @property
     def linear(self) -> bool:
@@ -106,7 +109,14 @@ class _Round:
 
 
 def _supported(mech) -> bool:
-    return isinstance(mech, (IsotropicGaussianRelease, ModulatedRelease))
+    """The round's release has a closed form (:func:`~privaudit.mechanisms.protocol.closed_form_release`)."""
+    return closed_form_release(mech) is not None
+
+
+def _isotropic(mech) -> bool:
+    """The round is x + N(0, σ² I) (a Gaussian, IWP-SGD release)."""
+    law = release_law(mech)
+    return law is not None and law.isotropic
 
 
 def as_rounds(mechanism: object) -> list:
@@ -135,21 +145,25 @@ def as_rounds(mechanism: object) -> list:
 
 
 def _modulated(mech) -> bool:
-    return isinstance(mech, ModulatedRelease) and mech.lam > 0
+    """The round has a modulation term (A > 0)."""
+    law = release_law(mech)
+    return law is not None and law.modulated
 
 
 def torch_map(mechanism: object) -> Callable:
     """The noise-free map of a mechanism as a torch function ``f(x (n, d), phase (n, m) | None)``.
 
-    Built in for Gaussian (identity) and modulated mechanisms
-    (x ↦ (1 − α)x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j); any other object that has
+    Built in for every closed-form release (:meth:`ReleaseLaw.torch_map
+    <privaudit.mechanisms.protocol.ReleaseLaw.torch_map>`: the identity for a Gaussian,
+    x ↦ (1 − α)x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j for a modulated one); any other object that has
     a ``torch_map`` attribute (e.g. :class:`privaudit.audit.stats.fisher.GaussianNoiseMap`) is
     used as is.
 
     Parameters
     ----------
     mechanism : object
-        A :class:`ModulatedRelease`, an :class:`IsotropicGaussianRelease` or an object with ``torch_map``.
+        A :class:`~privaudit.mechanisms.protocol.ClosedFormRelease` (or a release the adapter
+        :func:`~privaudit.mechanisms.protocol.closed_form_release` reads) or an object with ``torch_map``.
 
     Returns
     -------
@@ -161,22 +175,9 @@ def torch_map(mechanism: object) -> Callable:
     InvalidParameterError
         When the mechanism has no known torch map.
     """
-    import torch
-
-    if isinstance(mechanism, ModulatedRelease):
-        v = torch.as_tensor(mechanism.basis, dtype=torch.float64)
-        c, amp, w = 1 - mechanism.alpha, mechanism.lam / mechanism.n_vectors, mechanism.omega
-
-        def modulated(x, phase=None):
-            if phase is None:
-                if amp == 0:
-                    return c * x
-                raise InvalidInputError("the modulated map needs its phases")
-            return c * x + (amp * torch.cos(w * (x @ v) + phase)) @ v.T
-
-        return modulated
-    if isinstance(mechanism, IsotropicGaussianRelease):
-        return lambda x, phase=None: x
+    law = release_law(mechanism)
+    if law is not None:
+        return law.torch_map()
     if hasattr(mechanism, "torch_map"):
         return mechanism.torch_map
     raise InvalidParameterError(f"mechanism={mechanism!r} has no torch map (give it a torch_map(x, phase) method)")
@@ -219,7 +220,7 @@ class ReconstructionAttacker(abc.ABC):
                    side_info: bool = False) -> bool:
         """Whether the attacker supports this mechanism, prior and knowledge.
 
-        By default: every round is an isotropic Gaussian or a modulated release, and an
+        By default: every round is a closed-form release (a Gaussian or a modulated one), and an
         attacker that ``needs_phase`` is shown it whenever a round is modulated (λ > 0).
 
         Parameters
@@ -395,10 +396,10 @@ class IdentityAttack(ReconstructionAttacker):
         bool
         """
         rounds = as_rounds(mechanism)
-        return len(rounds) == 1 and isinstance(rounds[0], IsotropicGaussianRelease)
+        return len(rounds) == 1 and _isotropic(rounds[0])
 
     def _reconstruct(self, out, rs, phases, y):
-        if len(rs) != 1 or not isinstance(rs[0].mech, IsotropicGaussianRelease):
+        if len(rs) != 1 or not _isotropic(rs[0].mech):
             raise InvalidParameterError("identity attacks a single Gaussian (IWP) release")
         return out[:, 0].copy()
 

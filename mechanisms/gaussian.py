@@ -45,7 +45,7 @@ from .lattice import (
     round_onto_lattice,
 )
 from .lattice_kernel import compiled_release
-from .protocol import NeighbouringPair
+from .protocol import LEGACY_RENOISING, NeighbouringPair, ReleaseLaw
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidParameterError,
@@ -497,13 +497,15 @@ class GaussianMechanism:
         y = np.asarray(outputs, dtype=float)
         return float_safe_gaussian_logpdf(y - x, self.sigma)
 
-    def fisher_information(self, x: ArrayLike) -> np.ndarray:
+    def fisher_information(self, x: ArrayLike, phase: ArrayLike | None = None) -> np.ndarray:
         """Exact Fisher information about x of the dithered release: I·c/σ² with c = 1 − O((γ/σ)²) ≤ 1.
 
         Parameters
         ----------
         x : array-like of shape (d,)
             The input (only its size matters).
+        phase : ignored
+            The release has no phases (:class:`~privaudit.mechanisms.protocol.ClosedFormRelease`).
 
         Returns
         -------
@@ -512,6 +514,64 @@ class GaussianMechanism:
         """
         x = check_array("x", x)
         return np.eye(x.size) * gaussian_dither_fisher(self.sigma / self.lattice_step) / self.sigma**2
+
+    # --- the closed-form release (mechanisms/protocol.py: ClosedFormRelease) ---------------------
+    def release_law(self) -> ReleaseLaw:
+        """The law r = x + N(0, σ² I): c = 1, A = 0, no modulation vectors, L = 1.
+
+        Returns
+        -------
+        ReleaseLaw
+        """
+        return ReleaseLaw(sigma=self.sigma)
+
+    def marginal_fisher_information(self, x: ArrayLike | None = None) -> np.ndarray:
+        """The release has no hidden randomness: :meth:`fisher_information` (at a scalar input when ``x`` is None).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,), optional
+            The input (only its size matters).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
+        return self.fisher_information(np.zeros(1) if x is None else x)
+
+    def release_batch(self, X: ArrayLike, rng: np.random.Generator | int | None = None, *,
+                      phase: ArrayLike | None = None) -> np.ndarray:
+        """One release per row of ``X``: x + N(0, σ² I) is translation-equivariant, so X plus releases of 0.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            One input per row.
+        rng : Generator, int or None
+            Source of the noise and of the lattice offsets.
+        phase : ignored
+            The release has no phases.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
+        X = np.asarray(X)
+        return X + self.sample(np.zeros(X.shape[1]), X.shape[0], rng)
+
+    def with_sigma(self, sigma: float) -> "GaussianMechanism":
+        """A Gaussian mechanism of the same sensitivity with noise std ``sigma`` (its claim the μ = Δ/σ it gives).
+
+        Parameters
+        ----------
+        sigma : float
+            The new noise std σ > 0.
+
+        Returns
+        -------
+        GaussianMechanism
+        """
+        return renoised_gaussian(self, sigma)
 
     def dp_event(self, distance: float | None = None) -> DpEvent:
         """dp_accounting event of one release between inputs at ℓ₂ distance Δ (default: the sensitivity).
@@ -551,3 +611,26 @@ class GaussianMechanism:
         xp = x.copy()
         xp[0] = self.sensitivity
         return NeighbouringPair(x, xp, self, f"Gaussian, distance {self.sensitivity:g} along e1", exact_mu=self.mu)
+
+
+def renoised_gaussian(mechanism: object, sigma: float) -> GaussianMechanism:
+    """A Gaussian mechanism of ``mechanism``'s sensitivity with noise std ``sigma``.
+
+    Also the re-noised copy of a release that only matches
+    :class:`~privaudit.mechanisms.protocol.IsotropicGaussianRelease` (``LEGACY_RENOISING``).
+
+    Parameters
+    ----------
+    mechanism : object
+        A release with ``sensitivity``.
+    sigma : float
+        The new noise std σ > 0.
+
+    Returns
+    -------
+    GaussianMechanism
+    """
+    return GaussianMechanism(sigma=sigma, sensitivity=mechanism.sensitivity)
+
+
+LEGACY_RENOISING["isotropic"] = renoised_gaussian

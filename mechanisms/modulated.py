@@ -48,7 +48,7 @@ from .accounting import check_claim
 from .arcsine_gaussian import ArcsineGaussian
 from .gaussian import float_safe_gaussian_logpdf, resolve_gaussian
 from .lattice import GAUSSIAN_ETA, GAUSSIAN_TAIL, gaussian_dither_fisher, grid_step, lattice_release
-from .protocol import NeighbouringPair
+from .protocol import LEGACY_RENOISING, NeighbouringPair, ReleaseLaw
 from .tradeoff import gaussian_delta, gaussian_tradeoff
 from .validation import (
     InvalidInputError,
@@ -544,6 +544,50 @@ class ModulatedMechanism:
         iloc = self.hidden_phase_law.fisher_information()
         return (1 - self.alpha) ** 2 * ((np.eye(self.dim) - pv) / self.sigma**2 + iloc * pv)
 
+    # --- the closed-form release (mechanisms/protocol.py: ClosedFormRelease) ---------------------
+    def release_law(self) -> ReleaseLaw:
+        """The law r = (1 − α)x + (λ/m) Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I): c = 1 − α, A = λ/m, L = :attr:`lipschitz`.
+
+        Returns
+        -------
+        ReleaseLaw
+        """
+        return ReleaseLaw(sigma=self.sigma, scale=1 - self.alpha, amplitude=self.lam / self.n_vectors,
+                          omega=self.omega, basis=self.basis, lipschitz=self.lipschitz, dim=self.dim)
+
+    def release_batch(self, X: ArrayLike, rng: np.random.Generator | int | None = None, *,
+                      phase: ArrayLike | None = None) -> np.ndarray:
+        """One release per row of ``X``: :meth:`release`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            One input per row.
+        rng : Generator, int or None
+            Source of the noise, the phases and the lattice offsets.
+        phase : array-like of shape (n, m), optional
+            Phases φ_j (fresh uniform ones when None).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
+        return self.release(X, rng, phase=phase)
+
+    def with_sigma(self, sigma: float) -> "ModulatedMechanism":
+        """The same map (α, λ, ω, m, d and basis) with noise std ``sigma``, its claim the μ = L/σ it gives.
+
+        Parameters
+        ----------
+        sigma : float
+            The new noise std σ > 0.
+
+        Returns
+        -------
+        ModulatedMechanism
+        """
+        return renoised_modulated(self, sigma)
+
     # --- audits ----------------------------------------------------------------------------
     def worst_case_pair(self, *, dim: int = 1) -> NeighbouringPair:
         """x = 0, x′ = v₁ with the phases known at their steepest (:func:`modulated_pair`); ``dim`` is ignored.
@@ -668,6 +712,34 @@ class PhaseKnownRelease:
         dp_accounting.DpEvent
         """
         return self.mechanism.dp_event(distance)
+
+
+def renoised_modulated(mechanism: object, sigma: float) -> ModulatedMechanism:
+    """A :class:`ModulatedMechanism` of ``mechanism``'s map (α, λ, ω, m, d, basis) with noise std ``sigma``.
+
+    Its claim is the μ = L/σ the new σ gives; a non-contractive map is not warned about again.
+    Also the re-noised copy of a release that only matches
+    :class:`~privaudit.mechanisms.protocol.ModulatedRelease` (``LEGACY_RENOISING``).
+
+    Parameters
+    ----------
+    mechanism : object
+        A release with ``alpha``, ``lam``, ``omega``, ``n_vectors``, ``dim`` and ``basis``.
+    sigma : float
+        The new noise std σ > 0.
+
+    Returns
+    -------
+    ModulatedMechanism
+    """
+    m = mechanism
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonContractiveWarning)
+        return ModulatedMechanism(alpha=m.alpha, lam=m.lam, omega=m.omega, n_vectors=m.n_vectors, dim=m.dim,
+                                  sigma=sigma, basis=m.basis)
+
+
+LEGACY_RENOISING["modulated"] = renoised_modulated
 
 
 def steepest_phase(mechanism: ModulatedMechanism, x: ArrayLike, x_prime: ArrayLike | None = None) -> np.ndarray:

@@ -17,21 +17,32 @@ protocol                               unlocks
 :class:`HasMarginalFisherInformation`  bounds for an attacker who does not see hidden phases
 :class:`HasLaplaceScale`               the numpy-Laplace reachability attacker
 :class:`HasBatchRelease`               one release per row of a batch of inputs (one per client)
-:class:`IsotropicGaussianRelease`      closed forms of x ↦ x + N(0, σ²I) (χ², GDP μ, constant I)
-:class:`ModulatedRelease`              closed forms of seed 000's modulated map (phases, χ², μ)
+:class:`ClosedFormRelease`             the one closed-form release r = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ²I)
+                                       (its :class:`ReleaseLaw`, Fisher information, batch release, re-noising)
+:class:`IsotropicGaussianRelease`      the former closed form of x ↦ x + N(0, σ²I), still accepted (adapted)
+:class:`ModulatedRelease`              the former closed form of seed 000's modulated map, still accepted (adapted)
 :class:`HasNoiseFreeMap`               χ² of a release fn(x) + N(0, σ²I) (HCR bound)
 :class:`HasWorstCasePair`              the trade-off audit's default pair (and its exact μ) when none is given
 =====================================  =============================================================================
 
 A runtime check of a protocol tests that the members exist, not their meaning. The two
-closed-form protocols (:class:`IsotropicGaussianRelease`, :class:`ModulatedRelease`)
+former closed-form protocols (:class:`IsotropicGaussianRelease`, :class:`ModulatedRelease`)
 therefore name members that together state the release law (their docstrings say which
 law): an object that has all of them asserts that law, as a built-in does.
+
+One release protocol. The Gaussian and the modulated releases are one family,
+r = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I) (a Gaussian mechanism: c = 1, A = 0,
+no vectors), stated as data by :class:`ReleaseLaw`. A release that implements
+:class:`ClosedFormRelease` returns its law and its information, draws a batch and re-noises
+itself; engines, attackers and bounds ask :func:`closed_form_release` for it and never
+switch on the release's kind. :func:`closed_form_release` is also the one adapter for
+objects that only match the two former protocols, so that they keep their audits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -436,6 +447,284 @@ class ModulatedRelease(Protocol):
         ...
 
 
+@dataclass(frozen=True, eq=False)
+class ReleaseLaw:
+    """The law of one closed-form release: r = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I).
+
+    φ_j are uniform phases, fresh per release unless given; the columns v_j of ``basis`` are
+    orthonormal. A Gaussian mechanism is c = 1, A = 0 and no vectors (``basis=None``: it
+    fixes no dimension); seed 000's modulated release is c = 1 − α, A = λ/m, ω, V.
+
+    Attributes
+    ----------
+    sigma : float
+        Noise std σ.
+    scale : float
+        The linear coefficient c.
+    amplitude : float
+        The modulation amplitude A (0: no modulation).
+    omega : float
+        The modulation frequency ω.
+    basis : ndarray of shape (d, m) or None
+        The modulation vectors v_j (None: none, whatever the dimension).
+    lipschitz : float
+        L = |c| + Aω, the Lipschitz constant of the noise-free map (GDP μ = L·distance/σ with
+        the phases known).
+    dim : int or None
+        The input dimension, when the release fixes one.
+    """
+
+    sigma: float
+    scale: float = 1.0
+    amplitude: float = 0.0
+    omega: float = 0.0
+    basis: np.ndarray | None = None
+    lipschitz: float = 1.0
+    dim: int | None = None
+
+    @property
+    def n_vectors(self) -> int:
+        """Number m of modulation vectors (0 without any)."""
+        return 0 if self.basis is None else int(self.basis.shape[1])
+
+    @property
+    def modulated(self) -> bool:
+        """Whether the release has a modulation term (A > 0 and at least one vector)."""
+        return self.amplitude > 0 and self.n_vectors > 0
+
+    @property
+    def isotropic(self) -> bool:
+        """Whether the release is x + N(0, σ² I): c = 1, A = 0 and no vectors."""
+        return self.n_vectors == 0 and self.scale == 1.0 and self.amplitude == 0.0
+
+    def gdp_mu(self, distance: float) -> float:
+        """GDP μ = distance·L/σ between releases of two inputs at ℓ₂ ``distance`` (phases known; exact when linear).
+
+        Parameters
+        ----------
+        distance : float
+            ℓ₂ distance of the two inputs.
+
+        Returns
+        -------
+        float
+        """
+        return distance * self.lipschitz / self.sigma
+
+    def torch_map(self) -> Any:
+        """The noise-free map as a torch function ``f(x (n, d), phase (n, m) | None)`` on float64 tensors.
+
+        Returns
+        -------
+        callable
+            x ↦ x for an isotropic release; else x ↦ c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j (which
+            needs the phases unless A = 0).
+        """
+        import torch
+
+        from .validation import InvalidInputError
+
+        if self.isotropic:
+            return lambda x, phase=None: x
+        c, amp, w = self.scale, self.amplitude, self.omega
+        if self.n_vectors == 0:
+            return lambda x, phase=None: c * x
+        v = torch.as_tensor(self.basis, dtype=torch.float64)
+
+        def modulated(x, phase=None):
+            if phase is None:
+                if amp == 0:
+                    return c * x
+                raise InvalidInputError("the modulated map needs its phases")
+            return c * x + (amp * torch.cos(w * (x @ v) + phase)) @ v.T
+
+        return modulated
+
+
+@runtime_checkable
+class ClosedFormRelease(Protocol):
+    """The one closed-form release protocol: r = c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I).
+
+    :meth:`release_law` states the law (:class:`ReleaseLaw`); the information, the batch
+    release and the re-noised copy follow it. A release with modulation vectors also has
+    ``with_basis(V)`` (the same release with other vectors).
+    """
+
+    sigma: float
+
+    def release_law(self) -> ReleaseLaw:
+        """The law of one release.
+
+        Returns
+        -------
+        ReleaseLaw
+        """
+        ...
+
+    def fisher_information(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
+        """Fisher information about x, at given phases or averaged over uniform ones (no phases: ignored).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The input.
+        phase : ndarray of shape (m,), optional
+            Known phases (default: the phase average).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
+        ...
+
+    def marginal_fisher_information(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Fisher information of the release alone, the phases marginalised (no phases: the information).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,), optional
+            The input.
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
+        ...
+
+    def release_batch(self, X: np.ndarray, rng: np.random.Generator | int | None = None, *,
+                      phase: np.ndarray | None = None) -> np.ndarray:
+        """One release per row of ``X`` (one client each).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            One input per row.
+        rng : Generator, int or None
+            Source of the noise (and of the phases when not given).
+        phase : ndarray of shape (n, m), optional
+            Phases φ_j (fresh uniform ones by default; ignored without vectors).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
+        ...
+
+    def with_sigma(self, sigma: float) -> "ClosedFormRelease":
+        """The same release with noise std ``sigma``.
+
+        Parameters
+        ----------
+        sigma : float
+            The new noise std σ > 0.
+
+        Returns
+        -------
+        ClosedFormRelease
+        """
+        ...
+
+
+#: Re-noised copies of releases that only match a former protocol: ``"isotropic"`` / ``"modulated"`` ->
+#: ``factory(mechanism, sigma)``, the built-in release of that law with noise σ. Registered by
+#: mechanisms/gaussian.py and mechanisms/modulated.py, which import this module (so it cannot import them).
+LEGACY_RENOISING: dict[str, Callable[[Any, float], Any]] = {}
+
+
+class _IsotropicAdapter:
+    """A :class:`ClosedFormRelease` view of an object that only matches :class:`IsotropicGaussianRelease`."""
+
+    def __init__(self, mechanism: Any) -> None:
+        self.mechanism = mechanism
+        self.sigma = mechanism.sigma
+
+    def release_law(self) -> ReleaseLaw:
+        return ReleaseLaw(sigma=self.mechanism.sigma)
+
+    def fisher_information(self, x, phase=None):
+        return np.asarray(self.mechanism.fisher_information(x), dtype=float)
+
+    def marginal_fisher_information(self, x=None):
+        return self.fisher_information(np.zeros(1) if x is None else x)
+
+    def release_batch(self, X, rng=None, *, phase=None):
+        m = self.mechanism
+        if isinstance(m, HasBatchRelease):
+            return np.asarray(m.release(X, rng), dtype=float)
+        # x + N(0, σ²I) is translation-equivariant: shift noise drawn at 0.
+        return X + m.sample(np.zeros(X.shape[1]), X.shape[0], rng)
+
+    def with_sigma(self, sigma):
+        return LEGACY_RENOISING["isotropic"](self.mechanism, sigma)
+
+
+class _ModulatedAdapter:
+    """A :class:`ClosedFormRelease` view of an object that only matches :class:`ModulatedRelease`."""
+
+    def __init__(self, mechanism: Any) -> None:
+        self.mechanism = mechanism
+        self.sigma = mechanism.sigma
+
+    def release_law(self) -> ReleaseLaw:
+        m = self.mechanism
+        return ReleaseLaw(sigma=m.sigma, scale=1 - m.alpha, amplitude=m.lam / m.n_vectors, omega=m.omega,
+                          basis=m.basis, lipschitz=m.lipschitz, dim=m.dim)
+
+    def fisher_information(self, x, phase=None):
+        m = self.mechanism
+        return m.fisher_information(x) if phase is None else m.fisher_information(x, phase)
+
+    def marginal_fisher_information(self, x=None):
+        return self.mechanism.marginal_fisher_information(x)
+
+    def release_batch(self, X, rng=None, *, phase=None):
+        return self.mechanism.release(X, rng, phase=phase)
+
+    def with_sigma(self, sigma):
+        return LEGACY_RENOISING["modulated"](self.mechanism, sigma)
+
+
+def closed_form_release(mechanism: Any) -> ClosedFormRelease | None:
+    """The mechanism as a :class:`ClosedFormRelease`, or None when its release has no closed form.
+
+    A mechanism implementing the protocol is returned as it is; one that only matches a
+    former protocol (:class:`ModulatedRelease`, then :class:`IsotropicGaussianRelease`) is
+    wrapped in an adapter that reads its members. This is the one place that tests those.
+
+    Parameters
+    ----------
+    mechanism : object
+        Any mechanism (one round).
+
+    Returns
+    -------
+    ClosedFormRelease or None
+    """
+    if isinstance(mechanism, ClosedFormRelease):
+        return mechanism
+    if isinstance(mechanism, ModulatedRelease):
+        return _ModulatedAdapter(mechanism)
+    if isinstance(mechanism, IsotropicGaussianRelease):
+        return _IsotropicAdapter(mechanism)
+    return None
+
+
+def release_law(mechanism: Any) -> ReleaseLaw | None:
+    """The :class:`ReleaseLaw` of a mechanism (through :func:`closed_form_release`), or None.
+
+    Parameters
+    ----------
+    mechanism : object
+        Any mechanism (one round).
+
+    Returns
+    -------
+    ReleaseLaw or None
+    """
+    release = closed_form_release(mechanism)
+    return None if release is None else release.release_law()
+
+
 @dataclass(frozen=True)
 class NeighbouringPair:
     """A pair (x, x′) to audit, the mechanism to audit it on, and what is known about it.
@@ -493,8 +782,8 @@ class HasWorstCasePair(Protocol):
 
 
 __all__ = [
-    "AccountableMechanism", "DensityMechanism", "HasBatchRelease", "HasDPEvent", "HasDensity", "HasExactDelta",
+    "AccountableMechanism", "ClosedFormRelease", "DensityMechanism", "HasBatchRelease", "HasDPEvent", "HasDensity", "HasExactDelta",
     "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale",
     "HasMarginalFisherInformation", "HasNoiseFreeMap", "HasWorstCasePair", "IsotropicGaussianRelease",
-    "Mechanism", "ModulatedRelease", "NeighbouringPair",
+    "Mechanism", "ModulatedRelease", "NeighbouringPair", "ReleaseLaw", "closed_form_release", "release_law",
 ]

@@ -41,8 +41,8 @@ experiments built from the audit (:func:`mse_crb_curve`, :func:`composition_curv
 the bounds, the Fisher information and the attackers live in their own modules.
 
 Capabilities. Releases, Fisher information and closed forms come from what a mechanism
-declares (:mod:`privaudit.mechanisms.protocol`: ``ModulatedRelease``, ``HasBatchRelease``,
-``IsotropicGaussianRelease``, ``HasFisherInformation``, ``HasExactTradeoff``), priors and
+declares (:mod:`privaudit.mechanisms.protocol`: ``ClosedFormRelease`` through
+``closed_form_release``, ``HasBatchRelease``, ``HasFisherInformation``, ``HasExactTradeoff``), priors and
 attackers from :mod:`privaudit.attacks.protocol` (``FinitePrior``, ``Reconstructor``,
 :func:`~privaudit.attacks.protocol.declares_unbiased`): never from a concrete class, so a
 third-party mechanism that implements a protocol gets the built-in's audit.
@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -61,13 +60,7 @@ from scipy.special import ndtri
 
 from privaudit.attacks.protocol import FinitePrior, Reconstructor, declares_unbiased
 from privaudit.attacks.registry import available_attacks, get_attack
-from privaudit.mechanisms import GaussianMechanism, ModulatedMechanism, NonContractiveWarning
-from privaudit.mechanisms.protocol import (
-    HasBatchRelease,
-    HasExactTradeoff,
-    IsotropicGaussianRelease,
-    ModulatedRelease,
-)
+from privaudit.mechanisms.protocol import HasBatchRelease, HasExactTradeoff, closed_form_release, release_law
 from privaudit.mechanisms.randomness import RandomLike, draw_seed, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
@@ -214,13 +207,11 @@ def _release(rounds, X, phases, rng) -> np.ndarray:
     n, d = X.shape
     outs = []
     for t, m in enumerate(rounds):
-        if isinstance(m, ModulatedRelease):
-            outs.append(m.release(X, rng, phase=phases[:, t, : m.n_vectors]))
+        release = closed_form_release(m)
+        if release is not None:
+            outs.append(release.release_batch(X, rng, phase=phases[:, t, : release.release_law().n_vectors]))
         elif isinstance(m, HasBatchRelease):
             outs.append(np.asarray(m.release(X, rng), dtype=float))
-        elif isinstance(m, IsotropicGaussianRelease):
-            # x + N(0, σ²I) is translation-equivariant: shift noise drawn at 0.
-            outs.append(X + m.sample(np.zeros(d), n, rng))
         elif np.all(X == X[0]):
             outs.append(np.asarray(m.sample(X[0], n, rng), dtype=float).reshape(n, -1))
         else:  # generic mechanism without a vectorised release: one call per client.
@@ -229,11 +220,13 @@ def _release(rounds, X, phases, rng) -> np.ndarray:
 
 
 def _shared_basis(rounds) -> np.ndarray | None:
-    mods = [m for m in rounds if isinstance(m, ModulatedRelease)]
+    """The modulation vectors when every round has the same ones (None otherwise, or without any)."""
+    laws = [release_law(m) for m in rounds]
+    mods = [law for law in laws if law is not None and law.n_vectors > 0]
     if not mods or len(mods) != len(rounds):
         return None
     b = mods[0].basis
-    return b if all(np.allclose(m.basis, b) for m in mods) else None
+    return b if all(np.allclose(law.basis, b) for law in mods) else None
 
 
 def _target_name(rounds) -> str:
@@ -332,7 +325,7 @@ def plan_setting(mechanism: Any, x: ArrayLike | None = None, prior: Any = None, 
         beta = check_array("beta", beta, ndim=1, dim=d)
         sigma_y = check_positive("sigma_y", sigma_y)
 
-    m_max = max([m.n_vectors for m in rounds if isinstance(m, ModulatedRelease)], default=0)
+    m_max = max([law.n_vectors for law in map(release_law, rounds) if law is not None], default=0)
     if isinstance(phase, str):
         if phase not in ("known", "hidden"):
             raise InvalidParameterError(f"phase must be 'known', 'hidden' or an array, got phase={phase!r}")
@@ -618,7 +611,7 @@ def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen
             info = release_fisher(rounds, X[0], information=information, **fisher_kw)
             bounds["crb"] = float(crb_of(info))
             bounds["seed_bound"] = float(seed_trace_bound(info))
-            if information == "known" and any(isinstance(m, ModulatedRelease) and m.lam > 0 for m in rounds):
+            if information == "known" and any(law is not None and law.modulated for law in map(release_law, rounds)):
                 k = min(n, _N_BOUND_MC)
                 cond = [release_fisher(rounds, X[i], phase=phases[i, :, :], **fisher_kw) if setting.m_max else None
                         for i in range(k)]
@@ -637,8 +630,8 @@ def compute_bounds(setting: Setting, draws: Draws, basis: np.ndarray | None, gen
                 def fisher_fn(P):
                     return np.stack([release_fisher(rounds, p, phase=fixed, **fisher_kw) for p in P[:_N_BOUND_MC]])
                 bounds["van_trees"] = van_trees(fisher_fn, prior, n_mc=n_mc, rng=gen)
-            elif all(isinstance(m, (IsotropicGaussianRelease, ModulatedRelease)) for m in rounds):
-                # Both declare an information that does not depend on x: closed form in E_π I.
+            elif all(closed_form_release(m) is not None for m in rounds):
+                # A closed-form release's information does not depend on x: closed form in E_π I.
                 bounds["van_trees"] = van_trees(info, prior, n_mc=n_mc, rng=gen)
             else:
                 def fisher_fn(P):
@@ -922,15 +915,9 @@ def _with_sigma(mechanism, sigma: float):
         return mechanism(sigma)
     if isinstance(mechanism, list | tuple):
         return [_with_sigma(m, sigma) for m in mechanism]
-    if isinstance(mechanism, ModulatedRelease):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonContractiveWarning)
-            return ModulatedMechanism(
-                alpha=mechanism.alpha, lam=mechanism.lam, omega=mechanism.omega, n_vectors=mechanism.n_vectors,
-                dim=mechanism.dim, sigma=sigma, basis=mechanism.basis,
-            )
-    if isinstance(mechanism, IsotropicGaussianRelease):
-        return GaussianMechanism(sigma=sigma, sensitivity=mechanism.sensitivity)
+    release = closed_form_release(mechanism)
+    if release is not None:
+        return release.with_sigma(sigma)
     raise InvalidParameterError(f"cannot change σ of {mechanism!r}; pass a factory sigma -> mechanism")
 
 
@@ -1045,9 +1032,9 @@ def composition_curve(mechanism: Any, rounds: tuple[int, ...] = (1, 2, 4, 8), *,
     table = []
     for t, child in zip(ts, root.spawn(len(ts))):
         g = np.random.default_rng(child)
-        if isinstance(mechanism, ModulatedRelease):
-            seq = [mechanism.with_basis(random_orthonormal_basis(mechanism.dim, mechanism.n_vectors, g))
-                   for _ in range(t)]
+        law = release_law(mechanism)
+        if law is not None and law.n_vectors > 0:  # a fresh random basis per round (``with_basis``)
+            seq = [mechanism.with_basis(random_orthonormal_basis(law.dim, law.n_vectors, g)) for _ in range(t)]
         else:
             seq = [mechanism] * t
         for a in attackers:

@@ -38,7 +38,7 @@ from scipy.special import logsumexp, ndtr, ndtri
 from privaudit.attacks.priors import DiscretePrior, GaussianPrior
 from privaudit.attacks.protocol import FinitePrior
 from privaudit.mechanisms.arcsine_gaussian import ArcsineGaussian
-from privaudit.mechanisms.protocol import HasNoiseFreeMap, IsotropicGaussianRelease, ModulatedRelease
+from privaudit.mechanisms.protocol import HasNoiseFreeMap, release_law
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -181,19 +181,25 @@ def _log1p_chi2_mixture_shift(shifts: np.ndarray, amplitude: float, sigma: float
 
 
 def _log1p_chi2_round(mech, x: np.ndarray, h: np.ndarray, phase, information: str) -> np.ndarray:
-    """log(1 + χ²) between releases of x + h_k and x, for each row h_k of h (K, d)."""
-    if isinstance(mech, IsotropicGaussianRelease):
-        return np.einsum("kd,kd->k", h, h) / mech.sigma**2
-    if isinstance(mech, ModulatedRelease):
-        s2 = mech.sigma**2
-        v = mech.basis
-        c = 1 - mech.alpha
+    """log(1 + χ²) between releases of x + h_k and x, for each row h_k of h (K, d).
+
+    A closed-form release (its :class:`~privaudit.mechanisms.protocol.ReleaseLaw`
+    c·x + A Σ_j cos(ω⟨x, v_j⟩ + φ_j) v_j + N(0, σ² I)): c²‖h‖²/σ² without modulation vectors,
+    else that orthogonal to V plus the phase-averaged (or, hidden, the marginal) term along each v_j.
+    """
+    law = release_law(mech)
+    if law is not None and law.n_vectors == 0:
+        return law.scale**2 * np.einsum("kd,kd->k", h, h) / law.sigma**2
+    if law is not None:
+        s2 = law.sigma**2
+        v = law.basis
+        c = law.scale
         hv = h @ v  # (K, m)
         perp = h - hv @ v.T
         log_perp = c**2 * np.einsum("kd,kd->k", perp, perp) / s2
-        amp = mech.lam / mech.n_vectors
+        amp = law.amplitude
         if phase is None and information == "hidden":
-            return log_perp + _log1p_chi2_mixture_shift(c * hv, amp, mech.sigma).sum(axis=1)
+            return log_perp + _log1p_chi2_mixture_shift(c * hv, amp, law.sigma).sum(axis=1)
         a = x @ v  # (m,)
         if phase is not None:
             phi = np.asarray(phase, dtype=float)[None, :, None]  # (1, m, 1)
@@ -203,7 +209,7 @@ def _log1p_chi2_round(mech, x: np.ndarray, h: np.ndarray, phase, information: st
             phi = ((np.arange(q) + 0.5) * (2 * np.pi / q))[None, None, :]  # (1, 1, Q)
             w = q
         dev = c * hv[..., None] + amp * (
-            np.cos(mech.omega * (a + hv)[..., None] + phi) - np.cos(mech.omega * a[None, :, None] + phi)
+            np.cos(law.omega * (a + hv)[..., None] + phi) - np.cos(law.omega * a[None, :, None] + phi)
         )
         expo = dev**2 / s2  # (K, m, Q or 1)
         if w is None:
@@ -309,11 +315,11 @@ def rero_bound(kappa: float, tradeoff: Callable[[np.ndarray], np.ndarray] | None
 def rero_mu(mechanism: Any, prior: DiscretePrior, *, information: str = "known") -> float:
     """The GDP μ between releases of any two support points of ``prior``.
 
-    Gaussian release (:class:`~privaudit.mechanisms.protocol.IsotropicGaussianRelease`):
-    max ‖z − z′‖/σ (exact). Modulated release
-    (:class:`~privaudit.mechanisms.protocol.ModulatedRelease`) with the phase
-    known: max ‖z − z′‖·L/σ (L-Lipschitz map; an upper bound, valid for ReRo). Over
-    T rounds μ adds in quadrature.
+    A closed-form release (:class:`~privaudit.mechanisms.protocol.ClosedFormRelease`): its
+    law's :meth:`~privaudit.mechanisms.protocol.ReleaseLaw.gdp_mu` at the support's diameter,
+    max ‖z − z′‖·L/σ — exact for a Gaussian release (L = 1); for a modulated release with the
+    phase known an upper bound (L-Lipschitz map), valid for ReRo. Over T rounds μ adds in
+    quadrature.
 
     Parameters
     ----------
@@ -332,16 +338,15 @@ def rero_mu(mechanism: Any, prior: DiscretePrior, *, information: str = "known")
     Raises
     ------
     InvalidParameterError
-        For a round that is neither a Gaussian nor a phase-known modulated release.
+        For a round without a closed-form release law.
     """
     s = prior.support
     diam = float(np.sqrt(((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)).max())
     mus = []
     for mech in as_rounds(mechanism):
-        if isinstance(mech, IsotropicGaussianRelease):
-            mus.append(diam / mech.sigma)
-        elif isinstance(mech, ModulatedRelease):
-            mus.append(diam * mech.lipschitz / mech.sigma)
+        law = release_law(mech)
+        if law is not None:
+            mus.append(law.gdp_mu(diam))
         else:
             raise InvalidParameterError(f"no GDP parameter is known for mechanism={mech!r}; pass rero_bound a tradeoff")
     return float(math.sqrt(sum(m**2 for m in mus)))

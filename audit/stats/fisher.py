@@ -8,8 +8,8 @@ where J_f is the Jacobian of the noise-free map. This module provides it
 
 * analytically for every mechanism that declares it
   (:class:`~privaudit.mechanisms.protocol.HasFisherInformation`: the Gaussian's I/σ²) and
-  for seed 000's modulated release (:class:`~privaudit.mechanisms.protocol.ModulatedRelease`)
-  — per phase, I(x | φ) = JᵀJ/σ²,
+  for every closed-form release (:class:`~privaudit.mechanisms.protocol.ClosedFormRelease`:
+  the Gaussian, seed 000's modulated release) — per phase, I(x | φ) = JᵀJ/σ²,
   and averaged over the uniform phase, E_φ I(x | φ), which is the information of an
   observer who sees the release *and* its phase (the phase law does not depend on x);
   both are delegated to the mechanism;
@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 
 from privaudit.attacks.reconstruction import as_rounds
 from privaudit.mechanisms import PrivacyClaim
-from privaudit.mechanisms.protocol import HasFisherInformation, HasMarginalFisherInformation, ModulatedRelease
+from privaudit.mechanisms.protocol import HasFisherInformation, HasMarginalFisherInformation, closed_form_release
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -369,13 +369,14 @@ def release_fisher(mechanism: object, x: ArrayLike, *, phase: ArrayLike | None =
             raise InvalidInputError(f"phase must have one row per round ({len(rounds)}), got shape {phases.shape}")
     infos = []
     for t, mech in enumerate(rounds):
-        if isinstance(mech, ModulatedRelease):
+        release = closed_form_release(mech)
+        if release is not None:  # its information, per phase, phase-averaged or phase-marginalised
             if phases is not None:
-                infos.append(mech.fisher_information(x, phases[t]))
+                infos.append(release.fisher_information(x, phases[t]))
             elif information == "hidden":
-                infos.append(marginal_fisher(mech, x))
+                infos.append(release.marginal_fisher_information(x))
             else:
-                infos.append(mech.fisher_information(x))
+                infos.append(release.fisher_information(x))
         elif isinstance(mech, HasFisherInformation):
             infos.append(np.asarray(mech.fisher_information(x), dtype=float))
         else:
