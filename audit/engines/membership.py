@@ -70,6 +70,8 @@ from privaudit.audit.engines.one_run import k_grid, one_run_table, planned_k
 from privaudit.audit.stats.epsilon_bounds import epsilon_bound
 from privaudit.audit.verdicts import Verdict
 
+#: What an audit infers: a record's presence, its label, or its features (within the claim's ball).
+UNITS = ("membership", "label", "feature")
 #: Fits (models) from which a canary is also audited over fits (Clopper–Pearson).
 MULTI_RUN_MIN = 40
 #: Attacks run by default.
@@ -106,13 +108,12 @@ def resolve_unit(claim: PrivacyClaim | None, unit: str) -> str:
     unit : {'auto', 'membership', 'label'}
         what to infer; auto reads the claim's neighbourhood
     """
-    if unit in ("membership", "label"):
+    if unit in UNITS:
         return unit
     if unit != "auto":
-        raise InvalidParameterError(f"unit must be 'auto', 'membership' or 'label', got unit={unit!r}")
-    if claim is not None and parse_neighbourhood(claim.adjacency).kind == "label":
-        return "label"
-    return "membership"
+        raise InvalidParameterError(f"unit must be 'auto' or one of {UNITS}, got unit={unit!r}")
+    kind = parse_neighbourhood(claim.adjacency).kind if claim is not None else None
+    return {"label": "label", "norm-ball": "feature"}.get(kind, "membership")
 
 
 def plan_design(n_records: int, n_fits: int, rng: np.random.Generator, design: str = "coins",
@@ -165,7 +166,7 @@ def resolve_design(design: str, claim: PrivacyClaim | None, unit: str) -> str:
     ----------
     design : {'auto', 'coins', 'swap'}
     claim : PrivacyClaim or None
-    unit : {'membership', 'label'}
+    unit : {'membership', 'label', 'feature'}
 
     Returns
     -------
@@ -230,6 +231,36 @@ def replacement_labels(y: np.ndarray, task: str, rng: np.random.Generator) -> np
     return classes[(pos + shift) % classes.size]
 
 
+def replacement_features(X: np.ndarray, claim: PrivacyClaim, rng: np.random.Generator) -> np.ndarray:
+    """Each record's features moved by the claim's radius r in a random direction of its norm, kept in X's box.
+
+    ℓ2: r·u with u uniform on the sphere; ℓ1: ±r·e_j; ℓ∞: r·(±1, …, ±1). Clipping to the box of X
+    (per feature, min to max) is a projection onto a convex set, so the move stays within the ball.
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+    claim : PrivacyClaim
+        Its neighbourhood is a norm ball (``l2<=r``, ``l1<=r``, ``linf<=r``).
+    rng : Generator
+
+    Returns
+    -------
+    ndarray (n, d)
+    """
+    nb = parse_neighbourhood(claim.adjacency)
+    n, d = X.shape
+    if nb.norm == 2:
+        u = rng.standard_normal((n, d))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+    elif nb.norm == 1:
+        u = np.zeros((n, d))
+        u[np.arange(n), rng.integers(0, d, size=n)] = rng.choice([-1.0, 1.0], size=n)
+    else:
+        u = rng.choice([-1.0, 1.0], size=(n, d))
+    return np.clip(X + nb.radius * u, X.min(0), X.max(0))
+
+
 def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str, rng: np.random.Generator,
                    kind: str = "mislabel") -> tuple[np.ndarray, np.ndarray]:
     """Canary records: the user's ``(X_c, y_c)``, or ``m`` generated ones.
@@ -282,7 +313,8 @@ def build_canaries(X: np.ndarray, y: np.ndarray, canaries: Any, task: str, rng: 
 
 
 def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, seeds: np.ndarray, task: str,
-               unit: str, y_alt: np.ndarray | None, *, n_jobs: int | None, timeout: float | None) -> list[Signals]:
+               unit: str, y_alt: np.ndarray | None, *, n_jobs: int | None, timeout: float | None,
+               X_alt: np.ndarray | None = None) -> list[Signals]:
     """Train every fit of the design and score every record (workers: ``n_jobs``; Dask via joblib).
 
     Parameters
@@ -295,9 +327,11 @@ def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, see
     seeds : ndarray (K,)
         each fit's seed
     task : {'classification', 'regression'}
-    unit : {'membership', 'label'}
+    unit : {'membership', 'label', 'feature'}
     y_alt : ndarray or None
         replacement labels (label inference)
+    X_alt : ndarray or None
+        replacement features (feature inference)
     n_jobs : int or None
         joblib workers
     timeout : float or None
@@ -305,12 +339,16 @@ def fit_models(model: Any, X: np.ndarray, y: np.ndarray, inside: np.ndarray, see
     """
     jobs = []
     for k in range(inside.shape[0]):
-        if unit == "label":
-            # Every record is trained on, with the replacement label where the coin says so.
-            rows, labels, alt = np.arange(y.size), np.where(inside[k], y, y_alt), y_alt
-        else:
-            rows, labels, alt = np.flatnonzero(inside[k]), y, None
-        jobs.append(functools.partial(train_and_score, model, X, y, rows, int(seeds[k]), task, k, alt, labels))
+        if unit == "membership":
+            jobs.append(functools.partial(train_and_score, model, X, y, np.flatnonzero(inside[k]), int(seeds[k]),
+                                          task, k))
+            continue
+        # Label or feature inference: every record is trained on, with its replacement where the coin says so.
+        keep = inside[k]
+        y_train = None if y_alt is None else np.where(keep, y, y_alt)
+        X_train = None if X_alt is None else np.where(keep[:, None], X, X_alt)
+        jobs.append(functools.partial(train_and_score, model, X, y, np.arange(y.size), int(seeds[k]), task, k,
+                                      y_alt, y_train, X_train, X_alt))
     return run_fits(jobs, n_jobs=n_jobs, timeout=timeout)
 
 
@@ -374,7 +412,7 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
     ----------
     claim : PrivacyClaim or None
         The claim held against (None: nothing to compare with).
-    unit : {'membership', 'label'}
+    unit : {'membership', 'label', 'feature'}
     results : dict of AttackResult
         The attacks' population ROCs.
     design : {'coins', 'swap'}
@@ -391,7 +429,8 @@ def check_claim(claim: PrivacyClaim | None, unit: str, results: dict[str, Attack
     if claim is None:
         return ClaimCheck("none", False, float("nan"), 0, "no claim to compare with")
     kind = parse_neighbourhood(claim.adjacency).kind
-    covered = {"label": ("label",)}.get(unit, SWAP_KINDS if design == "swap" else ("add-remove",))
+    covered = {"label": ("label",), "feature": ("norm-ball",)}.get(
+        unit, SWAP_KINDS if design == "swap" else ("add-remove",))
     if kind not in covered:
         note = (f"the claim's neighbourhood ({claim.adjacency}) does not cover {unit} "
                 + ("(a replace-one claim bounds swaps; the coin design adds and removes records: use design='swap')"
@@ -579,8 +618,9 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
         How generated canaries are made (:func:`build_canaries`).
     claim : PrivacyClaim, optional
         Default: the claim the fitted model carries (privaudit learners), else none.
-    unit : {"auto", "membership", "label"}
-        What is inferred; ``auto`` reads the claim's neighbourhood.
+    unit : {"auto", "membership", "label", "feature"}
+        What is inferred; ``auto`` reads the claim's neighbourhood (``label``: label DP; a norm ball
+        such as ``l2<=1``: feature inference, each record's features moved by the radius).
     design : {"auto", "coins", "swap"}
         Fair coins per record (add/remove neighbours) or swaps within random pairs (replace-one
         neighbours, fixed training-set size, :func:`plan_design`); ``auto`` follows the claim.
@@ -621,7 +661,8 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     design = resolve_design(design, claim, unit)
     inside, pairs = plan_design(Xp.shape[0], K, keyed_rng(root, 0), design, n)
     y_alt = replacement_labels(yp, task, keyed_rng(root, 3)) if unit == "label" else None
-    fits = fit_models(model, Xp, yp, inside, seeds, task, unit, y_alt, n_jobs=n_jobs, timeout=timeout)
+    X_alt = replacement_features(Xp, claim, keyed_rng(root, 4)) if unit == "feature" else None
+    fits = fit_models(model, Xp, yp, inside, seeds, task, unit, y_alt, n_jobs=n_jobs, timeout=timeout, X_alt=X_alt)
     fit_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     signal = np.stack([f.signal for f in fits])
@@ -651,6 +692,10 @@ def audit_membership(model: Any, X: ArrayLike, y: ArrayLike, *, n_reference: int
     if unit == "label":
         notes.append("the claim protects labels, not membership: label inference was tested "
                      "(each record's label replaced with probability 1/2)")
+    if unit == "feature":
+        notes.append(f"the claim protects a move of one record's features within {claim.adjacency}, not "
+                     "membership: feature inference was tested (each record's features moved by the radius "
+                     "with probability 1/2)")
     return MembershipAudit(attacks=results, best=best, vulnerability=vulnerability(best, scores[best][:, :n],
                                                                                  inside[:, :n]),
                            claim=claim, claim_check=check, canaries=canary, epsilon_lb=eps_lb, verdict=verdict,
@@ -675,7 +720,7 @@ def _canary_result(scores: dict[str, np.ndarray], signal: np.ndarray, inside: np
     return CanaryResult(ci.shape[1], attack, auc, tpr, rows, multi, float(max(values, default=0.0)))
 
 
-__all__ = ["SWAP_KINDS", "game", "resolve_design", "DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "certify", "check_claim",
+__all__ = ["UNITS", "replacement_features", "SWAP_KINDS", "game", "resolve_design", "DEFAULT_ATTACKS", "MULTI_RUN_MIN", "audit_membership", "build_canaries", "certify", "check_claim",
            "fit_models",
            "judge", "measure_attack", "multi_run_bound", "plan_design", "replacement_labels", "resolve_unit",
            "vulnerability"]

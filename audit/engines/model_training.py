@@ -9,7 +9,8 @@ A model audit retrains the model many times on subsets of the data. It accepts t
   ``fitted(X, y) -> log p(y | x)`` per row (the :class:`RowScorer` protocol).
 
 Signals (Carlini et al. 2022, §VI-A): for a classifier, the logit-scaled confidence on the true
-label φ = log p_y − log Σ_{y′≠y} p_{y′} (computed from the other classes' probabilities, so that
+label φ = log p_y − log Σ_{y′≠y} p_{y′} (p from ``predict_proba``, else the logistic or softmax of
+``decision_function``) (computed from the other classes' probabilities, so that
 p_y that rounds to 1 keeps its information); for a regressor, the Gaussian log-likelihood
 −(y − ŷ)²/2 at unit variance. ``log_prob`` is log p_y (classifier) or the same log-likelihood
 (regressor): what RMIA compares.
@@ -145,6 +146,21 @@ def _proba_signals(fitted: Any, X: np.ndarray, y: np.ndarray) -> Signals:
     return Signals(log_p - np.log(np.maximum(others, PROB_FLOOR)), log_p)
 
 
+class _DecisionProba:
+    """``predict_proba`` of a classifier that has only ``decision_function``: its logistic (binary) or softmax."""
+
+    def __init__(self, fitted: Any) -> None:
+        self.fitted, self.classes_ = fitted, fitted.classes_
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        z = np.asarray(self.fitted.decision_function(X), dtype=float)
+        if z.ndim == 1:
+            z = np.stack([np.zeros_like(z), z], axis=1)
+        z = z - z.max(1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(1, keepdims=True)
+
+
 def model_signals(fitted: Any, X: np.ndarray, y: np.ndarray, task: str) -> Signals:
     """The membership signals of one fitted model on rows (X, y).
 
@@ -161,6 +177,8 @@ def model_signals(fitted: Any, X: np.ndarray, y: np.ndarray, task: str) -> Signa
     """
     if task == "classification" and hasattr(fitted, "predict_proba") and hasattr(fitted, "classes_"):
         return _proba_signals(fitted, X, y)
+    if task == "classification" and hasattr(fitted, "decision_function") and hasattr(fitted, "classes_"):
+        return _proba_signals(_DecisionProba(fitted), X, y)
     if task == "regression" and hasattr(fitted, "predict"):
         ll = -0.5 * (np.asarray(y, dtype=float) - np.asarray(fitted.predict(X), dtype=float).reshape(-1)) ** 2
         return Signals(ll, ll)
@@ -179,39 +197,48 @@ def model_signals(fitted: Any, X: np.ndarray, y: np.ndarray, task: str) -> Signa
 
 
 def train_and_score(model: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray, seed: int, task: str,
-                    index: int, y_alt: np.ndarray | None = None, y_train: np.ndarray | None = None) -> Signals:
-    """Fit on ``rows`` of (X, ``y_train``) (default y) with ``seed`` and score every row of (X, y).
+                    index: int, y_alt: np.ndarray | None = None, y_train: np.ndarray | None = None,
+                    X_train: np.ndarray | None = None, X_alt: np.ndarray | None = None) -> Signals:
+    """Fit on ``rows`` of (``X_train``, ``y_train``) (default X, y) with ``seed`` and score every row of (X, y).
 
-    With ``y_alt`` (label inference), the model's ``signal`` is the log-odds log p(y|x) − log p(y_alt|x)
-    of each record's true label against its replacement, and ``log_prob`` is log p(y|x).
+    With ``y_alt`` or ``X_alt`` (label or feature inference), the model's ``signal`` is the log-odds
+    log p(y|x) − log p(y_alt|x_alt) of each record's true value against its replacement (the other
+    part unchanged), and ``log_prob`` is log p(y|x).
 
     Parameters
     ----------
     model : Any
-        an estimator or a trainer
+        An estimator or a trainer.
     X, y : ndarray
-        every record and its true label
+        Every record and its true label.
     rows : ndarray of int
-        the training rows
+        The training rows.
     seed : int
     task : {'classification', 'regression'}
     index : int
-        the fit's number, for messages
-    y_alt : ndarray or None
-        replacement labels (label inference)
-    y_train : ndarray or None
-        labels to train on (default y)
+        The fit's number, for messages.
+    y_alt, X_alt : ndarray or None
+        Replacement labels or features (label or feature inference).
+    y_train, X_train : ndarray or None
+        What to train on (default y, X).
+
+    Returns
+    -------
+    Signals
 
     Raises
     ------
     TrainingError
         When the fit or the scoring raises, or a signal is not finite; names fit ``index`` and ``seed``.
     """
+    Xt = X if X_train is None else X_train
+    yt = y if y_train is None else y_train
     try:
-        fitted = fit_model(model, X[rows], (y if y_train is None else y_train)[rows], seed)
+        fitted = fit_model(model, Xt[rows], yt[rows], seed)
         sig = model_signals(fitted, X, y, task)
-        if y_alt is not None:
-            sig = Signals(sig.log_prob - model_signals(fitted, X, y_alt, task).log_prob, sig.log_prob)
+        if y_alt is not None or X_alt is not None:
+            alt = model_signals(fitted, X if X_alt is None else X_alt, y if y_alt is None else y_alt, task)
+            sig = Signals(sig.log_prob - alt.log_prob, sig.log_prob)
         sig = Signals(sig.signal, sig.log_prob, claim_of(fitted))
     except Exception as exc:  # a user's code: whatever it raises is reported with the fit it belongs to
         raise TrainingError(f"fit {index} (seed {seed}, {rows.size} rows) failed: {type(exc).__name__}: {exc}") from exc

@@ -756,6 +756,11 @@ EXPERIMENTS.register("privacy-utility-attack",
                      constraints={**_SMALL, "epsilons": ["array-like"], "dataset": [str], "canaries": [_COUNT],
                                   "n_reference": [_COUNT], "steps": [_COUNT], "lr": [_POS]},
                      check=small_overrides("epsilons", "canaries", "n_reference"))
+EXPERIMENTS.register("learner-membership",
+                     "privaudit.audit.studies.experiments.learner_membership:run_learner_membership",
+                     constraints={**_SMALL, "epsilons": ["array-like"], "n": [_COUNT], "canaries": [_COUNT],
+                                  "n_reference": [_COUNT]},
+                     check=small_overrides("epsilons", "n", "canaries", "n_reference"))
 EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:run_conddp_mlp",
                      constraints={**_SMALL, **_EPSILONS}, check=small_overrides("epsilons"))
 
