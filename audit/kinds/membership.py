@@ -37,6 +37,8 @@ FIELDS = {
     "canaries": Field("int", 0, low=0, high=10**5, doc="generated canaries, each in a fit with probability 1/2"),
     "canary_kind": Field("str", "mislabel", choices=("mislabel", "ood"),
                          doc="mislabelled copies of records, or out-of-distribution records on constant features"),
+    "jobs": Field("int", 1, low=-1, high=1024,
+                  doc="joblib workers for this entry's fits (-1: every core; the seed fixes the result whatever the number)"),
     "confidence": CONFIDENCE,
     "expect": EXPECT_PRIVATE,
 }
@@ -89,7 +91,7 @@ def run(params: dict, rng: np.random.Generator) -> AuditEntry:
         warnings.simplefilter("ignore", category=UserWarning)
         res = audit_membership(build_model(params["model"]), X, y, n_reference=params["n_reference"],
                                canaries=params["canaries"] or None, canary_kind=params["canary_kind"], task=task,
-                               confidence=params["confidence"],
+                               confidence=params["confidence"], n_jobs=params["jobs"] or None,
                                rng=rng)
     return apply_expectation(res, params["expect"], caught="violation")
 
