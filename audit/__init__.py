@@ -34,6 +34,8 @@ _LAZY = {
     "audit_membership": "engines.membership", "MembershipAudit": "engines.membership_results",
     "MembershipRocDisplay": "engines.membership_results",
     "audit_record_reconstruction": "engines.record_reconstruction", "RecordReconstruction": "engines.record_reconstruction",
+    "audit_candidate_reconstruction": "engines.candidate_reconstruction",
+    "CandidateReconstruction": "engines.candidate_reconstruction",
 }
 
 

@@ -139,3 +139,35 @@ def test_audit_package_exports_the_model_audits():
 
     assert audit.audit_membership.__module__.endswith("engines.membership")
     assert audit.audit_record_reconstruction.__name__ == "audit_record_reconstruction"
+
+
+def test_claim_rero_bound_matches_the_closed_forms():
+    from scipy.stats import norm
+
+    from privaudit.audit.engines.candidate_reconstruction import claim_rero_bound
+    from privaudit.mechanisms.claim import PrivacyClaim
+
+    k = 1 / 8
+    gdp = PrivacyClaim(epsilon=1.0, delta=1e-5, adjacency="add-remove", mu=0.3)
+    assert claim_rero_bound(gdp, k) == pytest.approx(norm.cdf(norm.ppf(k) + 0.3), rel=1e-12)
+    approx = PrivacyClaim(epsilon=1.0, delta=1e-3, adjacency="add-remove")
+    want = min(1.0, 1e-3 + np.e * k, 1 - np.exp(-1.0) * (1 - 1e-3 - k))
+    assert claim_rero_bound(approx, k) == pytest.approx(want, rel=1e-12)
+
+
+def test_candidate_reconstruction_succeeds_on_a_non_private_model_and_respects_rero_on_dp_training():
+    from privaudit.audit.engines.candidate_reconstruction import audit_candidate_reconstruction
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = ((X - X.mean(0)) / X.std(0))[:200]
+    y = y[:200].copy()
+    flip = np.random.default_rng(5).random(200) < 0.3  # atypical records: a memorising model shows them
+    y[flip] = 1 - y[flip]
+    open_model = audit_candidate_reconstruction(DecisionTreeClassifier(), X, y, index=3, trials=60, rng=0)
+    assert open_model.verdict == "info" and open_model.success_lower > open_model.baseline
+    for seed in range(3):
+        dp = audit_candidate_reconstruction(DPGDLogisticClassifier(epsilon=1.0, steps=30, lr=0.01), X, y, index=3,
+                                            trials=60, rng=seed)
+        assert dp.verdict == "pass" and dp.success_lower <= dp.rero_bound < 1
