@@ -19,13 +19,15 @@ claimed unbiased is biased), ``inconclusive`` (no bound or test applied), ``info
 A result's ``verdict`` field is converted to a :class:`Verdict` when the result is
 built, so an unknown verdict is a :class:`ValueError` at once.
 
-A result may be built from sub-results (small frozen dataclasses: a trade-off audit's bound,
-operating point, curve and band; a reconstruction audit's error and bounds) while its report entry
-stays flat: :attr:`AuditResult.entry_layout` maps each key of the entry to the attribute it holds,
-:meth:`AuditResult.to_dict` writes the entry in that order and :meth:`AuditResult.from_dict` rebuilds
-the sub-results from it. The flat names read through as properties (``result.epsilon_lb`` is
-``result.bound.epsilon_lb``), and sub-results that replaced dicts keep item access
-(:class:`ItemAccess`: ``result.operating_point["fpr"]``).
+A result may be built from sub-results, small frozen dataclasses its engine's stages return
+(a trade-off audit's bound, sample sizes, attackers, operating point and curves; a bias audit's
+estimate, test, detectable bias and normality check; a reconstruction audit's setting, error,
+bounds and comparison), while its report entry stays flat: such a result writes its entry
+explicitly (its own :meth:`~AuditResult.to_dict` and :meth:`~AuditResult.from_dict`, key by key),
+and its flat names are properties written out in its class (``result.epsilon_lb`` is
+``result.bound.epsilon_lb``). Sub-results that replaced dicts keep item access
+(:class:`ItemAccess`: ``result.operating_point["fpr"]``). A result without sub-results gets
+the default: one key per field, in field order.
 
 Every report entry reads back into an :class:`AuditEntry` (:meth:`AuditEntry.from_dict`):
 a registered kind's result dataclass, a :class:`FailedTask` for a task that raised, or
@@ -204,73 +206,16 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-#: An entry layout: each key of the report entry → the attribute path it holds (``"bound.epsilon_lb"``:
-#: field ``epsilon_lb`` of the sub-result in field ``bound``), or → a nested layout for a JSON object.
-EntryLayout = Mapping[str, "str | EntryLayout"]
-
-
-def _leaves(layout: EntryLayout, keys: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
-    """(JSON key path, attribute path) of every leaf of ``layout``, in order."""
-    out = []
-    for key, path in layout.items():
-        out += [((*keys, key), path)] if isinstance(path, str) else _leaves(path, (*keys, key))
-    return out
-
-
-def _read(obj: Any, layout: EntryLayout) -> dict[str, Any]:
-    """The JSON entry of ``obj`` along ``layout`` (without ``kind``)."""
-    out = {}
-    for key, path in layout.items():
-        if isinstance(path, str):
-            value = obj
-            for attr in path.split("."):
-                value = getattr(value, attr)
-            out[key] = to_jsonable(value)
-        else:
-            out[key] = _read(obj, path)
-    return out
-
-
-def _dataclass_member(tp: Any) -> type | None:
-    """The dataclass among the alternatives of an annotation (``X | None``), else None."""
-    return next((m for m in _members(tp) if dataclasses.is_dataclass(m) and isinstance(m, type)), None)
-
-
-def _forward(path: str, key: str) -> property:
-    """A read-only property returning the attribute at ``path`` (``"bound.epsilon_lb"``)."""
-    head, attr = path.split(".")
-
-    def get(self: Any) -> Any:
-        return getattr(getattr(self, head), attr)
-
-    get.__name__ = key
-    get.__doc__ = f"``{path}`` (the report entry's ``{key}``; read-only)."
-    return property(get)
-
-
 @dataclasses.dataclass(frozen=True)
 class AuditResult:
     """Base of every audit result; subclasses set :attr:`kind` and add their fields.
 
-    A subclass built from sub-results sets :attr:`entry_layout`; each key of it held by a
-    sub-result (a dotted path) that is not a field or attribute of the class becomes a read-only
-    property (``result.epsilon_lb`` → ``result.bound.epsilon_lb``).
+    The default :meth:`to_dict` writes one key per field, in field order, and :meth:`from_dict`
+    reads them back along the field annotations. A result built from sub-results overrides both,
+    writing its flat entry explicitly.
     """
 
     kind: ClassVar[str] = "audit"
-    #: The report entry's keys, in order, and the attribute each holds (see :data:`EntryLayout`); None:
-    #: one key per field, in field order.
-    entry_layout: ClassVar[EntryLayout | None] = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        layout = cls.__dict__.get("entry_layout")
-        if not layout:
-            return
-        own = set(cls.__dict__.get("__annotations__", {})) | set(cls.__dict__)
-        for keys, path in _leaves(layout):
-            if len(keys) == 1 and "." in path and keys[0] not in own:
-                setattr(cls, keys[0], _forward(path, keys[0]))
 
     def __post_init__(self) -> None:
         # A result's verdict is a Verdict whatever the engine passed ("pass" or Verdict.PASS);
@@ -286,9 +231,7 @@ class AuditResult:
                                  f"{[v.value for v in Verdict]}, got verdict={verdict!r}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dict: ``{"kind": ..., <every field>}``, or the keys of :attr:`entry_layout` when set."""
-        if self.entry_layout is not None:
-            return {"kind": self.kind, **_read(self, self.entry_layout)}
+        """JSON-safe dict: ``{"kind": ..., <every field>}``."""
         out = {"kind": self.kind}
         for f in dataclasses.fields(self):
             out[f.name] = to_jsonable(getattr(self, f.name))
@@ -322,8 +265,6 @@ class AuditResult:
             raise TypeError(f"{cls.__name__}.from_dict needs a mapping, got {type(data).__name__}")
         if data.get("kind", cls.kind) != cls.kind:
             raise ValueError(f"{cls.__name__}.from_dict needs kind {cls.kind!r}, got kind={data.get('kind')!r}")
-        if cls.entry_layout is not None:
-            return cls._from_layout(data)
         hints = typing.get_type_hints(cls)
         kwargs = {}
         for f in dataclasses.fields(cls):
@@ -335,47 +276,6 @@ class AuditResult:
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError(f"{cls.__name__}.from_dict: missing field {f.name!r}")
         return cls(**kwargs)
-
-    @classmethod
-    def _from_layout(cls, data: Mapping[str, Any]) -> AuditResult:
-        """:meth:`from_dict` of a result with an :attr:`entry_layout`: the sub-results rebuilt from their keys."""
-        hints = typing.get_type_hints(cls)
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        owners: dict[type, tuple[dict, dict]] = {}  # class → (its fields, its type hints)
-        top: dict[str, Any] = {}
-        parts: dict[str, dict[str, Any]] = {}
-        for keys, path in _leaves(cls.entry_layout):
-            name = ".".join(keys)
-            head, _, attr = path.partition(".")
-            owner = _dataclass_member(hints[head]) if attr else cls
-            if owner not in owners:
-                owners[owner] = ({f.name: f for f in dataclasses.fields(owner)}, typing.get_type_hints(owner))
-            field = owners[owner][0][attr or head]
-            value: Any = data
-            for key in keys:
-                value = value.get(key, dataclasses.MISSING) if isinstance(value, Mapping) else dataclasses.MISSING
-            if value is dataclasses.MISSING:
-                if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-                    raise ValueError(f"{cls.__name__}.from_dict: missing field {name!r}")
-                continue
-            try:
-                value = from_jsonable(owners[owner][1].get(field.name, Any), value)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{cls.__name__}.from_dict: field {name!r}: {exc}") from None
-            if attr:
-                parts.setdefault(head, {})[attr] = value
-            else:
-                top[head] = value
-        for head, kwargs in parts.items():
-            try:
-                top[head] = _dataclass_member(hints[head])(**kwargs)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{cls.__name__}.from_dict: field {head!r}: {exc}") from None
-        missing = [n for n, f in fields.items() if n not in top and f.default is dataclasses.MISSING
-                   and f.default_factory is dataclasses.MISSING]
-        if missing:
-            raise ValueError(f"{cls.__name__}.from_dict: missing field {missing[0]!r}")
-        return cls(**top)
 
     @property
     def passed(self) -> bool:

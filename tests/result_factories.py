@@ -1,8 +1,9 @@
 """Typed audit results with chosen values, for report tests (every field set; override any by keyword).
 
-A result built from sub-results takes its fields, a sub-result's field by the report entry's flat
-name (``tradeoff_result(epsilon_lb=1.5)``), or some fields of a sub-result as a dict
-(``operating_point={"direction": "reverse", "fpr": 0.0}``; ``band={"lower": ..., "upper": ...}``).
+A result built from sub-results takes its report entry's flat keys as overrides
+(``tradeoff_result(epsilon_lb=1.5)``, ``reconstruction_result(crb=3.0)``), a dict setting some keys
+of an entry's JSON object (``operating_point={"direction": "reverse", "fpr": 0.0}``;
+``band={"lower": ..., "upper": ...}``), and is read back with its class's ``from_dict``.
 
 The report renders typed entries (:class:`~privaudit.audit.results.AuditEntry`), so tests
 build real result dataclasses rather than hand-written dicts, which the report would
@@ -11,40 +12,18 @@ read back as untyped data.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from privaudit.audit.engines.bias import BiasAudit
 from privaudit.audit.engines.calibration import CalibrationAudit
-from privaudit.audit.engines.reconstruction import BoundComparison, Bounds, ErrorStatistics, ReconstructionAudit
+from privaudit.audit.engines.reconstruction import (AuditedSetting, BoundComparison, Bounds, ErrorStatistics,
+                                                    ReconstructionAudit)
 from privaudit.audit.engines.tradeoff import (AttackerChoice, Band, Curves, EpsilonBound, OperatingPoint, SampleSizes,
                                               TradeoffAudit, TradeoffCurve)
 from privaudit.audit.kinds.one_run_label import OneRunLabelAudit
 from privaudit.audit.results import ExperimentResult
 from privaudit.audit.stats.epsilon_bounds import OneRunBound
 from privaudit.mechanisms import PrivacyClaim, gaussian_tradeoff, tradeoff_curve
-
-def _build(cls: type, parts: dict, overrides: dict):
-    """``cls(**parts)`` with ``overrides`` applied: a field by its name (a dict merged into a sub-result),
-    a sub-result's field by the report entry's flat name (``epsilon_lb`` is ``bound.epsilon_lb``)."""
-    layout = cls.entry_layout
-    sub: dict[str, dict] = {}
-    for name, value in overrides.items():
-        if isinstance(value, dict) and dataclasses.is_dataclass(parts.get(name)):
-            for key, v in value.items():  # a dict for a sub-result: its keys, as in the report entry
-                path = layout[name][key] if isinstance(layout.get(name), dict) else f"{name}.{key}"
-                head, _, attr = path.partition(".")
-                sub.setdefault(head, {})[attr] = v
-        elif name in parts:
-            parts[name] = value
-        else:
-            head, _, attr = layout[name].partition(".")
-            sub.setdefault(head, {})[attr] = value
-    for head, changes in sub.items():
-        parts[head] = dataclasses.replace(parts[head], **changes)
-    return cls(**parts)
-
 
 def _from_entry(cls: type, result, overrides: dict):
     """``result`` with ``overrides`` applied to its flat report entry (a dict merged into an entry's JSON object)."""
@@ -79,10 +58,12 @@ def tradeoff_result(**overrides) -> TradeoffAudit:
 
 
 def reconstruction_result(**overrides) -> ReconstructionAudit:
-    """A reconstruction audit: MSE 0.5 [0.45, 0.56] against a CRB of 0.4 and a van Trees bound of 0.3."""
-    parts = dict(
-        target="recon", attacker="mle", n=1000, seed=0, confidence=0.95, dim=2, rounds=1, information="known",
-        side_info=False, prior=None, x=[0.7, 0.7],
+    """A reconstruction audit: MSE 0.5 [0.45, 0.56] against a CRB of 0.4 and a van Trees bound of 0.3.
+
+    Overrides are the report entry's flat keys (``crb``, ``applies``, ``attacker_unbiased``, ``rero``, ...)."""
+    base = ReconstructionAudit(
+        target="recon", attacker="mle", n=1000, seed=0, confidence=0.95,
+        setting=AuditedSetting(dim=2, rounds=1, information="known", side_info=False, prior=None, x=[0.7, 0.7]),
         error=ErrorStatistics(mse=0.5, mse_ci=(0.45, 0.56), bias=np.array([0.0, 0.01]), bias_sq=0.0, variance=0.5,
                               bias_p_value=0.6, mse_along=None, mse_orth=None),
         bounds=Bounds(crb=0.4, van_trees=0.3),
@@ -91,7 +72,7 @@ def reconstruction_result(**overrides) -> ReconstructionAudit:
                                    applies={"crb": True, "van_trees": True}, beaten=[]),
         attacker_unbiased=True, rero=None, verdict="pass", notes=[],
     )
-    return _build(ReconstructionAudit, parts, overrides)
+    return _from_entry(ReconstructionAudit, base, overrides) if overrides else base
 
 
 def bias_result(**overrides) -> BiasAudit:

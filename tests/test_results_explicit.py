@@ -1,4 +1,4 @@
-"""TradeoffAudit and BiasAudit: at most 14 fields, built from their stages' sub-results, with an explicit flat entry.
+"""TradeoffAudit, BiasAudit and ReconstructionAudit: at most 14 fields, built from their stages' sub-results, with an explicit flat entry.
 
 Their report entries are written by explicit ``to_dict``/``from_dict`` (no generated properties): every field of
 every sub-result reaches the entry once, the flat names are properties written out in the class (visible to IDEs
@@ -14,20 +14,24 @@ import numpy as np
 import pytest
 
 from privaudit.audit.engines.bias import BiasAudit, audit_bias
+from privaudit.audit.engines.reconstruction import (AuditedSetting, ExactReconstruction, ReconstructionAudit,
+                                                    audit_reconstruction, to_dict_fields)
 from privaudit.audit.engines.tradeoff import TradeoffAudit
 from privaudit.audit.results import AuditResult
-from result_factories import bias_result, tradeoff_result
+from result_factories import bias_result, reconstruction_result, tradeoff_result
 
-CLASSES = [TradeoffAudit, BiasAudit]
+CLASSES = [TradeoffAudit, BiasAudit, ReconstructionAudit]
 #: The flat names DESIGN.md's public API lists for each result.
 PUBLIC = {TradeoffAudit: ["epsilon_lb", "claim", "epsilon_exact", "verdict", "fpr", "fnr", "band", "n", "confidence"],
-          BiasAudit: ["bias", "bias_ci", "p_value", "verdict"]}
+          BiasAudit: ["bias", "bias_ci", "p_value", "verdict"],
+          ReconstructionAudit: ["mse", "mse_ci", "bias", "crb", "van_trees", "ratio"]}
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_at_most_14_fields_and_no_generated_properties(cls):
     assert len(dataclasses.fields(cls)) <= 14
-    assert cls.entry_layout is None  # the entry is written by explicit code
+    assert not hasattr(AuditResult, "entry_layout") and not hasattr(cls, "entry_layout")  # no generated layout
+    assert "to_dict" in cls.__dict__ and "from_dict" in cls.__dict__  # the entry is written by explicit code
     for name in PUBLIC[cls]:  # each public name is a field or a property written in the class itself
         assert name in {f.name for f in dataclasses.fields(cls)} or isinstance(cls.__dict__.get(name), property), name
 
@@ -43,7 +47,12 @@ def _leaves(value, path=""):
     return [(path, value)]
 
 
-@pytest.mark.parametrize("make", [tradeoff_result, bias_result], ids=["tradeoff", "bias"])
+def _with_rero():
+    return reconstruction_result(rero=ExactReconstruction(0.4, (0.3, 0.5), 0.6, 0.25, 1.0))
+
+
+@pytest.mark.parametrize("make", [tradeoff_result, bias_result, reconstruction_result, _with_rero],
+                         ids=["tradeoff", "bias", "reconstruction", "reconstruction-rero"])
 def test_every_field_of_every_sub_result_is_in_the_entry_once(make):
     r = make()
     entry = json.dumps(r.to_dict())
@@ -74,6 +83,26 @@ def test_tradeoff_flat_names_read_the_sub_results():
     assert t.attacker == t.attackers.attacker and t.attackers_tried == ("llr",) and t.families == {}
     assert t.fpr is t.curves.curve.fpr and np.array_equal(t.band_lower, t.curves.band.lower)
     assert "epsilon_lb_by_family" not in t.to_dict()
+
+
+def test_reconstruction_entry_keys_and_flat_names():
+    r = reconstruction_result()
+    assert list(r.to_dict()) == ["kind", *to_dict_fields()]
+    assert isinstance(r.setting, AuditedSetting) and (r.dim, r.rounds, r.information, r.x) == (2, 1, "known", [0.7, 0.7])
+    assert r.mse == r.error.mse and r.crb == r.bounds.crb and r.ratio is r.comparison.ratio and r.hcr is None
+    assert r.bias == [0.0, 0.01] and isinstance(r.bias, list)
+
+
+def test_fresh_reconstruction_audit_round_trips_and_reads_flat():
+    from privaudit.mechanisms import GaussianMechanism
+
+    r = audit_reconstruction(GaussianMechanism(sigma=1.0), "naive", x=[0.5, -0.5], n=300, rng=4)
+    back = ReconstructionAudit.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.to_dict() == r.to_dict() and back.setting == r.setting
+    assert (r.mse, r.mse_ci, r.crb, r.van_trees) == (r.error.mse, r.error.mse_ci, r.bounds.crb, None)
+    assert r.ratio == r.comparison.ratio and r.x == [0.5, -0.5] and r.prior is None and r.rounds == 1
+    with pytest.raises(AttributeError):
+        r.mse = 0.0
 
 
 # --------------------------------------------------------------------------- displays

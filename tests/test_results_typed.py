@@ -4,7 +4,7 @@
   (every built-in result kind, negative controls, relabelled entries, nested claims and bounds);
 * ``from_dict(to_dict(r))`` is ``r`` again for results as the engines build them (arrays, tuples,
   claims, verdicts, sub-results), which is what the cache stores and loads;
-* the trade-off and reconstruction results are built from sub-results while their entries keep the
+* the trade-off, bias and reconstruction results are built from sub-results while their entries keep the
   flat layout of the committed reports, and the flat names still read;
 * :class:`Verdict` / :class:`Outcome` cover every verdict and outcome, read as their strings, and an
   unknown verdict is refused when a result is built.
@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from privaudit.audit.engines import reconstruction as R
-from privaudit.audit.engines.reconstruction import BoundComparison, Bounds, ErrorStatistics, ReconstructionAudit
+from privaudit.audit.engines.reconstruction import (AuditedSetting, BoundComparison, Bounds, ErrorStatistics,
+                                                    ReconstructionAudit)
 from privaudit.audit.engines.bias import BiasAudit, BiasEstimate, BiasTest, DetectableBias, NormalityCheck
 from privaudit.audit.engines.tradeoff import (AttackerChoice, Band, Curves, EpsilonBound, OperatingPoint, SampleSizes,
                                               TradeoffAudit, TradeoffCurve)
@@ -170,7 +171,8 @@ SUB_RESULTS = {
                     "sizes": SampleSizes, "curves": Curves, "attackers": AttackerChoice},
     BiasAudit: {"estimate": BiasEstimate, "global_test": BiasTest, "detectable": DetectableBias,
                 "normality": NormalityCheck},
-    ReconstructionAudit: {"error": ErrorStatistics, "bounds": Bounds, "comparison": BoundComparison},
+    ReconstructionAudit: {"setting": AuditedSetting, "error": ErrorStatistics, "bounds": Bounds,
+                          "comparison": BoundComparison},
 }
 
 
@@ -191,16 +193,13 @@ def test_committed_entries_read_into_sub_results_and_back_to_the_same_entry(kind
         assert type(res) is cls
         for field, sub in SUB_RESULTS[cls].items():
             assert type(getattr(res, field)) is sub, field
-        own = res.to_dict()  # the result's own keys, in the layout's order, with the entry's values
-        layout = cls.entry_layout  # None: the class writes its entry explicitly (to_dict / from_dict)
-        assert list(own) == (["kind", *(k for k in layout if k in own)] if layout else [k for k in d if k in own])
+        own = res.to_dict()  # the result's own keys, in the entry's order, with the entry's values
+        assert list(own) == [k for k in d if k in own]
         relabelled = {"target": d.get("audited", d["target"]), "verdict": d.get("audit_verdict", d["verdict"])}
         for key, value in own.items():
             assert json.dumps(value) == json.dumps(relabelled.get(key, d[key])), key
-        flat = [k for k, p in layout.items() if isinstance(p, str)] if layout else \
-            [k for k in own if k not in ("kind", "band")]  # an explicit entry's band is a JSON object of the edges
-        for key in flat:  # every flat name reads the entry's value
-            if key in own:
+        for key in own:  # every flat name reads the entry's value (a trade-off entry's band is a JSON object)
+            if key not in ("kind", "band"):
                 assert json.dumps(to_jsonable(getattr(res, key))) == json.dumps(own[key]), key
         assert_same_result(cls.from_dict(json.loads(json.dumps(own))), res)
 
@@ -236,21 +235,6 @@ def test_from_dict_names_the_key_a_sub_result_misses_or_refuses():
     # a sub-result field with a default may be left out (an older entry): the band's method
     assert TradeoffAudit.from_dict({**d, "band": {k: v for k, v in d["band"].items() if k != "method"}}).band.method \
         == "DKW"
-
-
-def test_the_layout_writes_every_field_of_every_sub_result_once():
-    """No field of a result or of its sub-results is left out of its entry, nor written twice."""
-    def paths(layout):
-        return [q for p in layout.values() for q in ([p] if isinstance(p, str) else paths(p))]
-
-    for cls in (c for c in LAYERED.values() if c.entry_layout):  # explicit entries: tests/test_results_explicit.py
-        written = paths(cls.entry_layout)
-        assert len(written) == len(set(written))
-        want = set()
-        for f in dataclasses.fields(cls):
-            sub = None if f.name in written else SUB_RESULTS[cls].get(f.name)  # else written field by field
-            want |= {f"{f.name}.{g.name}" for g in dataclasses.fields(sub)} if sub else {f.name}
-        assert set(written) == want
 
 
 # --------------------------------------------------------------------------- OneRunLabelAudit

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -78,7 +79,7 @@ from privaudit.attacks.reconstruction import as_rounds
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower, clopper_pearson_upper
 from privaudit.audit.stats.fisher import release_fisher
 from privaudit.audit.stats.hotelling import hotelling_test
-from privaudit.audit.results import AuditResult, EntryLayout, ExperimentResult, ItemAccess, stable_repr
+from privaudit.audit.results import AuditResult, ExperimentResult, ItemAccess, from_jsonable, stable_repr, to_jsonable
 from privaudit.audit.verdicts import Verdict
 
 #: Bounds that hold only for unbiased attackers.
@@ -92,15 +93,81 @@ _N_BOUND_MC = 2000
 
 
 @dataclasses.dataclass(frozen=True)
+class AuditedSetting:
+    """What a reconstruction audit ran on, as its report states it.
+
+    Attributes
+    ----------
+    dim : int
+        Input dimension d.
+    rounds : int
+        Number T of releases per client.
+    information : str
+        What the attacker saw of the phases: ``"known"`` (fresh, revealed), ``"hidden"``
+        (marginalised) or ``"fixed"`` (one known phase for all releases).
+    side_info : bool
+        Whether the public response y was given to the attacker.
+    prior : str or None
+        The prior x was drawn from (``repr``; None: a fixed x, stored in ``x``).
+    x : list of float or None
+        The fixed input.
+    """
+
+    dim: int
+    rounds: int
+    information: str
+    side_info: bool
+    prior: str | None
+    x: list | None
+
+    @classmethod
+    def of(cls, setting: Setting) -> AuditedSetting:
+        """The report's description of the stage's :class:`Setting`.
+
+        Parameters
+        ----------
+        setting : Setting
+            What :func:`plan_setting` resolved.
+
+        Returns
+        -------
+        AuditedSetting
+        """
+        return cls(setting.dim, len(setting.rounds), setting.information, setting.side_info,
+                   None if setting.prior is None else repr(setting.prior),
+                   None if setting.x is None else setting.x.tolist())
+
+
+def _entry_value(owner: str, data: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING) -> Any:
+    """``data[key]``, or ``default``; a missing key without one is named."""
+    if key in data:
+        return data[key]
+    if default is dataclasses.MISSING:
+        raise ValueError(f"{owner}.from_dict: missing field {key!r}")
+    return default
+
+
+def _built(owner: str, name: str, make: Callable[[], Any]) -> Any:
+    """``make()``, its refusal (a value a sub-result's checks reject) named as the entry's field ``name``."""
+    try:
+        return make()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}.from_dict: field {name!r}: {exc}") from None
+
+
+@dataclasses.dataclass(frozen=True)
 class ReconstructionAudit(AuditResult):
-    """Result of :func:`audit_reconstruction` (``kind = "reconstruction"``), built from its sub-results.
+    """Result of :func:`audit_reconstruction` (``kind = "reconstruction"``), built from its stages' sub-results.
 
     All errors are *total* squared errors E‖x̂ − x‖² (sum over the d coordinates). The report
-    entry is flat and its keys are stable (:attr:`entry_layout`); the flat names read through as
-    properties: ``mse``, ``mse_ci``, ``bias`` (a list), ``bias_sq``, ``variance``, ``bias_p_value``,
-    ``mse_along``, ``mse_orth`` (of :attr:`error`); ``crb``, ``crb_phase_conditional``,
-    ``seed_bound``, ``hcr``, ``van_trees``, ``crb_along``, ``crb_orth`` (of :attr:`bounds`);
-    ``ratio``, ``ratio_ci``, ``applies``, ``beaten`` (of :attr:`comparison`).
+    entry is flat and its keys are stable: :meth:`to_dict` writes them, in order, and
+    :meth:`from_dict` rebuilds the sub-results from them. The flat names are properties written
+    out below: ``dim``, ``rounds``, ``information``, ``side_info``, ``prior``, ``x`` (of
+    :attr:`setting`); ``mse``, ``mse_ci``, ``bias`` (a list), ``bias_sq``, ``variance``,
+    ``bias_p_value``, ``mse_along``, ``mse_orth`` (of :attr:`error`); ``crb``,
+    ``crb_phase_conditional``, ``seed_bound``, ``hcr``, ``van_trees``, ``crb_along``,
+    ``crb_orth`` (of :attr:`bounds`); ``ratio``, ``ratio_ci``, ``applies``, ``beaten`` (of
+    :attr:`comparison`).
 
     Attributes
     ----------
@@ -108,17 +175,9 @@ class ReconstructionAudit(AuditResult):
         Mechanism description and registered attacker name.
     n, seed, confidence : int, int | None, float
         Audited releases, root seed (always an int that reproduces the audit), two-sided CI level.
-    dim, rounds : int
-        Input dimension d and number T of releases per client.
-    information : str
-        What the attacker saw of the phases: ``"known"`` (fresh, revealed),
-        ``"hidden"`` (marginalised) or ``"fixed"`` (one known phase for all releases).
-    side_info : bool
-        Whether the public response y was given to the attacker.
-    prior : str or None
-        The prior x was drawn from (``None``: fixed x, stored in ``x``).
-    x : list of float or None
-        The fixed input.
+    setting : AuditedSetting
+        The input dimension, the number of rounds, what the attacker saw of the phases, whether
+        it had the public response, and the prior or the fixed input.
     error : ErrorStatistics
         The attacker's MSE with its interval, its bias and the bias test, its split along the
         modulation vectors.
@@ -138,30 +197,12 @@ class ReconstructionAudit(AuditResult):
     """
 
     kind: ClassVar[str] = "reconstruction"
-    #: The report entry's keys (stable: reports, caches and their readers rely on them) and what each holds.
-    entry_layout: ClassVar[EntryLayout] = {
-        "target": "target", "attacker": "attacker", "n": "n", "seed": "seed", "confidence": "confidence",
-        "dim": "dim", "rounds": "rounds", "information": "information", "side_info": "side_info", "prior": "prior",
-        "x": "x", "mse": "error.mse", "mse_ci": "error.mse_ci", "bias": "error.bias", "bias_sq": "error.bias_sq",
-        "variance": "error.variance", "bias_p_value": "error.bias_p_value", "mse_along": "error.mse_along",
-        "mse_orth": "error.mse_orth", "crb_along": "bounds.crb_along", "crb_orth": "bounds.crb_orth",
-        "crb": "bounds.crb", "crb_phase_conditional": "bounds.crb_phase_conditional",
-        "seed_bound": "bounds.seed_bound", "hcr": "bounds.hcr", "van_trees": "bounds.van_trees",
-        "ratio": "comparison.ratio", "ratio_ci": "comparison.ratio_ci", "applies": "comparison.applies",
-        "beaten": "comparison.beaten", "attacker_unbiased": "attacker_unbiased", "rero": "rero",
-        "verdict": "verdict", "notes": "notes",
-    }
     target: str
     attacker: str
     n: int
     seed: int | None
     confidence: float
-    dim: int
-    rounds: int
-    information: str
-    side_info: bool
-    prior: str | None
-    x: list | None
+    setting: AuditedSetting
     error: ErrorStatistics
     bounds: Bounds
     comparison: BoundComparison
@@ -170,10 +211,215 @@ class ReconstructionAudit(AuditResult):
     verdict: Verdict
     notes: list
 
+    # --- the report entry (stable keys: reports, caches and their readers rely on them) ------------
+    def to_dict(self) -> dict[str, Any]:
+        """The report entry, flat.
+
+        Returns
+        -------
+        dict
+            JSON-safe: ``kind``, ``target``, ``attacker``, ``n``, ``seed``, ``confidence``, ``dim``,
+            ``rounds``, ``information``, ``side_info``, ``prior``, ``x``, ``mse``, ``mse_ci``, ``bias``,
+            ``bias_sq``, ``variance``, ``bias_p_value``, ``mse_along``, ``mse_orth``, ``crb_along``,
+            ``crb_orth``, ``crb``, ``crb_phase_conditional``, ``seed_bound``, ``hcr``, ``van_trees``,
+            ``ratio``, ``ratio_ci``, ``applies``, ``beaten``, ``attacker_unbiased``, ``rero``, ``verdict``,
+            ``notes`` (:func:`to_dict_fields`).
+        """
+        s, e, b, c = self.setting, self.error, self.bounds, self.comparison
+        entry = {
+            "kind": self.kind, "target": self.target, "attacker": self.attacker, "n": self.n, "seed": self.seed,
+            "confidence": self.confidence, "dim": s.dim, "rounds": s.rounds, "information": s.information,
+            "side_info": s.side_info, "prior": s.prior, "x": s.x, "mse": e.mse, "mse_ci": e.mse_ci, "bias": e.bias,
+            "bias_sq": e.bias_sq, "variance": e.variance, "bias_p_value": e.bias_p_value, "mse_along": e.mse_along,
+            "mse_orth": e.mse_orth, "crb_along": b.crb_along, "crb_orth": b.crb_orth, "crb": b.crb,
+            "crb_phase_conditional": b.crb_phase_conditional, "seed_bound": b.seed_bound, "hcr": b.hcr,
+            "van_trees": b.van_trees, "ratio": c.ratio, "ratio_ci": c.ratio_ci, "applies": c.applies,
+            "beaten": c.beaten, "attacker_unbiased": self.attacker_unbiased, "rero": self.rero,
+            "verdict": self.verdict, "notes": self.notes,
+        }
+        return {key: to_jsonable(value) for key, value in entry.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReconstructionAudit:
+        """The result whose :meth:`to_dict` is ``data`` (extra keys, e.g. a report entry's, are ignored).
+
+        Parameters
+        ----------
+        data : mapping
+            A result's :meth:`to_dict` (or a report entry). A bound's key may be left out (not computed).
+
+        Returns
+        -------
+        ReconstructionAudit
+
+        Raises
+        ------
+        ValueError
+            Another kind, a missing key (named), or a value a sub-result refuses (named by the
+            sub-result: ``'error'``, ``'comparison'``, ``'rero'``, ...).
+        """
+        name = cls.__name__
+        if not isinstance(data, Mapping):
+            raise TypeError(f"{name}.from_dict needs a mapping, got {type(data).__name__}")
+        if data.get("kind", cls.kind) != cls.kind:
+            raise ValueError(f"{name}.from_dict needs kind {cls.kind!r}, got kind={data.get('kind')!r}")
+
+        def get(key: str, default: Any = dataclasses.MISSING) -> Any:
+            return _entry_value(name, data, key, default)
+
+        def number(key: str, default: Any = dataclasses.MISSING) -> Any:
+            value = get(key, default)
+            return _built(name, key, lambda: from_jsonable(float | None, value))
+
+        setting = AuditedSetting(get("dim"), get("rounds"), get("information"), get("side_info"), get("prior"),
+                                 get("x"))
+        mse, mse_ci, bias = number("mse"), get("mse_ci"), get("bias")
+        parts = [number(key) for key in ("bias_sq", "variance", "bias_p_value", "mse_along", "mse_orth")]
+        error = _built(name, "error", lambda: ErrorStatistics(mse, from_jsonable(tuple, mse_ci),
+                                                              from_jsonable(np.ndarray, bias), *parts))
+        bounds = Bounds(*(number(key, None) for key in ("crb_along", "crb_orth", "crb", "crb_phase_conditional",
+                                                         "seed_bound", "hcr", "van_trees")))
+        compared = [get(key) for key in ("ratio", "ratio_ci", "applies", "beaten")]
+        comparison = _built(name, "comparison", lambda: BoundComparison(*compared))
+        exact = get("rero")
+        rero = _built(name, "rero", lambda: from_jsonable(ExactReconstruction | None, exact))
+        return cls(target=get("target"), attacker=get("attacker"), n=get("n"), seed=get("seed"),
+                   confidence=number("confidence"), setting=setting, error=error, bounds=bounds,
+                   comparison=comparison, attacker_unbiased=get("attacker_unbiased"), rero=rero,
+                   verdict=get("verdict"), notes=get("notes"))
+
+    # --- the flat names of the entry, read from the sub-results ----------------------------------------
+    @property
+    def dim(self) -> int:
+        """Input dimension d (``setting.dim``)."""
+        return self.setting.dim
+
+    @property
+    def rounds(self) -> int:
+        """Releases per client T (``setting.rounds``)."""
+        return self.setting.rounds
+
+    @property
+    def information(self) -> str:
+        """What the attacker saw of the phases: known, hidden or fixed (``setting.information``)."""
+        return self.setting.information
+
+    @property
+    def side_info(self) -> bool:
+        """Whether the public response was given to the attacker (``setting.side_info``)."""
+        return self.setting.side_info
+
+    @property
+    def prior(self) -> str | None:
+        """The prior x was drawn from, None for a fixed x (``setting.prior``)."""
+        return self.setting.prior
+
+    @property
+    def x(self) -> list | None:
+        """The fixed input, None under a prior (``setting.x``)."""
+        return self.setting.x
+
+    @property
+    def mse(self) -> float:
+        """Mean of ‖x̂ − x‖² (``error.mse``)."""
+        return self.error.mse
+
+    @property
+    def mse_ci(self) -> tuple:
+        """The MSE's two-sided interval (``error.mse_ci``)."""
+        return self.error.mse_ci
+
     @property
     def bias(self) -> list[float]:
         """Mean error E[x̂ − x] per coordinate (``error.bias`` as a list, as the report writes it)."""
         return self.error.bias.tolist()
+
+    @property
+    def bias_sq(self) -> float:
+        """Unbiased estimate of ‖E[x̂ − x]‖² (``error.bias_sq``)."""
+        return self.error.bias_sq
+
+    @property
+    def variance(self) -> float:
+        """The variance part of the MSE (``error.variance``)."""
+        return self.error.variance
+
+    @property
+    def bias_p_value(self) -> float:
+        """Hotelling T² p-value of no bias (``error.bias_p_value``)."""
+        return self.error.bias_p_value
+
+    @property
+    def mse_along(self) -> float | None:
+        """Error along the shared modulation vectors (``error.mse_along``)."""
+        return self.error.mse_along
+
+    @property
+    def mse_orth(self) -> float | None:
+        """Error orthogonal to the shared modulation vectors (``error.mse_orth``)."""
+        return self.error.mse_orth
+
+    @property
+    def crb_along(self) -> float | None:
+        """tr(I⁻¹) along the shared modulation vectors (``bounds.crb_along``)."""
+        return self.bounds.crb_along
+
+    @property
+    def crb_orth(self) -> float | None:
+        """tr(I⁻¹) orthogonal to the shared modulation vectors (``bounds.crb_orth``)."""
+        return self.bounds.crb_orth
+
+    @property
+    def crb(self) -> float | None:
+        """The unbiased Cramér–Rao bound tr(I⁻¹) (``bounds.crb``)."""
+        return self.bounds.crb
+
+    @property
+    def crb_phase_conditional(self) -> float | None:
+        """E_φ tr(I(x | φ)⁻¹), reference only (``bounds.crb_phase_conditional``)."""
+        return self.bounds.crb_phase_conditional
+
+    @property
+    def seed_bound(self) -> float | None:
+        """Seed 000's trace form d²/tr(I) (``bounds.seed_bound``)."""
+        return self.bounds.seed_bound
+
+    @property
+    def hcr(self) -> float | None:
+        """The Hammersley–Chapman–Robbins bound (``bounds.hcr``)."""
+        return self.bounds.hcr
+
+    @property
+    def van_trees(self) -> float | None:
+        """The van Trees bound, under a prior (``bounds.van_trees``)."""
+        return self.bounds.van_trees
+
+    @property
+    def ratio(self) -> dict:
+        """Bound → MSE/bound (``comparison.ratio``)."""
+        return self.comparison.ratio
+
+    @property
+    def ratio_ci(self) -> dict:
+        """Bound → interval of MSE/bound (``comparison.ratio_ci``)."""
+        return self.comparison.ratio_ci
+
+    @property
+    def applies(self) -> dict:
+        """Bound → whether it binds this attacker (``comparison.applies``)."""
+        return self.comparison.applies
+
+    @property
+    def beaten(self) -> list:
+        """Bounds above the MSE's upper confidence limit (``comparison.beaten``)."""
+        return self.comparison.beaten
+
+
+#: The keys of a reconstruction audit's report entry after ``kind``, in order (:meth:`ReconstructionAudit.to_dict`).
+_ENTRY_KEYS = ("target", "attacker", "n", "seed", "confidence", "dim", "rounds", "information", "side_info", "prior",
+               "x", "mse", "mse_ci", "bias", "bias_sq", "variance", "bias_p_value", "mse_along", "mse_orth",
+               "crb_along", "crb_orth", "crb", "crb_phase_conditional", "seed_bound", "hcr", "van_trees", "ratio",
+               "ratio_ci", "applies", "beaten", "attacker_unbiased", "rero", "verdict", "notes")
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -899,10 +1145,8 @@ def audit_reconstruction(mechanism: Any, attacker: Any = None, x: ArrayLike | No
     verdict = judge(name, stats, found.values, rero, unbiased, conf)
 
     return ReconstructionAudit(
-        target=_target_name(rounds), attacker=name, n=n, seed=seed, confidence=conf, dim=setting.dim,
-        rounds=len(rounds), information=setting.information, side_info=setting.side_info,
-        prior=None if setting.prior is None else repr(setting.prior),
-        x=None if setting.x is None else setting.x.tolist(), error=stats, bounds=found,
+        target=_target_name(rounds), attacker=name, n=n, seed=seed, confidence=conf,
+        setting=AuditedSetting.of(setting), error=stats, bounds=found,
         comparison=verdict.comparison, attacker_unbiased=unbiased, rero=rero, verdict=verdict.verdict,
         notes=list(missing) + verdict.notes,
     )
@@ -1064,7 +1308,7 @@ def to_dict_fields() -> list[str]:
     -------
     list of str
     """
-    return list(ReconstructionAudit.entry_layout)
+    return list(_ENTRY_KEYS)
 
 
-__all__ = ["ReconstructionAudit", "audit_reconstruction", "composition_curve", "mse_crb_curve", "to_dict_fields"]
+__all__ = ["AuditedSetting", "ReconstructionAudit", "audit_reconstruction", "composition_curve", "mse_crb_curve", "to_dict_fields"]
