@@ -28,6 +28,7 @@ from .laplace import LaplaceMechanism
 from .modulated import ModulatedMechanism, random_orthonormal_basis
 from .protocol import (
     AccountableMechanism,
+    ClosedFormRelease,
     DensityMechanism,
     HasBatchRelease,
     HasDensity,
@@ -39,9 +40,13 @@ from .protocol import (
     HasLaplaceScale,
     HasMarginalFisherInformation,
     HasNoiseFreeMap,
+    HasWorstCasePair,
     IsotropicGaussianRelease,
     Mechanism,
     ModulatedRelease,
+    NeighbouringPair,
+    ReleaseLaw,
+    closed_form_release,
 )
 from .randomized_response import RandomizedResponse
 from .randomness import draw_seed, resolve_seed, spawn_generators
@@ -68,7 +73,7 @@ from .validation import (
 __all__ = [
     "AccountableMechanism", "analytic_sigma", "ArcsineGaussian", "calibrate_gaussian", "calibrate_noise_multiplier",
     "CalibrationCheck", "CalibrationWarning", "check_calibration", "check_claim", "claim_of", "ClaimTypeError",
-    "classical_sigma",
+    "classical_sigma", "closed_form_release", "ClosedFormRelease",
     "DensityMechanism", "discrete_tradeoff", "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "dp_event_of",
     "dpsgd_delta", "dpsgd_epsilon", "draw_seed", "event_delta", "event_epsilon", "ExponentialMechanism",
     "gaussian_delta", "gaussian_rho", "gaussian_steps_event", "gaussian_tradeoff", "GaussianMechanism",
@@ -76,6 +81,7 @@ __all__ = [
     "HasExactEpsilon", "HasExactTradeoff", "HasFisherInformation", "HasLaplaceScale", "HasMarginalFisherInformation",
     "HasNoiseFreeMap", "IsotropicGaussianRelease", "InvalidInputError", "InvalidParameterError", "laplace_tradeoff",
     "LaplaceMechanism", "Mechanism", "ModulatedMechanism", "ModulatedRelease", "neighboring_relation",
+    "HasWorstCasePair", "NeighbouringPair", "ReleaseLaw",
     "NonContractiveWarning",
     "ParameterTypeError", "privacy_loss_distribution", "PrivacyClaim", "PrivacyLeakWarning",
     "random_orthonormal_basis", "RandomizedResponse", "resolve_seed", "sigma_for_rho", "SnappingLaplaceMechanism",
