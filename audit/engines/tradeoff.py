@@ -28,6 +28,14 @@ alone: :func:`plan_splits` (split), :func:`draw_releases` (draw), :func:`fit_att
 :mod:`privaudit.audit.stats.epsilon_bounds` and :mod:`privaudit.audit.stats.power`; the
 search for the worst pair in :mod:`privaudit.audit.engines.pair_search`.
 
+Streaming. Above a memory threshold (or with ``chunk_size``) the *certify* stage is
+:func:`certify_streamed`: the train and selection blocks are drawn in memory as before (capped),
+the evaluation block in keyed blocks that are scored and counted at thresholds fixed on the
+selection split, then dropped (:mod:`privaudit.audit.engines.streaming`; ``docs/streaming.md``).
+The bound is read from the counts by the function the in-memory path uses
+(:func:`~privaudit.audit.stats.epsilon_bounds.bound_from_counts`), so equal counts give equal
+numbers; below the threshold nothing changes, so the committed reports keep their numbers.
+
 Capabilities. The engine reads what a mechanism declares through the protocols of
 :mod:`privaudit.mechanisms.protocol` (``HasDensity``, ``HasExactTradeoff``,
 ``HasExactEpsilon``, ``HasLaplaceScale``) and what an attacker declares through
@@ -66,6 +74,17 @@ from privaudit.mechanisms.validation import (
 )
 
 from privaudit.audit.engines.attack_scores import ScoreBook, single_threaded_blas
+from privaudit.audit.engines.streaming import (
+    CURVE_POINTS,
+    DEFAULT_CHUNK_BLOCKS,
+    STREAM_BLOCK,
+    ChunkCounts,
+    GridCounts,
+    StreamPlan,
+    check_chunk_size,
+    stream_counts,
+    stream_needed,
+)
 from privaudit.audit.stats import epsilon_bounds as eb
 from privaudit.audit.stats.power import certified_test_ratio
 from privaudit.audit.results import AuditResult, ItemAccess, from_jsonable, stable_repr, to_jsonable
@@ -1020,6 +1039,12 @@ class Certificate:
     epsilons : dict
         ε̲ of every certified attacker (index into the fitted list → ε̲), each at the
         Bonferroni level: they hold together at the audit's confidence.
+    size : int or None
+        Releases per hypothesis behind the reported test, when its scores are not kept (a
+        streamed certification, :func:`certify_streamed`); None: the size of ``scores0``.
+    vertices : (ndarray, ndarray) or None
+        The empirical curve's (FPR, FNR) vertices counted by a streamed certification, by
+        increasing FPR; None: traced from the scores (:func:`trace_curves`).
     """
 
     index: int
@@ -1027,11 +1052,13 @@ class Certificate:
     scores0: np.ndarray
     scores1: np.ndarray
     epsilons: dict = dataclasses.field(default_factory=dict)
+    size: int | None = None
+    vertices: tuple | None = None
 
     @property
     def n_eval(self) -> int:
         """Releases per hypothesis behind the reported test."""
-        return self.scores0.size
+        return self.scores0.size if self.size is None else self.size
 
 
 def certify(fitted: list, order: list[int], forced: int | None, releases: Releases, splits: Splits, *,
@@ -1088,6 +1115,99 @@ def certify(fitted: list, order: list[int], forced: int | None, releases: Releas
     return Certificate(idx, bound, np.sort(ev0), np.sort(ev1), epsilons)
 
 
+def certify_streamed(fitted: list, order: list[int], forced: int | None, releases: Releases, splits: Splits, *,
+                     mechanism: Any, x: ArrayLike, x_prime: ArrayLike, seeds: tuple, delta: float,
+                     confidence: float, selection: str, estimator: str, n_thresholds: int, chunk_size: int,
+                     book: ScoreBook | None = None, n_jobs: int | None = 1, progress: bool | None = None,
+                     chunk_counter: Callable | None = None) -> tuple[Certificate, ChunkCounts]:
+    """Stage *certify*, streamed: the tests of :func:`certify` counted on evaluation releases drawn chunk by chunk.
+
+    ``releases`` holds the train and selection blocks only (``splits.n_train + splits.n_select``
+    releases per input). For each attacker of ``order`` the test is chosen on the selection
+    block exactly as :func:`certify` chooses it
+    (:func:`~privaudit.audit.stats.epsilon_bounds.plan_test`, at the same Bonferroni level and
+    evaluation size); the ``splits.n_eval`` evaluation releases are then drawn in keyed blocks
+    (:mod:`privaudit.audit.engines.streaming`), scored and counted at the tests' thresholds and at
+    the curve's grid, and the bound is read from the counts
+    (:func:`~privaudit.audit.stats.epsilon_bounds.bound_from_counts`). The forced likelihood ratio's
+    counts include the training block, as in :func:`certify`.
+
+    Parameters
+    ----------
+    fitted, order, forced
+        From :func:`fit_attackers` and :func:`select_attackers`.
+    releases : Releases
+        The train and selection blocks.
+    splits : Splits
+        The blocks (the evaluation block is streamed).
+    mechanism, x, x_prime
+        Drawn from for the evaluation blocks.
+    seeds : (SeedSequence, SeedSequence)
+        The release streams of x and x′ (block b is drawn from ``keyed_rng(seeds[side], b)``).
+    delta, confidence, selection, estimator, n_thresholds
+        As in :func:`audit_tradeoff`.
+    chunk_size : int
+        Releases per input per chunk (:func:`~privaudit.audit.engines.streaming.check_chunk_size`).
+    book : ScoreBook, optional
+        Scores already computed on ``releases``.
+    n_jobs : int or None
+        joblib workers for the chunks (the counts do not depend on it).
+    progress : bool or None
+        A progress bar (None: when standard error is a terminal).
+    chunk_counter : callable, optional
+        Counts one chunk (default :func:`~privaudit.audit.engines.streaming.count_chunk`).
+
+    Returns
+    -------
+    certificate : Certificate
+        Without scores: its ``size`` and its curve's ``vertices`` are counted.
+    counts : ChunkCounts
+        The streamed counts (non-finite rows included).
+    """
+    level_each = 1 - (1 - confidence) / len(order)
+    book = _score_book(releases) if book is None else book
+    sel = splits.select
+    plans, grids, sizes = [], [], []
+    for idx in order:
+        a = fitted[idx]
+        sel0, sel1 = (book.scores(idx, a, side, sel.start, sel.stop) for side in (0, 1))
+        n_ev = splits.n_eval + (splits.n_train if idx == forced else 0)
+        chosen = eb.plan_test(sel0, sel1, n_ev, n_ev, delta=delta, confidence=level_each, selection=selection,
+                              estimator=estimator, n_thresholds=n_thresholds,
+                              log_likelihood_ratio=distinguisher_traits(a).llr_scores)
+        curve_t = eb.empirical_curve(sel0, sel1, max_points=CURVE_POINTS)[2]
+        grids.append(np.unique(np.concatenate([[-np.inf, np.inf], curve_t, chosen.forward, chosen.reverse])))
+        plans.append(chosen)
+        sizes.append(n_ev)
+    differs = bool(releases.leaks["shape_differs"])
+    plan = StreamPlan(mechanism, x, x_prime, tuple(seeds), splits.n_eval, releases.out0.shape[1], releases.shape,
+                      tuple(fitted[i] for i in order), tuple(grids), chunk_size, (differs, differs))
+    counts = stream_counts(plan, n_jobs=n_jobs, progress=progress,
+                           **({} if chunk_counter is None else {"chunk_counter": chunk_counter}))
+    epsilons, best = {}, None
+    for j, idx in enumerate(order):
+        grid, chosen, n_ev = grids[j], plans[j], sizes[j]
+        pair = counts.counts[j]
+        if idx == forced and splits.n_train:  # the forced ratio is evaluated on the training block too
+            for side in (0, 1):
+                extra = GridCounts.empty(grid.size)
+                extra.add_scores(grid, book.scores(idx, fitted[idx], side, 0, splits.n_train))
+                pair[side].add(extra)
+        le0, le1 = pair[0].at_most(), pair[1].at_most()
+        lt0, lt1 = pair[0].less(), pair[1].less()
+        kf, kr = np.searchsorted(grid, chosen.forward), np.searchsorted(grid, chosen.reverse)
+        b = eb.bound_from_counts(chosen, n_ev - le0[kf], le1[kf], lt1[kr], n_ev - lt0[kr], n_ev, n_ev)
+        epsilons[idx] = float(b.epsilon)
+        if best is None or b.epsilon > best[1].epsilon:
+            best = (idx, b, j)
+    idx, bound, j = best
+    n_ev = sizes[j]
+    fpr, fnr = (n_ev - counts.counts[j][0].at_most()) / n_ev, counts.counts[j][1].at_most() / n_ev
+    by = np.lexsort((fnr, fpr))
+    return Certificate(idx, bound, np.empty(0), np.empty(0), epsilons, size=n_ev,
+                       vertices=(fpr[by], fnr[by])), counts
+
+
 @dataclasses.dataclass(frozen=True)
 class Curves:
     """The curves of a trade-off audit on :data:`ALPHA_GRID`.
@@ -1132,7 +1252,10 @@ def trace_curves(certificate: Certificate, claim: PrivacyClaim, confidence: floa
     Curves
     """
     n_eval = certificate.n_eval
-    fpr, fnr, _ = eb.empirical_curve(certificate.scores0, certificate.scores1, presorted=True)
+    if certificate.vertices is not None:  # a streamed certification counted its vertices
+        fpr, fnr = certificate.vertices
+    else:
+        fpr, fnr, _ = eb.empirical_curve(certificate.scores0, certificate.scores1, presorted=True)
     lower, upper = eb.dkw_band(fpr, fnr, n_eval, n_eval, ALPHA_GRID, confidence)
     claim_curve = tradeoff_curve(claim.epsilon, claim.delta, ALPHA_GRID)
     if exact_curve is None:
@@ -1235,12 +1358,24 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
                    target: str | None = None, selection_fraction: float = 0.2, train_fraction: float = 0.2,
                    n_thresholds: int = 256, exact_curve: Callable | ArrayLike | None = None,
                    epsilon_exact: float | None = None, assume_gaussian: bool = False,
-                   adjacency: str = "check") -> TradeoffAudit:
+                   adjacency: str = "check", chunk_size: int | None = None, n_jobs: int | None = 1,
+                   progress: bool | None = None) -> TradeoffAudit:
     """Audit ``mechanism`` on the pair (x, x′) by hypothesis testing.
 
     The audit is the pipeline :func:`plan_splits` → :func:`draw_releases` →
     :func:`fit_attackers` → :func:`select_attackers` → :func:`certify` →
     :func:`trace_curves` → :func:`judge`.
+
+    Large audits are streamed (:func:`certify_streamed`, :mod:`privaudit.audit.engines.streaming`):
+    when the releases of both inputs would exceed
+    :data:`~privaudit.audit.engines.streaming.STREAM_BYTES` in memory (n × size(x) × 16 bytes), or
+    when ``chunk_size`` is given, only the train and selection blocks are drawn in memory; the
+    evaluation block is drawn in keyed blocks of
+    :data:`~privaudit.audit.engines.streaming.STREAM_BLOCK` releases, scored and counted chunk by
+    chunk, so peak memory does not grow with ``n``. A streamed audit's numbers depend on its seed
+    only (not on ``chunk_size`` nor ``n_jobs``), but they are not the in-memory audit's at the same
+    seed: the in-memory path draws all ``n`` releases of an input in one call, and keeps doing so
+    below the threshold so that every committed report stays as it is (``docs/streaming.md``).
 
     Parameters
     ----------
@@ -1295,6 +1430,15 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
         ``"check"``: a pair that is not adjacent under ``claim.adjacency`` is an error;
         ``"group"``: it is audited against the group-privacy claim of its distance;
         ``"ignore"``: no check (pairs of a derived release, e.g. a transcript).
+    chunk_size : int, optional
+        Stream the evaluation split in chunks of this many releases per input (a positive multiple
+        of :data:`~privaudit.audit.engines.streaming.STREAM_BLOCK`). Default: stream only above the
+        memory threshold, in chunks of ``DEFAULT_CHUNK_BLOCKS`` blocks.
+    n_jobs : int or None
+        joblib workers over the streamed chunks (1: this process; -1: every core); the counts are
+        integers added exactly, so the result does not depend on it. Ignored in memory.
+    progress : bool or None
+        A tqdm bar over the streamed chunks; None: when standard error is a terminal.
 
     Returns
     -------
@@ -1318,6 +1462,8 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     delta = claim.delta if delta is None else check_delta(delta, allow_zero=True)
     check_interval("selection_fraction", selection_fraction, 0.0, 1.0)
     check_interval("train_fraction", train_fraction, 0.0, 1.0, closed="left")
+    streamed = chunk_size is not None or stream_needed(n, x)
+    chunk_size = STREAM_BLOCK * DEFAULT_CHUNK_BLOCKS if chunk_size is None else check_chunk_size(chunk_size)
     root, seed = resolve_seed(rng)
     ss_sample0, ss_sample1, ss_attack = root.spawn(3)
 
@@ -1330,15 +1476,25 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
                  for s, child in zip(specs, ss_attack.spawn(len(specs)))]
     splits = plan_splits(n, any(distinguisher_traits(a).requires_training for a in attackers),
                          selection_fraction, train_fraction)
-    releases = draw_releases(mechanism, x, x_prime, n, ss_sample0, ss_sample1)
+    # Streamed: the train and selection blocks only, in memory (the evaluation block is drawn in keyed chunks).
+    releases = draw_releases(mechanism, x, x_prime, splits.n_train + splits.n_select if streamed else n,
+                             ss_sample0, ss_sample1)
     with single_threaded_blas():  # the classifiers' products are too small to pay for BLAS threads
         fitted = fit_attackers(attackers, releases, splits, mechanism, x, x_prime)
     book = _score_book(releases)  # every attacker scores a row at most once
     order, forced = select_attackers(fitted, releases, splits, delta=delta, confidence=confidence,
                                      estimator=estimator, n_thresholds=n_thresholds, book=book)
-    cert = certify(fitted, order, forced, releases, splits, delta=delta, confidence=confidence,
-                   selection=selection, estimator=estimator, n_thresholds=n_thresholds, book=book)
-    leaks = releases.leaks
+    if streamed:
+        cert, counts = certify_streamed(fitted, order, forced, releases, splits, mechanism=mechanism, x=x,
+                                        x_prime=x_prime, seeds=(ss_sample0, ss_sample1), delta=delta,
+                                        confidence=confidence, selection=selection, estimator=estimator,
+                                        n_thresholds=n_thresholds, chunk_size=chunk_size, book=book,
+                                        n_jobs=n_jobs, progress=progress)
+        leaks = _streamed_leaks(releases.leaks, splits, counts)
+    else:
+        cert = certify(fitted, order, forced, releases, splits, delta=delta, confidence=confidence,
+                       selection=selection, estimator=estimator, n_thresholds=n_thresholds, book=book)
+        leaks = releases.leaks
     del releases, book  # the releases can be large; only the certified scores are needed from here on
     curves = trace_curves(cert, claim, confidence, mechanism, x, x_prime, exact_curve)
     eps_exact = _exact_epsilon(mechanism, delta) if epsilon_exact is None else float(epsilon_exact)
@@ -1347,6 +1503,10 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
     notes, assumptions = _notes(estimator, selection, claim, delta, len(fitted), len(order), assume_gaussian, leaks)
     if pair_note:
         notes.append(pair_note)
+    if streamed:
+        assumptions.append(f"evaluation releases streamed: drawn in keyed blocks of {STREAM_BLOCK} per input and "
+                           "counted at thresholds fixed on the selection split (the curve's vertices are the "
+                           "evaluation rates at those thresholds)")
     if forced is not None:
         assumptions.append("the exact likelihood ratio takes one certified place whatever the ranking and trains on "
                            "nothing, so it is evaluated on the training releases as well as the held-out ones")
@@ -1362,6 +1522,16 @@ def audit_tradeoff(mechanism: Any, x: ArrayLike, x_prime: ArrayLike, *, n: int =
         operating_point=OperatingPoint.of(rate), curves=curves, notes=tuple(notes), assumptions=tuple(assumptions),
         min_detectable_ratio=certified_test_ratio(claim.epsilon, delta, rate, mu=claim.mu), leaks=leaks,
     )
+
+
+def _streamed_leaks(head: dict, splits: Splits, counts: ChunkCounts) -> dict:
+    """The leaks of all ``n`` releases from those of the train and selection blocks and the streamed counts."""
+    m = splits.n_train + splits.n_select
+    out = dict(head)
+    for side, key in enumerate(("nonfinite_fraction_x", "nonfinite_fraction_x_prime")):
+        rows = int(round(head[key] * m)) + counts.nonfinite[side]  # head[key] is k/m: the round trip is exact
+        out[key] = rows / splits.n if rows else 0.0
+    return out
 
 
 def by_family(fitted: list, certificate: Certificate) -> dict[str, FamilyBound]:

@@ -156,17 +156,104 @@ def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLi
             ev0, ev1 = np.sort(ev0), np.sort(ev1)
             presorted = True
     n0, n1 = ev0.size, ev1.size
-    common = dict(delta=delta, confidence=confidence, estimator=estimator, selection=selection, n0=n0, n1=n1)
+    plan = plan_test(sel0, sel1, n0, n1, delta=delta, confidence=confidence, selection=selection,
+                     estimator=estimator, n_thresholds=n_thresholds, log_likelihood_ratio=log_likelihood_ratio)
+    if selection == "split" and not presorted:
+        fp, fn, rfp, rfn = ([c] for c in chosen_test_counts(ev0, ev1, plan.forward[0], plan.reverse[0]))
+    else:
+        fp, fn = error_counts(ev0, ev1, plan.forward, presorted=True)
+        rfp, rfn = _reverse_counts(ev0, ev1, plan.reverse)
+    return bound_from_counts(plan, fp, fn, rfp, rfn, n0, n1)
+
+
+@dataclass(frozen=True)
+class ChosenTests:
+    """The tests chosen on the selection split, to be counted on the evaluation releases.
+
+    :func:`epsilon_bound` counts them on scores in memory; the streamed certification
+    (:mod:`privaudit.audit.engines.streaming`) counts them chunk by chunk. Both turn the counts
+    into the bound with :func:`bound_from_counts`, so equal counts give equal bounds.
+
+    Attributes
+    ----------
+    selection : {"split", "bonferroni"}
+        How the test was chosen.
+    forward : ndarray
+        Thresholds t of the forward tests ``score > t`` to count (one for ``"split"``).
+    reverse : ndarray
+        Thresholds r of the reverse tests ``score < r`` to count (one for ``"split"``).
+    chosen : Selection or None
+        The split selection's choice (its direction); None for ``"bonferroni"``.
+    delta, confidence : float
+        δ and the joint confidence of the bound.
+    estimator : {"clopper-pearson", "gdp"}
+        How the bound is computed.
+    """
+
+    selection: str
+    forward: np.ndarray
+    reverse: np.ndarray
+    chosen: Selection | None
+    delta: float
+    confidence: float
+    estimator: str
+
+
+def plan_test(sel0: ArrayLike, sel1: ArrayLike, n0: int, n1: int, *, delta: float, confidence: float,
+              selection: str = "split", estimator: str = "clopper-pearson", n_thresholds: int = 256,
+              log_likelihood_ratio: bool = False) -> ChosenTests:
+    """The test(s) :func:`epsilon_bound` evaluates: chosen on the selection scores for ``n0``/``n1`` evaluation releases.
+
+    Parameters
+    ----------
+    sel0, sel1 : array-like
+        Selection-split scores under x and x′.
+    n0, n1 : int
+        Evaluation releases under x and x′ (the split selection's criterion depends on them).
+    delta, confidence, selection, estimator, n_thresholds, log_likelihood_ratio
+        As in :func:`epsilon_bound`.
+
+    Returns
+    -------
+    ChosenTests
+    """
     if selection == "split":
-        level = 1 - (1 - confidence) / 2
         sel = select_threshold(sel0, sel1, n0, n1, delta=delta, confidence=confidence, estimator=estimator,
                                n_thresholds=n_thresholds, log_likelihood_ratio=log_likelihood_ratio,
                                **(LLR_SELECTION if log_likelihood_ratio else {}))
-        if presorted:
-            fp, fn = error_counts(ev0, ev1, [sel.threshold], presorted=True)
-            rfp, rfn = _reverse_counts(ev0, ev1, np.array([sel.reverse_threshold]))
-        else:
-            fp, fn, rfp, rfn = ([c] for c in chosen_test_counts(ev0, ev1, sel.threshold, sel.reverse_threshold))
+        return ChosenTests(selection, np.array([sel.threshold]), np.array([sel.reverse_threshold]), sel, delta,
+                        confidence, estimator)
+    spacing = "linear" if estimator == "gdp" else "tails"
+    cands = candidate_thresholds(sel0, sel1, n_thresholds, spacing)
+    return ChosenTests(selection, cands, cands, None, delta, confidence, estimator)
+
+
+def bound_from_counts(plan: ChosenTests, fp: ArrayLike, fn: ArrayLike, rfp: ArrayLike, rfn: ArrayLike, n0: int,
+                      n1: int) -> RateBound:
+    """The bound of ``plan``'s tests from their error counts on ``n0``/``n1`` evaluation releases.
+
+    Parameters
+    ----------
+    plan : ChosenTests
+        The tests (:func:`plan_test`).
+    fp, fn : array-like of int
+        ``#{ev0 > t}`` and ``#{ev1 ≤ t}`` at each of ``plan.forward``.
+    rfp, rfn : array-like of int
+        ``#{ev1 < r}`` and ``#{ev0 ≥ r}`` at each of ``plan.reverse``.
+    n0, n1 : int
+        Evaluation releases under x and x′.
+
+    Returns
+    -------
+    RateBound
+        With ``"split"`` the chosen test at joint level c; with ``"bonferroni"`` the best of the
+        2K tests, every rate bound at level 1 − (1 − c)/(4K).
+    """
+    delta, confidence, estimator, selection = plan.delta, plan.confidence, plan.estimator, plan.selection
+    common = dict(delta=delta, confidence=confidence, estimator=estimator, selection=selection, n0=n0, n1=n1)
+    if selection == "split":
+        level = 1 - (1 - confidence) / 2
+        sel = plan.chosen
         if sel.direction == "forward":
             cfp, cfn, nfp, nfn = fp[0], fn[0], n0, n1
         elif sel.direction == "reverse":
@@ -181,11 +268,9 @@ def epsilon_bound(sel0: ArrayLike, sel1: ArrayLike, ev0: ArrayLike, ev1: ArrayLi
             reverse_threshold=sel.reverse_threshold if sel.direction != "forward" else None, **common,
         )
     # Bonferroni: every candidate threshold in both directions, 2K tests, each rate at 1 − (1 − c)/(4K).
-    spacing = "linear" if estimator == "gdp" else "tails"
-    cands = candidate_thresholds(sel0, sel1, n_thresholds, spacing)
+    cands = plan.forward
+    fp, fn, rfp, rfn = (np.asarray(c) for c in (fp, fn, rfp, rfn))
     level = 1 - (1 - confidence) / (4 * cands.size)
-    fp, fn = error_counts(ev0, ev1, cands, presorted=True)
-    rfp, rfn = _reverse_counts(ev0, ev1, cands)
     vf, af, bf = _value(fp, fn, n0, n1, level, delta, estimator)
     vr, ar, br = _value(rfp, rfn, n1, n0, level, delta, estimator)
     i, j = int(np.argmax(vf)), int(np.argmax(vr))
@@ -483,8 +568,9 @@ def one_run_bound(scores: ArrayLike, signs: ArrayLike, *, delta: float, confiden
 #: Public names, including the threshold-selection statistics re-exported from
 #: :mod:`privaudit.attacks.threshold_selection`.
 __all__ = [
-    "LLR_SELECTION", "RANK_LEVEL", "SELECTIONS", "OneRunBound", "RateBound", "Selection", "clopper_pearson_bound",
+    "LLR_SELECTION", "RANK_LEVEL", "SELECTIONS", "OneRunBound", "RateBound", "Selection", "ChosenTests",
+    "bound_from_counts", "clopper_pearson_bound",
     "clopper_pearson_lower", "clopper_pearson_upper", "dkw_band", "dkw_halfwidth", "empirical_curve",
     "epsilon_bound", "epsilon_from_rates", "gdp_bound", "gdp_epsilon", "mu_from_rates", "one_run_bound",
-    "one_run_epsilon", "one_run_p_value", "select_threshold",
+    "one_run_epsilon", "one_run_p_value", "plan_test", "select_threshold",
 ]
