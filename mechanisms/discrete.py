@@ -47,6 +47,8 @@ from .validation import (
     check_size,
     check_positive,
 )
+from .parameter_constraints import COUNT, DELTA, POSITIVE, Interval, Real
+from .registry import register_mechanism, requires
 
 #: Width (in noise scales) of the truncated supports used for exact trade-off curves;
 #: the mass beyond is below 1e−60.
@@ -102,6 +104,7 @@ def _epsilon_from_profile(delta_of_eps, delta: float, upper: float) -> float:
     return float(brentq(lambda e: delta_of_eps(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12))
 
 
+@register_mechanism("discrete-laplace", check=requires("epsilon"))
 class DiscreteLaplaceMechanism:
     """Release x + L on integer inputs, P(L = k) ∝ exp(−|k|/t), pure ε-DP for ℓ₁ sensitivity Δ.
 
@@ -114,6 +117,9 @@ class DiscreteLaplaceMechanism:
     scale : float, optional
         Noise parameter t (default Δ/ε); set it to build a mis-calibrated mechanism.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {"epsilon": [POSITIVE], "sensitivity": [COUNT], "scale": [POSITIVE, None]}
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1, scale: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -299,6 +305,7 @@ class DiscreteLaplaceMechanism:
         return NoOpDpEvent() if d == 0 else DiscreteLaplaceDpEvent(noise_parameter=1.0 / self.scale, sensitivity=d)
 
 
+@register_mechanism("discrete-gaussian", check=requires("sigma"))
 class DiscreteGaussianMechanism:
     """Release x + Z for a scalar integer x, P(Z = k) ∝ exp(−k²/(2σ²)) (Canonne, Kamath & Steinke 2020).
 
@@ -315,6 +322,10 @@ class DiscreteGaussianMechanism:
     profile, computed by dp_accounting; no μ (the discrete Gaussian is not exactly
     μ-GDP for any μ = Δ/σ). Inputs are scalars: the exact profile is one-dimensional.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {
+        "sigma": [Interval(Real, 0.1, 1e5, closed="both")], "sensitivity": [COUNT], "delta": [DELTA]}
 
     def __init__(self, *, sigma: float, sensitivity: int = 1, delta: float = 1e-5) -> None:
         self.sigma = check_positive("sigma", sigma)

@@ -38,11 +38,14 @@ from .claim import PrivacyClaim
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
 from .validation import InvalidInputError, InvalidParameterError, check_array, check_delta, check_epsilon, check_size, check_positive
+from .parameter_constraints import POSITIVE
+from .registry import register_mechanism, requires
 
 #: Largest spread of the log-weights ε·u/(2Δu) accepted: keeps every output reachable by the race.
 MAX_LOG_WEIGHT_SPREAD = 700.0
 
 
+@register_mechanism("exponential", check=requires("epsilon"))
 class ExponentialMechanism:
     """Pure ε-DP selection among k outputs with probability ∝ exp(ε·u_r(x)/(2Δu)).
 
@@ -62,6 +65,12 @@ class ExponentialMechanism:
         utility, ‖x − x′‖₁ ≤ Δu implies ‖u − u′‖_∞ ≤ Δu). With a custom ``utility`` the
         user states the relation under which its scores have sensitivity Δu.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded; a
+    #: ``utility`` function cannot come from a configuration file).
+    _parameter_constraints = {
+        "epsilon": [POSITIVE], "sensitivity": [POSITIVE], "utility": [callable, None], "monotonic": ["boolean"],
+        "adjacency": [str, None]}
 
     def __init__(
         self, *, epsilon: float, sensitivity: float = 1.0, utility: Callable[[np.ndarray], np.ndarray] | None = None,

@@ -56,6 +56,8 @@ from .validation import (
     check_size,
     check_positive,
 )
+from .parameter_constraints import CALIBRATION, DELTA, POSITIVE
+from .registry import register_mechanism, sigma_or_epsilon_delta
 
 CALIBRATIONS = ("analytic", "classical")
 #: Elements per chunk of :func:`float_safe_gaussian` (three float64 work rows of 128 KiB).
@@ -339,6 +341,7 @@ def float_safe_gaussian_logpdf(residuals: ArrayLike, sigma: float) -> np.ndarray
     return gaussian_dither_logprob(v, 0.5 * step / sigma).sum(axis=1) - v.shape[1] * math.log(step)
 
 
+@register_mechanism("gaussian", check=sigma_or_epsilon_delta)
 class GaussianMechanism:
     """Release x + N(0, σ² I) on a dithered lattice γ(ℤ + u)^d, for inputs with ℓ₂ sensitivity Δ.
 
@@ -363,6 +366,11 @@ class GaussianMechanism:
     calibration : {"analytic", "classical"}
         How σ is derived from (ε, δ) when ``sigma`` is unset.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {
+        "epsilon": [POSITIVE, None], "delta": [DELTA, None], "sensitivity": [POSITIVE], "sigma": [POSITIVE, None],
+        "calibration": [CALIBRATION]}
 
     def __init__(
         self, *, epsilon: float | None = None, delta: float | None = None, sensitivity: float = 1.0,

@@ -40,6 +40,8 @@ from .protocol import NeighbouringPair
 from .samplers import exponential
 from .tradeoff import laplace_tradeoff
 from .validation import InvalidParameterError, check_array, check_delta, check_epsilon, check_int, check_size, check_positive
+from .parameter_constraints import POSITIVE
+from .registry import register_mechanism, requires
 
 def float_safe_laplace(values: ArrayLike, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """``values + Lap(0, scale)`` elementwise, released on the dithered lattice of step 2^(⌊log₂ scale⌋ − 10).
@@ -80,6 +82,7 @@ def float_safe_laplace(values: ArrayLike, scale: float, rng: np.random.Generator
 SCALE_RANGE = (1e-250, 1e250)
 
 
+@register_mechanism("laplace", check=requires("epsilon"))
 class LaplaceMechanism:
     """Release x + Lap(0, b) per coordinate on a dithered lattice γ(ℤ + u)^d, for ℓ₁ sensitivity Δ₁.
 
@@ -96,6 +99,9 @@ class LaplaceMechanism:
         Laplace scale b. Defaults to Δ₁/ε; set it explicitly to build a
         mechanism whose claim is wrong, for audits.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {"epsilon": [POSITIVE], "sensitivity": [POSITIVE], "scale": [POSITIVE, None]}
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, scale: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)

@@ -61,6 +61,8 @@ from .validation import (
     check_interval,
     check_positive,
 )
+from .parameter_constraints import CALIBRATION, COUNT, DELTA, NONNEGATIVE, POSITIVE, UNIT, Integral, Interval
+from .registry import modulated_parameters, register_mechanism
 
 def random_orthonormal_basis(dim: int, m: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """A Haar-random d × m matrix with orthonormal columns (QR with sign fix).
@@ -112,6 +114,7 @@ def check_basis(basis: ArrayLike, dim: int, m: int) -> np.ndarray:
     return v
 
 
+@register_mechanism("modulated", check=modulated_parameters)
 class ModulatedMechanism:
     """Seed 000's client release g_V(x; φ) + N(0, σ² I), for ‖x − x′‖₂ ≤ 1.
 
@@ -137,6 +140,12 @@ class ModulatedMechanism:
     calibration : {"analytic", "classical"}
         How σ is derived from (ε, δ).
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {
+        "alpha": [UNIT], "lam": [NONNEGATIVE], "omega": [NONNEGATIVE], "n_vectors": [COUNT],
+        "dim": [Interval(Integral, 1, 10_000, closed="both")], "epsilon": [POSITIVE, None], "delta": [DELTA, None],
+        "sigma": [POSITIVE, None], "basis": ["array-like", None], "calibration": [CALIBRATION]}
 
     def __init__(
         self, *, alpha: float, lam: float, omega: float, n_vectors: int = 1, dim: int,

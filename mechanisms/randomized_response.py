@@ -19,11 +19,14 @@ from .protocol import NeighbouringPair
 from .samplers import exponential
 from .tradeoff import discrete_tradeoff
 from .validation import InvalidInputError, InvalidParameterError, check_delta, check_epsilon, check_size, check_interval, check_positive
+from .parameter_constraints import POSITIVE, Interval, Real
+from .registry import epsilon_and_categories, register_mechanism
 
 #: Largest ε for which e^{−ε} (the flip-to-keep ratio) is a normal double.
 MAX_EPSILON = 700.0
 
 
+@register_mechanism("randomized-response", check=epsilon_and_categories)
 class RandomizedResponse:
     """k-ary randomised response over ``categories``.
 
@@ -37,6 +40,11 @@ class RandomizedResponse:
         Override p (default e^ε/(e^ε + k − 1)) to build a mis-calibrated
         mechanism for audits; the claim stays at ``epsilon``.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {
+        "epsilon": [POSITIVE], "categories": ["array-like"],
+        "keep_probability": [Interval(Real, 0, 1, closed="right"), None]}
 
     def __init__(self, *, epsilon: float, categories=(-1, 1), keep_probability: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)

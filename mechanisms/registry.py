@@ -20,6 +20,16 @@ Entry points
 
 This module lives in :mod:`privaudit.mechanisms` so that :mod:`privaudit.attacks` can use
 it without importing :mod:`privaudit.audit`.
+
+Mechanisms declare themselves next to their code
+    ``@register_mechanism("gaussian", check=sigma_or_epsilon_delta)`` on a class puts it in
+    :data:`DECLARED_MECHANISMS` under its configuration name; its parameters are the class's own
+    ``_parameter_constraints`` (scikit-learn's vocabulary,
+    :mod:`privaudit.mechanisms.parameter_constraints`), ``check`` the rule spanning several
+    of them. Adapters whose module must not be imported yet are declared by reference
+    (``register_mechanism("opendp-laplace", "module:Class", constraints=...)``). The
+    configuration registry (``privaudit.audit.schema.components.MECHANISMS``) is filled
+    from these declarations.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ import contextlib
 import dataclasses
 import difflib
 import importlib.metadata
+import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from .validation import InvalidParameterError
@@ -321,4 +332,204 @@ class Registry(Generic[T]):
             self._entries, self._entry_points_loaded = saved, loaded
 
 
-__all__ = ["PluginWarning", "Registry", "RegistryError", "did_you_mean", "entry_point_source", "reference"]
+# --------------------------------------------------------------------------- mechanism declarations
+class MissingParameterError(InvalidParameterError):
+    """A required parameter of a mechanism table is missing (a configuration then reports a missing key)."""
+
+
+#: A rule spanning several parameters: ``check(path, params)`` raises, naming ``path`` (where the
+#: parameters come from, e.g. ``audits[0].mechanism``): :class:`MissingParameterError` for a
+#: missing key, :class:`~privaudit.mechanisms.validation.InvalidParameterError` for a bad value,
+#: :class:`~privaudit.mechanisms.validation.ParameterTypeError` for a value of the wrong kind.
+Check = Callable[[str, dict], None]
+
+
+def public_reference(obj: Any) -> str:
+    """``"package:Name"`` of a class as its users import it (the shortest package exporting it).
+
+    ``privaudit.mechanisms.gaussian.GaussianMechanism`` is ``"privaudit.mechanisms:GaussianMechanism"``
+    once :mod:`privaudit.mechanisms` exports it; a string reference is returned as it is.
+
+    Parameters
+    ----------
+    obj : class or str
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(obj, str):
+        return obj
+    module, name = getattr(obj, "__module__", ""), getattr(obj, "__qualname__", "")
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        package = sys.modules.get(".".join(parts[:i]))
+        if package is not None and getattr(package, name, None) is obj:
+            return f"{package.__name__}:{name}"
+    return reference(obj)
+
+
+@dataclasses.dataclass(frozen=True)
+class MechanismDeclaration:
+    """A mechanism declared under its configuration name.
+
+    Attributes
+    ----------
+    name : str
+        The ``name`` of a configuration's mechanism table.
+    cls : type or str
+        The mechanism class, or ``"module:Class"`` for an adapter imported on first use.
+    check : callable(path, params), optional
+        Validation spanning several parameters (see :data:`Check`).
+    constraints : mapping, optional
+        scikit-learn parameter constraints of a class declared by reference (a class carries
+        its own ``_parameter_constraints``).
+    doc : str
+        One line for ``privaudit list`` (default: the class docstring's first line).
+    """
+
+    name: str
+    cls: Any
+    check: Check | None = None
+    constraints: Mapping[str, list] | None = None
+    doc: str = ""
+
+    @property
+    def ref(self) -> str:
+        """``"package:Class"`` as users import it (see :func:`public_reference`)."""
+        return public_reference(self.cls)
+
+
+def _check_declaration(name: str, decl: object) -> None:
+    cls = getattr(decl, "cls", None)
+    if not isinstance(decl, MechanismDeclaration) or not (isinstance(cls, type) or isinstance(cls, str)):
+        raise RegistryError(f"mechanism {name!r}: expected a class or a 'module:Class' reference, got {cls!r}")
+    own = getattr(cls, "_parameter_constraints", None)
+    if own is not None and not isinstance(own, Mapping):
+        raise RegistryError(f"mechanism {name!r}: {reference(cls)}._parameter_constraints must be a mapping "
+                            f"of parameter name to constraints, got {type(own).__name__}")
+
+
+#: Every mechanism declared with :func:`register_mechanism`, by configuration name.
+DECLARED_MECHANISMS: Registry[MechanismDeclaration] = Registry(
+    "mechanism", None, validate=_check_declaration, identity=lambda decl: decl.cls,
+    describe=lambda decl: reference(decl.cls))
+
+
+def register_mechanism(name: str, cls: type | str | None = None, *, check: Check | None = None,
+                       constraints: Mapping[str, list] | None = None, doc: str = "",
+                       force: bool = False) -> Any:
+    """Declare the mechanism ``cls`` under the configuration name ``name``; a class decorator when ``cls`` is omitted.
+
+    Parameters
+    ----------
+    name : str
+        Non-empty, without ``":"``.
+    cls : type or str, optional
+        The class (its ``_parameter_constraints`` are its parameter specification), or
+        ``"module:Class"`` for a class imported on first use (give ``constraints`` then).
+    check : callable(path, params), optional
+        Validation spanning several parameters (see :data:`Check`).
+    constraints : mapping, optional
+        Parameter specification of a class declared by reference.
+    doc : str
+        One line for ``privaudit list``.
+    force : bool
+        Replace another class declared under ``name``.
+
+    Returns
+    -------
+    type, str or callable
+        ``cls``, or the decorator declaring the class it decorates.
+
+    Raises
+    ------
+    RegistryError
+        A malformed name or class, or a clash (naming both sources) without ``force``.
+    """
+    if cls is None:
+        return lambda c: register_mechanism(name, c, check=check, constraints=constraints, doc=doc, force=force)
+    DECLARED_MECHANISMS.register(name, MechanismDeclaration(name, cls, check, constraints, doc), force=force)
+    return cls
+
+
+# ------------------------------------------------------------------ checks spanning several parameters
+def requires(*keys: str) -> Check:
+    """A check refusing a table without each of ``keys``.
+
+    Parameters
+    ----------
+    *keys : str
+
+    Returns
+    -------
+    callable(path, params)
+        Raises :class:`MissingParameterError` ``"missing required key {path}.{key}"``.
+    """
+    def check(path: str, p: dict) -> None:
+        for k in keys:
+            if k not in p:
+                raise MissingParameterError(f"missing required key {path}.{k}")
+    return check
+
+
+def sigma_or_epsilon_delta(path: str, p: dict) -> None:
+    """σ, or ε with δ (σ with ε/δ is a deliberately miscalibrated claim).
+
+    Parameters
+    ----------
+    path : str
+    p : dict
+
+    Raises
+    ------
+    MissingParameterError
+    """
+    if p.get("sigma") is None and (p.get("epsilon") is None or p.get("delta") is None):
+        raise MissingParameterError(f"{path} needs sigma, or epsilon and delta, got {path} = {p!r}")
+
+
+def modulated_parameters(path: str, p: dict) -> None:
+    """The modulated release: σ or (ε, δ), ``alpha``, ``lam``, ``omega`` and ``dim``, and ``n_vectors <= dim``.
+
+    Parameters
+    ----------
+    path : str
+    p : dict
+
+    Raises
+    ------
+    MissingParameterError, InvalidParameterError
+    """
+    sigma_or_epsilon_delta(path, p)
+    if "dim" not in p or not all(k in p for k in ("alpha", "lam", "omega")):
+        missing = [k for k in ("alpha", "lam", "omega", "dim") if k not in p]
+        raise MissingParameterError(f"missing required key {path}.{missing[0]}")
+    if p.get("n_vectors", 1) > p["dim"]:
+        raise InvalidParameterError(
+            f"{path}.n_vectors must be <= dim = {p['dim']}, got {path}.n_vectors = {p['n_vectors']!r}")
+
+
+def epsilon_and_categories(path: str, p: dict) -> None:
+    """Randomised response: ``epsilon``, and ``categories`` (when given) >= 2 distinct numbers.
+
+    Parameters
+    ----------
+    path : str
+    p : dict
+
+    Raises
+    ------
+    MissingParameterError, InvalidParameterError
+    """
+    requires("epsilon")(path, p)
+    cats = p.get("categories")
+    if cats is not None and (not isinstance(cats, list) or len(cats) < 2 or len(set(map(str, cats))) != len(cats)
+                             or any(isinstance(c, list) for c in cats)):
+        raise InvalidParameterError(
+            f"{path}.categories must be >= 2 distinct numbers, got {path}.categories = {cats!r}")
+
+
+__all__ = ["DECLARED_MECHANISMS", "Check", "MechanismDeclaration", "MissingParameterError", "PluginWarning", "Registry",
+           "RegistryError", "did_you_mean", "entry_point_source", "epsilon_and_categories", "modulated_parameters",
+           "public_reference", "reference", "register_mechanism", "requires", "sigma_or_epsilon_delta"]

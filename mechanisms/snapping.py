@@ -39,6 +39,8 @@ from numpy.typing import ArrayLike
 from .accounting import pure_dp_event
 from .claim import PrivacyClaim
 from .validation import InvalidParameterError, check_array, check_epsilon, check_size, check_positive
+from .parameter_constraints import POSITIVE
+from .registry import register_mechanism, requires
 
 _MANTISSA = np.uint64(2**52 - 1)
 _LEADING_ZEROS_11 = (11 - np.array([int(v).bit_length() for v in range(2048)])).astype(np.int64)
@@ -85,6 +87,7 @@ def _power_of_two_at_least(value: float) -> float:
     return math.ldexp(1.0, exp - 1) if mant == 0.5 else math.ldexp(1.0, exp)
 
 
+@register_mechanism("snapping-laplace", check=requires("epsilon", "bound"))
 class SnappingLaplaceMechanism:
     """Mironov's snapping mechanism: pure ε-DP Laplace noise for queries clamped to [−B, B].
 
@@ -98,6 +101,9 @@ class SnappingLaplaceMechanism:
         Public bound B: inputs are clamped to [−B, B] and so are the outputs. Needs
         λ < B/Δ′ < 2⁴⁶λ.
     """
+
+    #: Constructor parameters in scikit-learn's vocabulary (validated when a configuration is loaded).
+    _parameter_constraints = {"epsilon": [POSITIVE], "sensitivity": [POSITIVE], "bound": [POSITIVE]}
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, bound: float) -> None:
         self.epsilon = check_epsilon(epsilon)

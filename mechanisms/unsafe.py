@@ -37,14 +37,19 @@ from .gaussian import GaussianMechanism
 from .laplace import LaplaceMechanism, float_safe_laplace
 from .neighbourhoods import AddRemove, ReplaceOne, parse_neighbourhood
 from .validation import InvalidInputError, InvalidParameterError, check_array, check_epsilon, check_int, check_real, check_size
+from .registry import register_mechanism, requires, sigma_or_epsilon_delta
 
 
+@register_mechanism("unsafe-float-laplace", check=requires("epsilon"))
 class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
     """``x + rng.laplace(0, b)``: the textbook float Laplace. Its ε-DP claim is FALSE (Mironov 2012).
 
     Same parameters as :class:`~privaudit.mechanisms.LaplaceMechanism`; the
     ``log_density`` is the continuous Laplace density the sampler does not have.
     """
+
+    #: The parameters of :class:`LaplaceMechanism`.
+    _parameter_constraints = LaplaceMechanism._parameter_constraints
 
     def __repr__(self) -> str:
         return f"UnsafeFloatLaplaceMechanism(scale={self.scale:.6g}, claim={self.claim})"
@@ -106,12 +111,16 @@ class UnsafeFloatLaplaceMechanism(LaplaceMechanism):
         return math.inf, 1.0
 
 
+@register_mechanism("unsafe-float-gaussian", check=sigma_or_epsilon_delta)
 class UnsafeFloatGaussianMechanism(GaussianMechanism):
     """``x + σ·rng.standard_normal()``: the textbook float Gaussian. Its claim is not covered by any analysis.
 
     Same parameters as :class:`~privaudit.mechanisms.GaussianMechanism`; the
     ``log_density`` and Fisher information are the continuous ones.
     """
+
+    #: The parameters of :class:`GaussianMechanism`.
+    _parameter_constraints = GaussianMechanism._parameter_constraints
 
     def __repr__(self) -> str:
         return f"UnsafeFloatGaussianMechanism(sigma={self.sigma:.6g}, claim={self.claim})"

@@ -32,6 +32,17 @@ BUILTINS = {'kinds': {'bias': 'Bias audit of a user estimator: is E[sampler(n, r
                            'Δ₁.',
                 'randomized-response': 'k-ary randomised response over ``categories``.',
                 'modulated': "Seed 000's client release g_V(x; φ) + N(0, σ² I), for ‖x − x′‖₂ ≤ 1.",
+                'unsafe-float-laplace': '``x + rng.laplace(0, b)``: the textbook float Laplace. Its ε-DP claim is '
+                                        'FALSE (Mironov 2012).',
+                'unsafe-float-gaussian': '``x + σ·rng.standard_normal()``: the textbook float Gaussian. Its claim is '
+                                         'not covered by any analysis.',
+                'discrete-laplace': 'Release x + L on integer inputs, P(L = k) ∝ exp(−|k|/t), pure ε-DP for ℓ₁ '
+                                    'sensitivity Δ.',
+                'discrete-gaussian': 'Release x + Z for a scalar integer x, P(Z = k) ∝ exp(−k²/(2σ²)) (Canonne, Kamath '
+                                     '& Steinke 2020).',
+                'exponential': 'Pure ε-DP selection among k outputs with probability ∝ exp(ε·u_r(x)/(2Δu)).',
+                'snapping-laplace': "Mironov's snapping mechanism: pure ε-DP Laplace noise for queries clamped to [−B, "
+                                    'B].',
                 'opendp-laplace': 'third-party adapter OpenDPLaplace',
                 'opendp-gaussian': 'third-party adapter OpenDPGaussian',
                 'opendp-discrete-laplace': 'third-party adapter OpenDPDiscreteLaplace',

@@ -43,8 +43,15 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
-from privaudit.mechanisms.external import register_external_mechanisms
-from privaudit.mechanisms.registry import Registry, reference
+import privaudit.mechanisms.external  # noqa: F401  (declares the third-party adapters, by reference)
+from privaudit.mechanisms.registry import (
+    DECLARED_MECHANISMS,
+    MechanismDeclaration,
+    MissingParameterError,
+    Registry,
+    reference,
+)
+from privaudit.mechanisms.validation import InvalidParameterError, ParameterTypeError
 
 from privaudit.audit.schema.fields import (
     ConfigKeyError,
@@ -567,7 +574,102 @@ class ComponentRegistry:
         return lambda path, table: self.validate(path, table)
 
 
-MECHANISMS = ComponentRegistry("mechanism", "privaudit.mechanisms")
+def config_check(check: Callable[[str, dict], None]) -> Callable[[str, dict], None]:
+    """A mechanism's ``check`` (:mod:`privaudit.mechanisms.registry`) raising configuration errors.
+
+    The mechanisms layer cannot import :mod:`privaudit.audit`, so its checks raise its own
+    errors; the message stays, the class becomes the configuration's:
+    :class:`~privaudit.mechanisms.registry.MissingParameterError` a :class:`ConfigKeyError`,
+    ``ParameterTypeError`` a :class:`ConfigTypeError`, ``InvalidParameterError`` a
+    :class:`ConfigValueError`.
+
+    Parameters
+    ----------
+    check : callable(path, params)
+
+    Returns
+    -------
+    callable(path, params)
+    """
+    def run(path: str, params: dict) -> None:
+        try:
+            check(path, params)
+        except (ConfigKeyError, ConfigTypeError, ConfigValueError):
+            raise
+        except MissingParameterError as exc:
+            raise ConfigKeyError(str(exc)) from exc
+        except ParameterTypeError as exc:
+            raise ConfigTypeError(str(exc)) from exc
+        except InvalidParameterError as exc:
+            raise ConfigValueError(str(exc)) from exc
+
+    run.__wrapped__ = check  # type: ignore[attr-defined]
+    return run
+
+
+class _MechanismRegistry(ComponentRegistry):
+    """The mechanisms configurations name: every declaration of
+    :data:`~privaudit.mechanisms.registry.DECLARED_MECHANISMS` (each mechanism class declares
+    itself with ``@register_mechanism``, next to its code), plus components registered here
+    and the ``privaudit.mechanisms`` entry points.
+
+    Declarations are mirrored in before every lookup, so a class declared after this module
+    was imported is configurable too. A class's ``_parameter_constraints`` apply to the
+    keywords its constructor takes (a subclass with fewer keywords is not offered its
+    parent's).
+
+    Parameters
+    ----------
+    declarations : Registry of MechanismDeclaration
+        Where the mechanisms layer declares its classes.
+    """
+
+    def __init__(self, declarations: Registry[MechanismDeclaration]) -> None:
+        super().__init__("mechanism", "privaudit.mechanisms")
+        self.declarations = declarations
+        self._mirrored: dict[str, MechanismDeclaration] = {}
+        self._sync()
+
+    def _sync(self) -> None:
+        for name, decl in self.declarations.items().items():
+            if self._mirrored.get(name) is decl:
+                continue
+            check = config_check(decl.check) if decl.check is not None else None
+            # By its public "package:Class" reference where a package exports it (what a clash message
+            # names), else the class itself (a class defined in a function has no importable reference).
+            ref = decl.cls if isinstance(decl.cls, type) and decl.ref == reference(decl.cls) else decl.ref
+            self.registry.register(name, Component(name, ref, decl.constraints, check, decl.doc),
+                                   force=name in self._mirrored)
+            self._mirrored[name] = decl
+
+    def register(self, name: str, ref: Any, **kwargs: Any) -> None:  # noqa: D102 - ComponentRegistry.register
+        self._sync()
+        super().register(name, ref, **kwargs)
+
+    def names(self) -> list[str]:  # noqa: D102 - ComponentRegistry.names
+        self._sync()
+        return super().names()
+
+    def __contains__(self, name: object) -> bool:
+        self._sync()
+        return super().__contains__(name)
+
+    def get(self, name: str) -> Component:  # noqa: D102 - ComponentRegistry.get
+        self._sync()
+        return super().get(name)
+
+    def constraints(self, obj: Any, comp: Component | None) -> Constraints | None:  # noqa: D102
+        spec = super().constraints(obj, comp)
+        own = getattr(obj, "_parameter_constraints", None)
+        if spec is not None and spec is own:
+            accepted = keyword_names(obj)
+            if accepted:
+                spec = {k: v for k, v in spec.items() if k in accepted}
+        return spec
+
+
+#: Mechanisms, by configuration name: filled from the mechanisms' own declarations.
+MECHANISMS = _MechanismRegistry(DECLARED_MECHANISMS)
 PRIORS = ComponentRegistry("prior", "privaudit.priors")
 LEARNERS = ComponentRegistry("learner", "privaudit.learners")
 EXPERIMENTS = ComponentRegistry("experiment", "privaudit.experiments")
@@ -628,22 +730,6 @@ _POS = Interval(Real, 0, None, closed="neither")
 _NONNEG = Interval(Real, 0, None, closed="left")
 _DELTA = Interval(Real, 0, 1, closed="neither")
 _COUNT = Interval(Integral, 1, None, closed="left")
-_CALIBRATION = StrOptions({"analytic", "classical"})
-
-
-def _gaussian_check(path: str, p: dict) -> None:
-    """GaussianMechanism: σ, or ε with δ (σ with ε/δ is a deliberately miscalibrated claim)."""
-    if p.get("sigma") is None and (p.get("epsilon") is None or p.get("delta") is None):
-        raise ConfigKeyError(f"{path} needs sigma, or epsilon and delta, got {path} = {p!r}")
-
-
-def _modulated_check(path: str, p: dict) -> None:
-    _gaussian_check(path, p)
-    if "dim" not in p or not all(k in p for k in ("alpha", "lam", "omega")):
-        missing = [k for k in ("alpha", "lam", "omega", "dim") if k not in p]
-        raise ConfigKeyError(f"missing required key {path}.{missing[0]}")
-    if p.get("n_vectors", 1) > p["dim"]:
-        raise ConfigValueError(f"{path}.n_vectors must be <= dim = {p['dim']}, got {path}.n_vectors = {p['n_vectors']!r}")
 
 
 def _requires(*keys: str) -> Callable[[str, dict], None]:
@@ -653,31 +739,6 @@ def _requires(*keys: str) -> Callable[[str, dict], None]:
                 raise ConfigKeyError(f"missing required key {path}.{k}")
     return check
 
-
-def _categories_check(path: str, p: dict) -> None:
-    _requires("epsilon")(path, p)
-    cats = p.get("categories")
-    if cats is not None and (not isinstance(cats, list) or len(cats) < 2 or len(set(map(str, cats))) != len(cats)
-                             or any(isinstance(c, list) for c in cats)):
-        raise ConfigValueError(f"{path}.categories must be >= 2 distinct numbers, got {path}.categories = {cats!r}")
-
-
-MECHANISMS.register("gaussian", "privaudit.mechanisms:GaussianMechanism", constraints={
-    "epsilon": [_POS, None], "delta": [_DELTA, None], "sensitivity": [_POS], "sigma": [_POS, None],
-    "calibration": [_CALIBRATION]}, check=_gaussian_check)
-MECHANISMS.register("laplace", "privaudit.mechanisms:LaplaceMechanism", constraints={
-    "epsilon": [_POS], "sensitivity": [_POS], "scale": [_POS, None]}, check=_requires("epsilon"))
-MECHANISMS.register("randomized-response", "privaudit.mechanisms:RandomizedResponse", constraints={
-    "epsilon": [_POS], "categories": ["array-like"], "keep_probability": [Interval(Real, 0, 1, closed="right"), None]},
-    check=_categories_check)
-MECHANISMS.register("modulated", "privaudit.mechanisms:ModulatedMechanism", constraints={
-    "alpha": [Interval(Real, 0, 1, closed="both")], "lam": [_NONNEG], "omega": [_NONNEG], "n_vectors": [_COUNT],
-    "dim": [Interval(Integral, 1, 10_000, closed="both")], "epsilon": [_POS, None], "delta": [_DELTA, None],
-    "sigma": [_POS, None], "basis": ["array-like", None], "calibration": [_CALIBRATION]}, check=_modulated_check)
-
-# Third-party adapters (OpenDP, pydp, Opacus canaries) with their parameter specifications;
-# registering imports none of the libraries.
-register_external_mechanisms(MECHANISMS)
 
 PRIORS.register("gaussian", "privaudit.attacks.priors:GaussianPrior",
                 constraints={"mean": ["array-like"], "cov": ["array-like"]}, check=_requires("mean", "cov"))
@@ -767,6 +828,7 @@ EXPERIMENTS.register("conddp-mlp", "privaudit.audit.studies.experiments.conddp:r
 
 __all__ = [
     "EXPERIMENTS", "LEARNERS", "MECHANISMS", "MODELS", "PRIORS", "SAMPLERS", "Component", "ComponentRegistry", "SEED_PARAMS",
+    "config_check",
     "allow_imports", "check_parameters", "disallow_imports", "import_allowed", "import_reference", "imports_allowed",
     "keyword_names", "load_reference", "registered_attackers",
 ]

@@ -13,8 +13,12 @@ claim exactly. OpenDP and pydp cannot be seeded (their CSPRNGs are internal): th
 ``sample`` accepts ``rng`` and ignores it, and their audits are not reproducible bit
 for bit. Opacus is seeded through torch generators.
 
-Names. :data:`EXTERNAL_MECHANISMS` maps a configuration name to ``"module:Class"``;
-:func:`register_external_mechanisms` adds them to a name registry, refusing clashes.
+Names. :data:`EXTERNAL_MECHANISMS` maps a configuration name to ``"module:Class"``, and
+:data:`EXTERNAL_PARAMETERS` each adapter's parameters (scikit-learn constraints); importing
+this package declares every adapter in the mechanism registry
+(:func:`~privaudit.mechanisms.registry.register_mechanism`, by reference: no adapter module is
+imported), and :func:`register_external_mechanisms` adds them to another name registry,
+refusing clashes.
 diffprivlib is not wrapped: it does not import with scikit-learn 1.9 (the version
 privaudit runs on), and pinning an older scikit-learn for it is not worth it.
 """
@@ -23,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..parameter_constraints import COUNT, DELTA, POSITIVE, RATE, SIZE, Real, StrOptions
+from ..registry import register_mechanism
 from ..validation import InvalidParameterError
 
 _OPENDP = "privaudit.mechanisms.external.opendp_mechanisms"
@@ -44,36 +50,36 @@ EXTERNAL_MECHANISMS: dict[str, str] = {
 }
 
 
-#: Parameter specification of each adapter, as plain data (turned into scikit-learn constraints by
-#: :func:`external_constraints`): "positive" (> 0), "delta" (in (0, 1)), "rate" (in (0, 1]), "count"
-#: (integer >= 1), "size" (integer >= 0), "real", "array", a tuple of allowed strings; a trailing "?"
-#: admits None.
-EXTERNAL_PARAMETERS: dict[str, dict[str, str | tuple]] = {
-    "opendp-laplace": {"scale": "positive", "sensitivity": "positive", "noise_scale": "positive?"},
-    "opendp-gaussian": {"scale": "positive", "sensitivity": "positive", "delta": "delta", "noise_scale": "positive?"},
-    "opendp-discrete-laplace": {"scale": "positive", "sensitivity": "count", "constructor": ("laplace", "geometric"),
-                                "noise_scale": "positive?"},
-    "opendp-gaussian-composition": {"scales": "array", "sensitivity": "positive", "delta": "delta",
-                                    "noise_scales": "array?"},
-    "opendp-laplace-threshold": {"scale": "positive", "threshold": "positive", "linf": "positive",
-                                 "absent": "real?", "noise_scale": "positive?", "noise_threshold": "positive?"},
-    "pydp-laplace": {"epsilon": "positive", "sensitivity": "positive", "noise_epsilon": "positive?"},
-    "pydp-gaussian": {"epsilon": "positive", "delta": "delta", "sensitivity": "positive", "noise_epsilon": "positive?"},
-    "pydp-bounded-sum": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
-                         "noise_epsilon": "positive?", "records_low": "real?", "records_high": "real?",
-                         "min_size": "size", "max_size": "count"},
-    "pydp-bounded-mean": {"epsilon": "positive", "lower": "real", "upper": "real", "absent": "real?",
-                          "noise_epsilon": "positive?", "records_low": "real?", "records_high": "real?",
-                          "min_size": "size", "max_size": "count"},
-    "opacus-dpsgd-canary": {"epsilon": "positive", "delta": "delta", "epochs": "count", "n_data": "count",
-                            "dim": "count", "clip": "positive", "lr": "positive", "sample_rate": "rate",
-                            "grad_sample_mode": ("hooks", "functorch", "ghost"), "mode": ("white-box", "black-box"),
-                            "accountant": ("rdp", "prv", "gdp"), "noise_multiplier": "positive?"},
+#: Parameter specification of each adapter, in scikit-learn's vocabulary (the ``_parameter_constraints``
+#: language of the built-in mechanisms and the learners, :mod:`privaudit.mechanisms.parameter_constraints`).
+#: They stay here, not on the adapter classes, so that declaring the adapters imports none of their modules.
+EXTERNAL_PARAMETERS: dict[str, dict[str, list]] = {
+    "opendp-laplace": {"scale": [POSITIVE], "sensitivity": [POSITIVE], "noise_scale": [POSITIVE, None]},
+    "opendp-gaussian": {"scale": [POSITIVE], "sensitivity": [POSITIVE], "delta": [DELTA],
+                        "noise_scale": [POSITIVE, None]},
+    "opendp-discrete-laplace": {"scale": [POSITIVE], "sensitivity": [COUNT],
+                                "constructor": [StrOptions({"laplace", "geometric"})], "noise_scale": [POSITIVE, None]},
+    "opendp-gaussian-composition": {"scales": ["array-like"], "sensitivity": [POSITIVE], "delta": [DELTA],
+                                    "noise_scales": ["array-like", None]},
+    "opendp-laplace-threshold": {"scale": [POSITIVE], "threshold": [POSITIVE], "linf": [POSITIVE],
+                                 "absent": [Real, None], "noise_scale": [POSITIVE, None],
+                                 "noise_threshold": [POSITIVE, None]},
+    "pydp-laplace": {"epsilon": [POSITIVE], "sensitivity": [POSITIVE], "noise_epsilon": [POSITIVE, None]},
+    "pydp-gaussian": {"epsilon": [POSITIVE], "delta": [DELTA], "sensitivity": [POSITIVE],
+                      "noise_epsilon": [POSITIVE, None]},
+    **{name: {"epsilon": [POSITIVE], "lower": [Real], "upper": [Real], "absent": [Real, None],
+              "noise_epsilon": [POSITIVE, None], "records_low": [Real, None], "records_high": [Real, None],
+              "min_size": [SIZE], "max_size": [COUNT]} for name in ("pydp-bounded-sum", "pydp-bounded-mean")},
+    "opacus-dpsgd-canary": {"epsilon": [POSITIVE], "delta": [DELTA], "epochs": [COUNT], "n_data": [COUNT],
+                            "dim": [COUNT], "clip": [POSITIVE], "lr": [POSITIVE], "sample_rate": [RATE],
+                            "grad_sample_mode": [StrOptions({"hooks", "functorch", "ghost"})],
+                            "mode": [StrOptions({"white-box", "black-box"})],
+                            "accountant": [StrOptions({"rdp", "prv", "gdp"})], "noise_multiplier": [POSITIVE, None]},
 }
 
 
 def external_constraints(name: str) -> dict[str, list]:
-    """scikit-learn parameter constraints (``sklearn.utils._param_validation``) of adapter ``name``.
+    """scikit-learn parameter constraints (``sklearn.utils._param_validation``) of adapter ``name`` (a copy).
 
     Parameters
     ----------
@@ -85,23 +91,13 @@ def external_constraints(name: str) -> dict[str, list]:
     dict of str to list
         Parameter name → allowed constraints.
     """
-    from numbers import Integral, Real
+    return {key: list(allowed) for key, allowed in EXTERNAL_PARAMETERS[name].items()}
 
-    from sklearn.utils._param_validation import Interval, StrOptions
 
-    base = {
-        "positive": Interval(Real, 0, None, closed="neither"), "delta": Interval(Real, 0, 1, closed="neither"),
-        "rate": Interval(Real, 0, 1, closed="right"), "count": Interval(Integral, 1, None, closed="left"),
-        "size": Interval(Integral, 0, None, closed="left"),
-        "real": Real, "array": "array-like",
-    }
-    out = {}
-    for key, kind in EXTERNAL_PARAMETERS[name].items():
-        if isinstance(kind, tuple):
-            out[key] = [StrOptions(set(kind))]
-        else:
-            out[key] = [base[kind.rstrip("?")]] + ([None] if kind.endswith("?") else [])
-    return out
+# Every adapter is declared by reference (its module is imported when a configuration names it).
+for _name, _ref in EXTERNAL_MECHANISMS.items():
+    register_mechanism(_name, _ref, constraints=EXTERNAL_PARAMETERS[_name],
+                       doc=f"third-party adapter {_ref.rpartition(':')[2]}")
 
 
 def register_external_mechanisms(registry: Any, *, force: bool = False) -> Any:
