@@ -1,6 +1,7 @@
 """Distinguishers: attackers that score a release, higher meaning "the input was x′".
 
-All distinguishers share one protocol (``kind = "distinguisher"``)::
+All distinguishers share one protocol, :class:`~privaudit.attacks.protocol.Distinguisher` (the
+built-ins subclass it; ``kind = "distinguisher"``)::
 
     attacker.fit(outputs0, outputs1, *, mechanism=None, x=None, x_prime=None) -> attacker
     attacker.score(outputs) -> ndarray of shape (n,)
@@ -42,6 +43,7 @@ from privaudit.mechanisms.randomness import int_seed
 from privaudit.mechanisms.protocol import HasDensity
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_int
 
+from .protocol import Distinguisher
 from .registry import register_attack
 
 
@@ -69,60 +71,6 @@ def _pair_difference(x, x_prime, k: int | None = None) -> np.ndarray | None:
             or np.array_equal(a, b):
         return None
     return b - a
-
-
-class Distinguisher(abc.ABC):
-    """Base class: stores constructor params (scikit-learn style) and declares the protocol."""
-
-    kind = "distinguisher"
-    #: Whether :meth:`fit` needs training releases.
-    requires_training = True
-    #: Whether the attacker needs ``mechanism.log_density``.
-    requires_density = False
-    #: Whether :meth:`score` returns exact log-likelihood ratios ln p(o | x′) − ln p(o | x): the
-    #: audit then chooses the test from pooled rate estimates (see ``select_threshold``).
-    llr_scores = False
-    #: The class of leak the attacker looks for (:data:`privaudit.attacks.protocol.LEAK_FAMILIES`):
-    #: reports give the best certified ε̲ of each family apart.
-    leak_family = "distribution"
-
-    @abc.abstractmethod
-    def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
-            x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "Distinguisher":
-        """Learn from training releases under x (``outputs0``) and x′ (``outputs1``); returns self.
-
-        Parameters
-        ----------
-        outputs0, outputs1 : array-like of shape (n, ...) or None
-            Training releases under x and under x′.
-        mechanism : object, optional
-            The audited mechanism.
-        x, x_prime : array-like or None
-            The audited pair.
-
-        Returns
-        -------
-        Distinguisher
-            self, fitted.
-        """
-
-    @abc.abstractmethod
-    def score(self, outputs: ArrayLike) -> np.ndarray:
-        """Score each release, higher meaning "x′"; shape (n,).
-
-        Parameters
-        ----------
-        outputs : array-like of shape (n, ...)
-            Releases, flattened to rows.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-        """
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_"))
-        return f"{type(self).__name__}({params})"
 
 
 _LLR_DECIMALS = 9

@@ -14,22 +14,55 @@ exact log-likelihood ratios.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 
+#: What an explicit subclass of :class:`Distinguisher` declares unless it says otherwise: the
+#: documented defaults of :func:`distinguisher_traits` and :func:`leak_family`, and its ``kind``.
+DISTINGUISHER_DEFAULTS = {"kind": "distinguisher", "requires_training": True, "handles_nonfinite": False,
+                          "requires_density": False, "llr_scores": False, "leak_family": "distribution"}
+
+
 @runtime_checkable
 class Distinguisher(Protocol):
-    """Scores releases, higher meaning "the input was x′".
+    """Scores releases, higher meaning "the input was x′": the one distinguisher protocol, and the base class.
 
-    ``fit`` receives training releases under x and x′ (``None`` for attackers with
-    ``requires_training = False``) and returns the attacker; ``score`` is vectorised over
-    the n releases.
+    What an attacker must provide (checked by ``isinstance(obj, Distinguisher)``):
+
+    ``fit(outputs0, outputs1, *, mechanism=None, x=None, x_prime=None) -> attacker``
+        receives training releases under x and x′ (``None`` for attackers with
+        ``requires_training = False``) and returns the fitted attacker;
+    ``score(outputs) -> ndarray of shape (n,)``
+        vectorised over the n releases.
+
+    What it may declare, as class attributes (read through :func:`distinguisher_traits` and
+    :func:`leak_family`, which apply the documented, conservative defaults to an attacker
+    that declares nothing):
+
+    ``requires_training`` (True), ``handles_nonfinite`` (False), ``requires_density`` (False), ``llr_scores`` (False)
+        see :class:`DistinguisherTraits`;
+    ``leak_family`` ("distribution")
+        the class of leak it looks for, one of :data:`LEAK_FAMILIES`: ``"floating-point"``
+        (the float representation: bit patterns, lattices, outputs a sampler can reach),
+        ``"distribution"`` (the law of the release: likelihood ratio, projection,
+        classifiers) or ``"degenerate"`` (outputs one input never gives: NaN, inf, atoms).
+        A trade-off audit certifies the best attacker of each family it ran and reports each
+        family's ε̲ apart, so a floating-point leak does not hide a wrong calibration;
+    ``kind`` ("distinguisher")
+        what :func:`~privaudit.attacks.registry.register_attack` requires of a registered class.
+
+    The built-in attackers subclass this class explicitly: a subclass must implement ``fit``
+    and ``score`` (they are abstract), gets the defaults above as class attributes
+    (:data:`DISTINGUISHER_DEFAULTS`, set on the first concrete subclass, so that they are no
+    protocol members an attacker must have) and a scikit-learn style ``repr``.
     """
 
+    @abc.abstractmethod
     def fit(self, outputs0: ArrayLike | None = None, outputs1: ArrayLike | None = None, *, mechanism: object = None,
             x: ArrayLike | None = None, x_prime: ArrayLike | None = None) -> "Distinguisher":
         """Learn from training releases; returns the attacker.
@@ -48,14 +81,14 @@ class Distinguisher(Protocol):
         Distinguisher
             The fitted attacker.
         """
-        ...
 
-    def score(self, outputs: np.ndarray) -> np.ndarray:
+    @abc.abstractmethod
+    def score(self, outputs: ArrayLike) -> np.ndarray:
         """Score each release, higher meaning "the input was x′".
 
         Parameters
         ----------
-        outputs : ndarray of shape (n, ...)
+        outputs : array-like of shape (n, ...)
             Releases, one per row of the leading axis.
 
         Returns
@@ -63,7 +96,17 @@ class Distinguisher(Protocol):
         ndarray of shape (n,)
             One real score per release.
         """
-        ...
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("_is_protocol", False):
+            for name, value in DISTINGUISHER_DEFAULTS.items():
+                if not hasattr(cls, name):
+                    setattr(cls, name, value)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_"))
+        return f"{type(self).__name__}({params})"
 
 
 @runtime_checkable
@@ -87,6 +130,72 @@ class Reconstructor(Protocol):
         -------
         ndarray of shape (n, d)
             One estimate of the d-dimensional input per release.
+        """
+        ...
+
+
+@runtime_checkable
+class ReconstructionAttackerClass(Protocol):
+    """What a registered reconstruction attacker *class* provides, so that an audit can pick and build it.
+
+    A reconstruction audit given no attacker takes, among the registered classes of
+    ``kind = "reconstruction"`` that are ``applicable`` to the mechanism, the one of highest
+    ``strength`` (ties: the later name), then constructs it with the signature below and calls
+    ``reconstruct`` (:class:`Reconstructor`) on the instance; an instance with a ``fit(outputs)``
+    method first learns from a population split drawn from the prior. Besides, it may declare
+    ``unbiased``/``is_unbiased`` (read by :func:`declares_unbiased`) and ``needs_phase``.
+    :class:`privaudit.attacks.reconstruction.ReconstructionAttacker` implements all of it.
+
+    Attributes
+    ----------
+    kind : str
+        ``"reconstruction"``.
+    strength : int
+        Rank among the applicable attackers (higher is stronger).
+    """
+
+    kind: ClassVar[str]
+    strength: ClassVar[int]
+
+    def __call__(self, mechanism: object, *, prior: object = None, beta: ArrayLike | None = None,
+                 sigma_y: float | None = None, random_state: np.random.Generator | int | None = None) -> Reconstructor:
+        """Build the attacker (``__init__`` only stores its parameters).
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            The release, or the T rounds of a transcript, being attacked.
+        prior : object, optional
+            The attacker's prior on x (:class:`Prior`; Bayesian attackers).
+        beta, sigma_y : optional
+            Model of the public response y = xᵀβ + N(0, σ_y²) (attackers using side information).
+        random_state : int, Generator or None
+            Randomness of multi-start and tie-breaking.
+
+        Returns
+        -------
+        Reconstructor
+        """
+        ...
+
+    def applicable(self, mechanism: object, *, prior: object = None, phase_known: bool = True,
+                   side_info: bool = False) -> bool:
+        """Whether the attacker supports this mechanism, prior and knowledge (a classmethod on the class).
+
+        Parameters
+        ----------
+        mechanism : mechanism or sequence of mechanisms
+            One release or the T rounds of a transcript.
+        prior : object, optional
+            The prior the audit would hand the attacker.
+        phase_known : bool
+            Whether the attacker is shown the modulation phases.
+        side_info : bool
+            Whether the public response y is available.
+
+        Returns
+        -------
+        bool
         """
         ...
 
@@ -283,6 +392,6 @@ def leak_family(attacker: object) -> str:
     return family
 
 
-__all__ = ["Distinguisher", "DistinguisherTraits", "FinitePrior", "GaussianMoments", "HasGaussianMoments",
+__all__ = ["DISTINGUISHER_DEFAULTS", "Distinguisher", "DistinguisherTraits", "ReconstructionAttackerClass", "FinitePrior", "GaussianMoments", "HasGaussianMoments",
            "LEAK_FAMILIES", "Prior", "Reconstructor", "WeightedFinitePrior", "declares_unbiased",
            "distinguisher_traits", "gaussian_moments", "leak_family"]

@@ -7,8 +7,20 @@ registered under the entry point's name the first time the registry is listed or
 it does not hold is looked up. An entry point that fails to load is skipped with a
 :class:`~privaudit.mechanisms.registry.PluginWarning`.
 
-Every attacker class declares ``kind``: ``"distinguisher"`` (``score(outputs)``),
-``"reconstruction"`` (``reconstruct(outputs)``) or ``"label"``.
+Every attacker class declares ``kind`` and is registered next to its code
+(``@register_attack("name")`` on the class):
+
+``"distinguisher"``
+    satisfies :class:`~privaudit.attacks.protocol.Distinguisher` (``fit``, ``score``; its traits
+    and ``leak_family`` optional, with documented defaults);
+``"reconstruction"``
+    satisfies :class:`~privaudit.attacks.protocol.ReconstructionAttackerClass` (``strength``,
+    ``applicable()``, the constructor ``cls(mechanism, *, prior, beta, sigma_y, random_state)``)
+    and its instances :class:`~privaudit.attacks.protocol.Reconstructor` (``reconstruct``);
+``"label"``
+    a label-inference attacker.
+
+Registration checks the name and ``kind`` only (a malformed class fails where it is used).
 """
 
 from __future__ import annotations
