@@ -119,6 +119,23 @@ def test_displays_draw_on_given_axes_and_set_ax_and_figure(tmp_path):
     assert alone.figure_ is not fig and alone.ax_ in alone.figure_.axes
 
 
+def test_reconstruction_and_roc_displays_draw_on_given_axes():
+    from privaudit.audit.display.displays import ExactReconstructionDisplay, ReconstructionDisplay, RocDisplay
+    from privaudit.audit.display.plotting import new_figure
+
+    fig, axes = new_figure(1, 3)
+    r = ReconstructionDisplay.from_result(reconstruction_result(), label="mine").plot(ax=axes[0, 0])
+    e = ExactReconstructionDisplay.from_result(_with_rero()).plot(ax=axes[0, 1])
+    roc = RocDisplay.from_result(tradeoff_result()).plot(ax=axes[0, 2])
+    assert (r.ax_, e.ax_, roc.ax_) == (axes[0, 0], axes[0, 1], axes[0, 2]) and r.figure_ is e.figure_ is fig
+    assert [b[0] for b in r.bounds] == ["crb", "van_trees"] and r.mse == 0.5 and "mine" in r.ax_.get_title()
+    assert len(r.ax_.patches) == 3 and e.success == 0.4 and e.bound == 0.6
+    assert roc.ax_.get_xscale() == "log" and roc.floor == 0.5 / 4500 and roc.ax_.get_legend() is not None
+    assert ExactReconstructionDisplay.from_result(reconstruction_result()) is None
+    alone = ReconstructionDisplay.from_result(reconstruction_result()).plot()
+    assert alone.figure_ is not fig and alone.ax_ in alone.figure_.axes
+
+
 def test_savefig_without_bbox_inches_keeps_the_legend_below_the_axes(tmp_path):
     from matplotlib.image import imread
 

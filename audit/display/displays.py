@@ -251,6 +251,135 @@ class TradeoffDisplay:
 
 
 @dataclasses.dataclass
+class RocDisplay:
+    """The attack's ROC on log–log axes: the band, the region the claim forbids, the exact and empirical ROCs.
+
+    TPR above the claim's bound 1 − f_{ε,δ}(FPR) refutes the claim where the band's lower edge goes
+    there. The axes start at half a release (``0.5 / n_eval``), where the fewest releases resolve a rate.
+
+    Attributes
+    ----------
+    fpr, fnr : ndarray
+        The empirical trade-off curve's vertices.
+    band : (alpha, lower, upper) or None
+        The confidence band of the trade-off curve (drawn as TPR = 1 − FNR).
+    confidence : float or None
+        Its level.
+    claim_epsilon, claim_delta : float or None
+        The claim.
+    exact_alpha, exact_curve : ndarray or None
+        The exact trade-off curve on its grid, when known.
+    n_eval : int
+        Releases per hypothesis behind the curve (at least 10): the axes start at ``0.5 / n_eval``.
+    point : (alpha, beta, label) or None
+        The certifying test (:func:`certifying_point`).
+    label : str
+        The audit's name (the title).
+    stamp, stamp_colour : str
+        The verdict written below the axes (computed by the kind from the entry's outcome).
+    ax_, figure_ : matplotlib Axes and Figure
+        Set by :meth:`plot`.
+    """
+
+    fpr: np.ndarray
+    fnr: np.ndarray
+    band: tuple | None
+    confidence: float | None
+    claim_epsilon: float | None
+    claim_delta: float
+    exact_alpha: np.ndarray | None
+    exact_curve: np.ndarray | None
+    n_eval: int
+    point: tuple | None
+    label: str = ""
+    stamp: str = ""
+    stamp_colour: str = "black"
+    ax_: Any = dataclasses.field(default=None, init=False, repr=False)
+    figure_: Any = dataclasses.field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_result(cls, result: Any, *, label: str | None = None, stamp: str = "",
+                    stamp_colour: str = "black") -> RocDisplay | None:
+        """The ROC display of a :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit` (None without a curve).
+
+        Parameters
+        ----------
+        result : TradeoffAudit
+            The audit (an entry's ``result``).
+        label : str, optional
+            The title's name; default the result's target.
+        stamp, stamp_colour : str
+            A verdict line below the axes.
+
+        Returns
+        -------
+        RocDisplay or None
+        """
+        curve = TradeoffDisplay.from_result(result)
+        if not curve.has_curve:
+            return None
+        exact = curve.has_exact
+        return cls(curve.fpr, curve.fnr, curve.band, num(result.confidence), num(result.claim.epsilon),
+                   num(result.claim.delta) or 0.0, curve.exact_alpha if exact else None,
+                   curve.exact_curve if exact else None, max(int(num(result.n_eval) or num(result.n) or 10), 10),
+                   certifying_point(result), str(result.target if label is None else label), stamp, stamp_colour)
+
+    @property
+    def floor(self) -> float:
+        """The smallest rate drawn, ``0.5 / n_eval``."""
+        return 0.5 / self.n_eval
+
+    def plot(self, ax: Axes | None = None, *, legend_pt: int = LEGEND_PT) -> RocDisplay:
+        """Draw on ``ax`` (default: a new figure); sets :attr:`ax_` and :attr:`figure_`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        legend_pt : int
+            Font size of the stamp (the legend's is one point less).
+
+        Returns
+        -------
+        RocDisplay
+            ``self``.
+        """
+        fig, ax = _axes(ax, (5.6, 4.6))
+        eps, delta, floor = self.claim_epsilon, self.claim_delta, self.floor
+        g = np.geomspace(floor, 1, 300)
+        if self.band is not None:
+            a, lo, hi = self.band
+            keep = a >= floor
+            ax.fill_between(a[keep], np.clip(1 - hi[keep], floor, 1), np.clip(1 - lo[keep], floor, 1),
+                            color="tab:blue", alpha=0.2, lw=0, label=f"{fnum(self.confidence)} confidence band")
+        if eps is not None and math.isfinite(eps):
+            bound = np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1)
+            ax.fill_between(g, bound, 1.05, color="tab:red", alpha=0.08, lw=0, label="region the claim forbids")
+            ax.plot(g, bound, color="tab:red", label=f"claim bound on TPR (ε={fnum(eps)})")
+        if self.exact_curve is not None:
+            keep = self.exact_alpha >= floor
+            ax.plot(self.exact_alpha[keep], np.clip(1 - self.exact_curve[keep], floor, 1), color="black", ls="--",
+                    label="exact")
+        f_line, b_line = empirical_curve_points(self.fpr, self.fnr, g)
+        keep = f_line >= floor
+        ax.plot(f_line[keep], np.clip(1 - b_line[keep], floor, 1), color="tab:blue", label="empirical ROC")
+        ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
+        point = self.point
+        if point is not None:
+            at_zero = point[0] <= 0
+            ax.plot([max(point[0], floor)], [np.clip(1 - point[1], floor, 1)], marker="<" if at_zero else "o", ms=8,
+                    mfc="none", mec="tab:orange", mew=1.8, ls="none", clip_on=False,
+                    label=f"certifying test ({point[2]})" + (", FPR = 0 drawn at the axis" if at_zero else ""))
+        ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
+               ylabel="true-positive rate (log)")
+        ax.set_title(title_lines("ROC (log–log)", self.label), fontsize=10)
+        ax.legend(fontsize=legend_pt - 1, loc="lower right")
+        # Below the axes: inside, a strong attack's curve runs along the top-left corner.
+        ax.text(0.0, -0.13, self.stamp, transform=ax.transAxes, fontsize=legend_pt, va="top", color=self.stamp_colour)
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+
+@dataclasses.dataclass
 class BiasDisplay:
     """Bias per coordinate with its simultaneous confidence interval (the first 40 coordinates).
 
@@ -336,4 +465,193 @@ class BiasDisplay:
         return self
 
 
-__all__ = ["BiasDisplay", "TradeoffDisplay", "band_of", "certifying_point", "empirical_curve_points"]
+#: Bounds of a reconstruction audit, in display order, with labels.
+RECONSTRUCTION_BOUND_KEYS = ("crb", "crb_phase_conditional", "seed_bound", "hcr", "van_trees")
+RECONSTRUCTION_BOUND_LABELS = {"crb": "CRB tr(I⁻¹)", "crb_phase_conditional": "CRB, phase known",
+                               "seed_bound": "seed (18) d/tr(I)", "hcr": "HCR", "van_trees": "van Trees"}
+
+
+@dataclasses.dataclass
+class ReconstructionDisplay:
+    """The attacker's MSE (with its interval) against each finite bound of a reconstruction audit, as bars.
+
+    Over a decade apart the bars are compared on a log axis; on a linear one the axis is scaled to the
+    attacker and the bounds that apply, and a bound that does not apply (hatched, unfilled) is cut at the
+    top with its value written.
+
+    Attributes
+    ----------
+    mse : float
+        The attacker's MSE.
+    mse_ci : ndarray or None
+        Its interval (low, high).
+    bounds : list of (name, value, applies)
+        Each finite bound, in :data:`RECONSTRUCTION_BOUND_KEYS` order, and whether it binds the attacker.
+    label : str
+        The audit's name (the title).
+    stamp : str
+        Written in the upper right corner (computed by the kind: that no bound applies).
+    ax_, figure_ : matplotlib Axes and Figure
+        Set by :meth:`plot`.
+    """
+
+    mse: float
+    mse_ci: np.ndarray | None
+    bounds: list
+    label: str = ""
+    stamp: str = ""
+    ax_: Any = dataclasses.field(default=None, init=False, repr=False)
+    figure_: Any = dataclasses.field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_result(cls, result: Any, *, label: str | None = None, stamp: str = "") -> ReconstructionDisplay | None:
+        """The display of a :class:`~privaudit.audit.engines.reconstruction.ReconstructionAudit` (None without an MSE).
+
+        Parameters
+        ----------
+        result : ReconstructionAudit
+            The audit (an entry's ``result``).
+        label : str, optional
+            The title's name; default the result's target.
+        stamp : str
+            A note for the upper right corner (the report's: no bound applies, inconclusive).
+
+        Returns
+        -------
+        ReconstructionDisplay or None
+        """
+        mse = num(result.mse)
+        if mse is None:
+            return None
+        bounds = []
+        for key in RECONSTRUCTION_BOUND_KEYS:
+            v = num(getattr(result, key))
+            if v is not None and math.isfinite(v):
+                bounds.append((key, v, result.applies.get(key, True)))
+        return cls(mse, arr(result.mse_ci), bounds, str(result.target if label is None else label), stamp)
+
+    def plot(self, ax: Axes | None = None, *, legend_pt: int = LEGEND_PT) -> ReconstructionDisplay:
+        """Draw on ``ax`` (default: a new figure); sets :attr:`ax_` and :attr:`figure_`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        legend_pt : int
+            Font size of the tick labels and notes.
+
+        Returns
+        -------
+        ReconstructionDisplay
+            ``self``.
+        """
+        fig, ax = _axes(ax, (6.4, 3.8))
+        mse = self.mse
+        labels, values, applicable = ["attacker MSE"], [mse], [True]
+        for key, v, ok in self.bounds:
+            labels.append(RECONSTRUCTION_BOUND_LABELS[key] + ("" if ok else "\n(not applicable)"))
+            values.append(v)
+            applicable.append(ok)
+        ci = self.mse_ci
+        has_ci = ci is not None and ci.size == 2
+        log = all(v > 0 for v in values) and max(values) / min(values) > 10
+        top = None
+        if not log:
+            top = 1.25 * max([v for v, ok in zip(values, applicable) if ok] + ([float(ci[1])] if has_ci else []))
+        for j, (v, ok) in enumerate(zip(values, applicable)):
+            shown = v if top is None else min(v, top)
+            if ok:
+                ax.bar(j, shown, color="tab:blue" if j == 0 else "tab:gray")
+            else:
+                ax.bar(j, shown, facecolor="none", edgecolor="grey", hatch="//")
+                if top is not None and v > top:
+                    ax.text(j, top, f"{fnum(v)} ↑", ha="center", va="top", fontsize=legend_pt - 1, color="grey")
+        if has_ci:
+            ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
+        ax.set_xticks(range(len(values)), labels, rotation=20, ha="right", rotation_mode="anchor", fontsize=legend_pt)
+        if log:
+            ax.set_yscale("log")
+        elif top is not None and top > 0:
+            ax.set_ylim(0, top)
+        ax.set(ylabel="mean squared error", title=title_lines("Reconstruction", self.label, width=60))
+        ax.title.set_fontsize(10)
+        if self.stamp:
+            ax.text(0.98, 0.98, self.stamp, transform=ax.transAxes, ha="right", va="top", fontsize=legend_pt,
+                    color="#8a5a00")
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+
+@dataclasses.dataclass
+class ExactReconstructionDisplay:
+    """Exact-reconstruction success (with its interval) against the ReRo bound and the prior's baseline κ.
+
+    Attributes
+    ----------
+    success : float
+        The attacker's success rate.
+    success_ci : ndarray or None
+        Its interval (low, high).
+    bound : float
+        The ReRo bound.
+    kappa : float or None
+        The prior's baseline success (the best guess without the release).
+    ax_, figure_ : matplotlib Axes and Figure
+        Set by :meth:`plot`.
+    """
+
+    success: float
+    success_ci: np.ndarray | None
+    bound: float
+    kappa: float | None
+    ax_: Any = dataclasses.field(default=None, init=False, repr=False)
+    figure_: Any = dataclasses.field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_result(cls, result: Any) -> ExactReconstructionDisplay | None:
+        """The display of a reconstruction audit's exact-reconstruction part (None when it has none).
+
+        Parameters
+        ----------
+        result : ReconstructionAudit
+            The audit (its ``rero``, under a finite prior).
+
+        Returns
+        -------
+        ExactReconstructionDisplay or None
+        """
+        rero = result.rero
+        if rero is None or num(rero.success) is None or num(rero.bound) is None:
+            return None
+        return cls(num(rero.success), arr(rero.success_ci), num(rero.bound), num(rero.kappa))
+
+    def plot(self, ax: Axes | None = None, *, legend_pt: int = LEGEND_PT) -> ExactReconstructionDisplay:
+        """Draw on ``ax`` (default: a new figure); sets :attr:`ax_` and :attr:`figure_`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        legend_pt : int
+            Font size of the legend.
+
+        Returns
+        -------
+        ExactReconstructionDisplay
+            ``self``.
+        """
+        fig, ax = _axes(ax, (4.6, 3.6))
+        succ, bound = self.success, self.bound
+        ax.bar([0, 1], [succ, bound], color=["tab:blue", "tab:gray"])
+        ci = self.success_ci
+        if ci is not None and ci.size == 2:
+            ax.errorbar([0], [succ], yerr=[[succ - ci[0]], [ci[1] - succ]], color="black", capsize=5)
+        if self.kappa is not None:
+            ax.axhline(self.kappa, color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
+            ax.legend(fontsize=legend_pt)
+        ax.set_xticks([0, 1], ["attack success", "ReRo bound"])
+        ax.set(ylim=(0, 1.05), ylabel="P(exact reconstruction)", title="Exact reconstruction (discrete prior)")
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+
+__all__ = ["BiasDisplay", "ExactReconstructionDisplay", "ReconstructionDisplay", "RocDisplay", "TradeoffDisplay",
+           "band_of", "certifying_point", "empirical_curve_points"]

@@ -17,8 +17,9 @@ import numpy as np
 
 from privaudit.audit.schema.components import MECHANISMS, PRIORS, registered_attackers
 from privaudit.audit.schema.fields import Field
-from privaudit.audit.display.formatting import fnum, num, title_lines
-from privaudit.audit.display.plotting import arr, new_figure
+from privaudit.audit.display.formatting import fnum, num
+from privaudit.audit.display.displays import (RECONSTRUCTION_BOUND_KEYS, RECONSTRUCTION_BOUND_LABELS,
+                                              ExactReconstructionDisplay, ReconstructionDisplay)
 from privaudit.audit.engines.reconstruction import ReconstructionAudit, audit_reconstruction
 from privaudit.audit.results import AuditEntry
 from privaudit.audit.verdicts import Verdict
@@ -118,10 +119,9 @@ def _target(params: dict) -> str:
     return mechanism_target(params) + (f" x{params['rounds']} rounds" if params["rounds"] > 1 else "")
 
 
-#: Bound fields of a reconstruction audit, in display order, with labels.
-BOUND_KEYS = ("crb", "crb_phase_conditional", "seed_bound", "hcr", "van_trees")
-BOUND_LABELS = {"crb": "CRB tr(I⁻¹)", "crb_phase_conditional": "CRB, phase known", "seed_bound": "seed (18) d/tr(I)",
-                "hcr": "HCR", "van_trees": "van Trees"}
+#: Bound fields of a reconstruction audit, in display order, with labels (the display's).
+BOUND_KEYS = RECONSTRUCTION_BOUND_KEYS
+BOUND_LABELS = RECONSTRUCTION_BOUND_LABELS
 
 
 def headline(entry: AuditEntry) -> str:
@@ -151,7 +151,11 @@ def headline(entry: AuditEntry) -> str:
 
 
 def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
-    """Bar chart: the attacker's MSE (with CI) against each bound carried by the result.
+    """Bar chart: the attacker's MSE (with CI) against each bound carried by the result; ReRo under a finite prior.
+
+    Drawn with :class:`~privaudit.audit.display.displays.ReconstructionDisplay` and
+    :class:`~privaudit.audit.display.displays.ExactReconstructionDisplay`; the note that no bound
+    applies (the entry is inconclusive) is decided here (:func:`applied_bounds`).
 
     Parameters
     ----------
@@ -163,65 +167,16 @@ def reconstruction_figures(entry: AuditEntry) -> list[tuple[str, Any, str]]:
     list of (suffix, matplotlib figure, caption)
     """
     res: ReconstructionAudit = entry.result
-    mse = num(res.error.mse)
-    if mse is None:
+    stamp = "" if applied_bounds(res) else "no bound applies to this attacker:\ninconclusive"
+    display = ReconstructionDisplay.from_result(res, label=entry.label, stamp=stamp)
+    if display is None:
         return []
-    labels, values, applicable = ["attacker MSE"], [mse], [True]
-    applies = res.comparison.applies
-    for k in BOUND_KEYS:
-        v = num(getattr(res.bounds, k))
-        if v is not None and math.isfinite(v):
-            ok = applies.get(k, True)
-            labels.append(BOUND_LABELS[k] + ("" if ok else "\n(not applicable)"))
-            values.append(v)
-            applicable.append(ok)
-    fig, ax = new_figure(size=(6.4, 3.8))
-    ax = ax[0, 0]
-    ci = arr(res.error.mse_ci)
-    has_ci = ci is not None and ci.size == 2
-    # Over a decade apart the bars are compared on a log axis; on a linear one the axis is scaled to the
-    # attacker and the bounds that apply, and a bound that does not apply (hatched, unfilled) is cut at
-    # the top with its value written, instead of towering over the bar it says nothing about.
-    log = all(v > 0 for v in values) and max(values) / min(values) > 10
-    top = None
-    if not log:
-        top = 1.25 * max([v for v, ok in zip(values, applicable) if ok] + ([float(ci[1])] if has_ci else []))
-    for j, (v, ok) in enumerate(zip(values, applicable)):
-        shown = v if top is None else min(v, top)
-        if ok:
-            ax.bar(j, shown, color="tab:blue" if j == 0 else "tab:gray")
-        else:
-            ax.bar(j, shown, facecolor="none", edgecolor="grey", hatch="//")
-            if top is not None and v > top:
-                ax.text(j, top, f"{fnum(v)} ↑", ha="center", va="top", fontsize=LEGEND_PT - 1, color="grey")
-    if has_ci:
-        ax.errorbar([0], [mse], yerr=[[mse - ci[0]], [ci[1] - mse]], color="black", capsize=5)
-    ax.set_xticks(range(len(values)), labels, rotation=20, ha="right", rotation_mode="anchor", fontsize=LEGEND_PT)
-    if log:
-        ax.set_yscale("log")
-    elif top is not None and top > 0:
-        ax.set_ylim(0, top)
-    ax.set(ylabel="mean squared error", title=title_lines("Reconstruction", entry.label, width=60))
-    ax.title.set_fontsize(10)
-    if not applied_bounds(res):
-        ax.text(0.98, 0.98, "no bound applies to this attacker:\ninconclusive", transform=ax.transAxes,
-                ha="right", va="top", fontsize=LEGEND_PT, color="#8a5a00")
+    fig = display.plot(legend_pt=LEGEND_PT).figure_
     out = []
-    rero = res.rero
-    if rero is not None and num(rero.success) is not None and num(rero.bound) is not None:
-        fig2, ax2 = new_figure(size=(4.6, 3.6))
-        ax2 = ax2[0, 0]
-        succ, bound = num(rero.success), num(rero.bound)
-        ax2.bar([0, 1], [succ, bound], color=["tab:blue", "tab:gray"])
-        ci = arr(rero.success_ci)
-        if ci is not None and ci.size == 2:
-            ax2.errorbar([0], [succ], yerr=[[succ - ci[0]], [ci[1] - succ]], color="black", capsize=5)
-        if num(rero.kappa) is not None:
-            ax2.axhline(num(rero.kappa), color="grey", ls=":", lw=1, label="baseline κ (prior guess)")
-            ax2.legend(fontsize=LEGEND_PT)
-        ax2.set_xticks([0, 1], ["attack success", "ReRo bound"])
-        ax2.set(ylim=(0, 1.05), ylabel="P(exact reconstruction)", title="Exact reconstruction (discrete prior)")
-        out.append(("rero", fig2, "Exact-reconstruction success of the attacker against the ReRo bound"))
+    exact = ExactReconstructionDisplay.from_result(res)
+    if exact is not None:
+        out.append(("rero", exact.plot(legend_pt=LEGEND_PT).figure_,
+                    "Exact-reconstruction success of the attacker against the ReRo bound"))
     return out + [("mse", fig, "Reconstruction MSE of the attacker (with its CI) against each bound; a bound applies only "
                          "to the attackers it covers (e.g. the CRB to unbiased ones)")]
 

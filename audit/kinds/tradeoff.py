@@ -34,10 +34,9 @@ from privaudit.audit.stats.certifiable import max_certifiable_epsilon
 from privaudit.audit.schema.components import MECHANISMS, registered_attackers
 from privaudit.audit.stats.epsilon_bounds import gdp_epsilon
 from privaudit.audit.schema.fields import ConfigKeyError, ConfigValueError, Field
-from privaudit.audit.display.formatting import fnum, num, title_lines
+from privaudit.audit.display.formatting import fnum, num
 from privaudit.audit.engines.pair_search import search_pairs
-from privaudit.audit.display.displays import TradeoffDisplay, band_of, certifying_point, empirical_curve_points
-from privaudit.audit.display.plotting import new_figure
+from privaudit.audit.display.displays import RocDisplay, TradeoffDisplay, band_of, certifying_point
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.engines.tradeoff import MIN_N, TradeoffAudit, audit_tradeoff
 from privaudit.audit.engines.tradeoff import judge as judge_epsilon
@@ -492,7 +491,8 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band: Any, a
 
     TPR above the claim's bound 1 − f_{ε,δ}(FPR) refutes the claim *if the band's lower
     edge goes there*; the empirical curve alone may cross it at tiny FPR, where a handful
-    of releases decide the point estimate. That case is explained on the figure.
+    of releases decide the point estimate. That case is explained on the figure, drawn with
+    :class:`~privaudit.audit.display.displays.RocDisplay` (the stamp and its colour decided here).
 
     Parameters
     ----------
@@ -511,43 +511,12 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band: Any, a
     """
     res: TradeoffAudit = entry.result
     eps, delta = num(res.claim.epsilon), num(res.claim.delta) or 0.0
-    n = max(int(num(res.n_eval) or num(res.n) or 10), 10)
-    floor = 0.5 / n
-    fig, ax = new_figure(size=(5.6, 4.6))
-    ax = ax[0, 0]
-    g = np.geomspace(floor, 1, 300)
-    if band is not None:
-        a, lo, hi = band
-        keep = a >= floor
-        ax.fill_between(a[keep], np.clip(1 - hi[keep], floor, 1), np.clip(1 - lo[keep], floor, 1), color="tab:blue",
-                        alpha=0.2, lw=0, label=f"{fnum(res.confidence)} confidence band")
-    if eps is not None and math.isfinite(eps):
-        bound = np.clip(1 - tradeoff_curve(eps, delta, g), floor, 1)
-        ax.fill_between(g, bound, 1.05, color="tab:red", alpha=0.08, lw=0, label="region the claim forbids")
-        ax.plot(g, bound, color="tab:red", label=f"claim bound on TPR (ε={fnum(eps)})")
-    if exact is not None:
-        keep = alpha >= floor
-        ax.plot(alpha[keep], np.clip(1 - exact[keep], floor, 1), color="black", ls="--", label="exact")
-    order = np.argsort(fpr, kind="stable")
-    f_sorted, t_sorted = fpr[order], 1 - fnr[order]
-    f_line, b_line = empirical_curve_points(fpr, fnr, g)
-    keep = f_line >= floor
-    ax.plot(f_line[keep], np.clip(1 - b_line[keep], floor, 1), color="tab:blue", label="empirical ROC")
-    ax.plot(g, g, color="grey", lw=0.8, ls=":", label="chance")
-    point = certifying_point(res)
-    if point is not None:
-        at_zero = point[0] <= 0
-        ax.plot([max(point[0], floor)], [np.clip(1 - point[1], floor, 1)], marker="<" if at_zero else "o", ms=8,
-                mfc="none", mec="tab:orange", mew=1.8, ls="none", clip_on=False,
-                label=f"certifying test ({point[2]})" + (", FPR = 0 drawn at the axis" if at_zero else ""))
-    ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false-positive rate (log)",
-           ylabel="true-positive rate (log)")
-    ax.set_title(title_lines("ROC (log–log)", entry.label), fontsize=10)
-    ax.legend(fontsize=LEGEND_PT - 1, loc="lower right")
     caption = ("ROC of the attack on log–log axes with its confidence band; the shaded red region is what the claim "
                "forbids (the low-FPR corner certifies large ε); the circle is the test that certified ε̲")
     stamp, why = verdict_text(entry)
     kind = _stamp_kind(entry)
+    order = np.argsort(fpr, kind="stable")
+    f_sorted, t_sorted = fpr[order], 1 - fnr[order]
     cross = _crossings(f_sorted, t_sorted, eps, delta)
     if kind in ("holds", "missed") and not _exceeds(res) and cross.size:
         # Point estimates above the bound while the certified ε̲ is not: the crossing is sampling noise.
@@ -555,10 +524,10 @@ def roc_figure(entry: AuditEntry, fpr: np.ndarray, fnr: np.ndarray, band: Any, a
                 f"{f_sorted.size} vertices (FPR {cross.min():.2g} to {cross.max():.2g}): sampling noise, which "
                 "the certified ε̲ accounts for")
         stamp += "\ncurve above the bound in places: sampling noise"
-    # Below the axes: inside, a strong attack's curve runs along the top-left corner.
-    ax.text(0.0, -0.13, stamp.replace(":\n", ": "), transform=ax.transAxes, fontsize=LEGEND_PT, va="top",
-            color=_STAMP_COLOUR[kind])
-    return ("roc", fig, caption + "; " + why)
+    display = RocDisplay(fpr, fnr, band, num(res.confidence), eps, delta, alpha, exact,
+                         max(int(num(res.n_eval) or num(res.n) or 10), 10), certifying_point(res), entry.label,
+                         stamp.replace(":\n", ": "), _STAMP_COLOUR[kind]).plot(legend_pt=LEGEND_PT)
+    return ("roc", display.figure_, caption + "; " + why)
 
 
 KIND = AuditKind(
