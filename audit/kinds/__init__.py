@@ -22,7 +22,10 @@ Kinds and result kinds
     Several kinds may produce the same result type (``tradeoff`` and
     ``learner-tradeoff`` both give a :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit`).
     A report entry records its *result* kind (``TradeoffAudit.kind``); it is rendered
-    by the first registered kind whose result has that kind (:func:`renderer`).
+    by the kind that declares itself its renderer (``AuditKind.primary``), by default
+    the kind the result names (``TradeoffAudit.kind == "tradeoff"``) or the only kind
+    producing it (:func:`renderer`). The order of registration, and of
+    :data:`BUILTIN_MODULES`, plays no part.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from privaudit.audit.kinds.base import AuditKind
 
 #: Entry-point group of third-party audit kinds.
 ENTRY_POINT_GROUP = "privaudit.audit_kinds"
-#: Built-in kind modules of this package, registered on import (in this order).
+#: Built-in kind modules of this package, registered on import (their order decides nothing: see :func:`renderer`).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
                    "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods",
                    "dpsgd_multirun", "dpsgd_learners", "membership")
@@ -169,7 +172,12 @@ def get_kind(name: str) -> AuditKind:
 
 
 def renderer(result_kind: str | None) -> AuditKind | None:
-    """The first registered kind whose result has kind ``result_kind`` (renders such report entries).
+    """The kind that renders report entries whose result has kind ``result_kind``.
+
+    Among the registered kinds producing such results: the one declaring ``primary=True``;
+    else the one the result names (its ``name`` is ``result_kind``) unless it declares
+    ``primary=False``; else the only one not declaring ``primary=False``. Registration
+    order plays no part.
 
     Parameters
     ----------
@@ -178,11 +186,30 @@ def renderer(result_kind: str | None) -> AuditKind | None:
     Returns
     -------
     AuditKind or None
+        None when no registered kind produces such results.
+
+    Raises
+    ------
+    ConfigValueError
+        Two kinds declare ``primary=True`` for one result kind, or several produce it and
+        none is named by it or declares ``primary=True`` (the message names them).
     """
-    for kind in KINDS.items().values():
-        if kind.result_kind is not None and kind.result_kind == result_kind:
-            return kind
-    return None
+    producers = [k for k in KINDS.items().values() if k.result_kind is not None and k.result_kind == result_kind]
+    declared = [k for k in producers if k.primary is True]
+    if len(declared) > 1:
+        raise ConfigValueError(f"audit kinds {', '.join(repr(k.name) for k in declared)} all declare primary=True "
+                               f"for report entries of kind {result_kind!r}; at most one may")
+    if declared:
+        return declared[0]
+    candidates = [k for k in producers if k.primary is None]
+    named = [k for k in candidates if k.name == result_kind]
+    if named:
+        return named[0]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    raise ConfigValueError(f"audit kinds {', '.join(repr(k.name) for k in candidates)} all produce report entries "
+                           f"of kind {result_kind!r} and none is named {result_kind!r}: declare primary=True on the "
+                           f"one that renders them")
 
 
 def result_type(result_kind: str | None) -> type[AuditResult] | None:

@@ -63,6 +63,14 @@ class AuditKind:
     table_rows : mapping of table name to callable(AuditEntry) -> list of str, optional
         Rows this kind contributes to the summary tables of :mod:`privaudit.audit.reporting.figures`
         (``"epsilon"``, ``"bias"``); a callable returning None adds no row.
+    primary : bool or None
+        Whether this kind renders every report entry of its result's kind (its ``headline``,
+        ``figures`` and ``table_rows`` are used for them), when several kinds produce one result
+        type. None (default): it does when it is the kind the result names (``result.kind ==
+        name``, e.g. ``tradeoff`` for :class:`~privaudit.audit.engines.tradeoff.TradeoffAudit`,
+        not ``learner-tradeoff``), or the only kind producing that result; True: it does (at
+        most one kind per result kind may say so); False: never. Registration order plays no
+        part (:func:`privaudit.audit.kinds.renderer`).
 
     The rendering callables receive the typed entry (:class:`~privaudit.audit.results.AuditEntry`,
     its ``result`` an instance of ``result``), never the JSON dict; the report calls them
@@ -81,6 +89,7 @@ class AuditKind:
     headline: Callable[[AuditEntry], str] | None = None
     figures: Callable[[AuditEntry], list[Figure]] | None = None
     table_rows: Mapping[str, Callable[[AuditEntry], list[str] | None]] = dataclasses.field(default_factory=dict)
+    primary: bool | None = None
 
     def validate(self, path: str, params: dict) -> None:
         """Checks spanning several fields (after each field is valid); raise naming ``path``.
