@@ -36,7 +36,7 @@ on the data (Mironov 2012): the clipped sum goes to float64 and is released on t
 dithered lattice of :func:`~privaudit.mechanisms.gaussian.float_safe_gaussian`
 (:func:`float_safe_noisy_sum`), then cast back to the model's dtype, both
 post-processing of the Gaussian mechanism, so the accounting is unchanged. (Opacus'
-own noise, in :mod:`privaudit.audit.engines.opacus`, is textbook float and not ours to change.)
+own noise, in :mod:`privaudit.audit.dpsgd.opacus`, is textbook float and not ours to change.)
 
 Randomness: a seeded :class:`torch.Generator` drives batches and initialisation, and
 draws once per training the seed of the numpy Generator of the noise

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, norm
 
-from privaudit.audit.engines.dpsgd_whitebox import random_signs
-from privaudit.audit.engines.learner_canaries import (
+from privaudit.audit.dpsgd.learner_canaries import (
     conddp_canary_steps,
     fedavg_canary_steps,
     poisson_scores,
@@ -15,7 +14,8 @@ from privaudit.audit.engines.learner_canaries import (
     shuffled_pair_epsilon,
     shuffled_scores,
 )
-from privaudit.audit.engines.learner_methods import audit_dpsgd_learner, check_learner_options
+from privaudit.audit.dpsgd.learner_methods import audit_dpsgd_learner, check_learner_options
+from privaudit.audit.dpsgd.whitebox import random_signs
 from privaudit.audit.verdicts import Verdict
 from privaudit.mechanisms.accounting import gdp_epsilon, zcdp_rho
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError
@@ -166,8 +166,8 @@ def test_opacus_grad_samplers_release_the_same_steps_as_hooks(mode):
 
 def test_opacus_spec_runs_are_the_calibrating_runs():
     pytest.importorskip("opacus")
-    from privaudit.audit.engines.dpsgd_whitebox import opacus_canary_steps
-    from privaudit.audit.engines.learner_canaries import opacus_spec_canary_steps
+    from privaudit.audit.dpsgd.whitebox import opacus_canary_steps
+    from privaudit.audit.dpsgd.learner_canaries import opacus_spec_canary_steps
     from privaudit.mechanisms.external.opacus_canary import OpacusCanaryRuns
 
     signs = random_signs(12, 0)
@@ -238,12 +238,15 @@ def test_options_that_do_not_suit_the_learner_are_refused(kw, match):
 
 
 def test_kind_check_names_the_entry():
-    from privaudit.audit.kinds.dpsgd_learners import FIELDS, check
+    from privaudit.audit.kinds.dpsgd import LEARNERS_FIELDS, check_learners
     from privaudit.audit.schema.fields import ConfigValueError
 
-    params = {k: f.default for k, f in FIELDS.items()} | {"learner": "opacus", "cp_runs": 5}
+    params = {k: f.default for k, f in LEARNERS_FIELDS.items()} | {"learner": "opacus", "cp_runs": 5}
     with pytest.raises(ConfigValueError, match=r"audits\[3\].*cp_runs"):
-        check("audits[3]", params)
+        check_learners("audits[3]", params)
+    params = {k: f.default for k, f in LEARNERS_FIELDS.items()} | {"canaries": 100, "one_run_canaries": 200}
+    with pytest.raises(ConfigValueError, match=r"audits\[3\]: one_run_canaries \(200\) must be <= canaries \(100\)"):
+        check_learners("audits[3]", params)
 
 
 def test_every_uncertified_method_is_starred_in_the_committed_dpsgd_report():
@@ -253,7 +256,7 @@ def test_every_uncertified_method_is_starred_in_the_committed_dpsgd_report():
     import pathlib
 
     from privaudit.audit.kinds import entry_from_dict
-    from privaudit.audit.kinds.dpsgd_methods import _SHORT, headline
+    from privaudit.audit.kinds.dpsgd import _SHORT, headline
 
     report = json.loads((pathlib.Path(__file__).parents[1] / "reports" / "dpsgd" / "report.json").read_text())
     checked = 0

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from privaudit.audit.engines.dpsgd_whitebox import (
+from privaudit.audit.dpsgd.whitebox import (
     concatenate,
     engine_canary_runs,
     engine_canary_steps,
@@ -141,7 +141,7 @@ def test_two_run_whitebox_bound_is_tight_on_our_engine_and_catches_half_the_nois
 def test_two_run_whitebox_bound_is_tight_on_opacus(epsilon):
     # Two Opacus runs of 10 000 add/remove canaries (about 10 000 included in all): error in μ ≈ 0.01
     # against μ(ε) − μ(0.9ε) = 0.042 at Opacus' ε = 2 (exact 1.84). ~2.4 GB and a minute per ε.
-    from privaudit.audit.engines.dpsgd_whitebox import opacus_canary_steps
+    from privaudit.audit.dpsgd.whitebox import opacus_canary_steps
 
     runs = [opacus_canary_steps(random_signs(10000, 50 + i), epsilon=epsilon, rng=60 + i) for i in range(2)]
     est = whitebox_estimate(concatenate(runs))
@@ -154,7 +154,7 @@ def test_shift_to_noise_bound_covers_at_its_level(adjacency):
     # exceeds the true d/σ in a fraction 1 − c of experiments. 1000 experiments at c = 0.9: the miss
     # count is Binomial(1000, 0.1) for an exact bound; 4 standard deviations either side (too many:
     # invalid; too few: a conservative, loose bound).
-    from privaudit.audit.engines.dpsgd_whitebox import shift_to_noise_lower
+    from privaudit.audit.dpsgd.whitebox import shift_to_noise_lower
 
     rng = np.random.default_rng(7)
     T, m, ratio, trials, c = 10, 200, 0.3, 1000, 0.9
@@ -175,7 +175,7 @@ def test_blockwise_engine_training_equals_the_dense_feature_matrix():
     # (same seed, same noise stream) releases the same canary coordinates, bit for bit.
     import torch
 
-    from privaudit.audit.engines.dpsgd_whitebox import CANARY_BLOCK, _canary_problem
+    from privaudit.audit.dpsgd.whitebox import CANARY_BLOCK, _canary_problem
     from privaudit.learners.dpsgd import train_linear_dpsgd_runs
     from privaudit.mechanisms.randomness import torch_generator, torch_seed
 
@@ -223,7 +223,7 @@ def test_planned_k_depends_on_the_claim_only_and_every_method_reads_the_same_gue
 
 
 def test_methods_audit_passes_the_engine_and_catches_a_quarter_of_the_noise():
-    from privaudit.audit.engines.dpsgd_methods import audit_dpsgd_methods
+    from privaudit.audit.dpsgd.methods import audit_dpsgd_methods
 
     ok = audit_dpsgd_methods(library="engine", epsilon=2.0, canaries=200, whitebox_runs=2, cp_runs=400, rng=0)
     assert ok.verdict == "pass" and ok.epsilon_lb <= 2.0
@@ -240,7 +240,7 @@ def test_methods_audit_passes_the_engine_and_catches_a_quarter_of_the_noise():
 
 
 def test_dpsgd_methods_kind_round_trips_and_renders():
-    from privaudit.audit.engines.dpsgd_methods import DPSGDMethodsAudit, audit_dpsgd_methods
+    from privaudit.audit.dpsgd.methods import DPSGDMethodsAudit, audit_dpsgd_methods
     from privaudit.audit.kinds import KINDS
     from privaudit.audit.results import as_entry
 
@@ -264,7 +264,7 @@ def test_engine_final_model_carries_the_white_box_statistic():
 
 
 def test_opacus_final_model_runs_pass_honest_and_catch_broken_noise():
-    from privaudit.audit.engines.dpsgd_whitebox import opacus_canary_runs
+    from privaudit.audit.dpsgd.whitebox import opacus_canary_runs
 
     honest = opacus_canary_runs(80, epsilon=1.0, epochs=5, rng=1)
     assert honest.epsilon <= 1.0 and honest.runs == 80
@@ -288,7 +288,7 @@ def test_dpsgd_preset_loads_and_bad_entries_name_their_key():
 
 def test_multirun_audits_black_box_and_normalisation():
     from privaudit.audit.app.config import parse_config
-    from privaudit.audit.engines.dpsgd_methods import audit_dpsgd_multirun
+    from privaudit.audit.dpsgd.methods import audit_dpsgd_multirun
     from privaudit.audit.schema.fields import ConfigValueError
 
     ok = audit_dpsgd_multirun(audit="black-box", library="engine", runs=2000, rng=0)

@@ -13,7 +13,7 @@ from scipy import stats
 # A plain import: Opacus is in the test extra, these tests must not skip.
 from opacus.accountants import RDPAccountant
 
-from privaudit.audit.engines.opacus import audit_opacus
+from privaudit.audit.dpsgd.opacus import audit_opacus
 from privaudit.mechanisms.external.opacus_canary import (
     OpacusCanaryRuns,
     opacus_epsilon,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from privaudit.audit.engines.normalisation import averaged_release_runs, opacus_normaliser_runs
+from privaudit.audit.dpsgd.normalisation import averaged_release_runs, opacus_normaliser_runs
 from privaudit.mechanisms.validation import InvalidParameterError
 
 

@@ -46,8 +46,7 @@ from privaudit.audit.kinds.base import AuditKind
 ENTRY_POINT_GROUP = "privaudit.audit_kinds"
 #: Built-in kind modules of this package, registered on import (their order decides nothing: see :func:`renderer`).
 BUILTIN_MODULES = ("tradeoff", "calibration", "reconstruction", "bias", "bias_checks", "learner_tradeoff",
-                   "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd_methods",
-                   "dpsgd_multirun", "dpsgd_learners", "membership")
+                   "learner_reconstruction", "one_run_label", "utility", "opacus", "dpsgd", "membership")
 
 
 def _check_kind(name: str, kind: object) -> None:

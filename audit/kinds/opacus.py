@@ -1,6 +1,6 @@
 """Kind ``opacus``: Opacus' own ε beside privaudit's certified ε̲ for the same DP-SGD configuration.
 
-Runs :func:`privaudit.audit.engines.opacus.audit_opacus`; Opacus itself is imported only
+Runs :func:`privaudit.audit.dpsgd.opacus.audit_opacus`; Opacus itself is imported only
 when a task runs.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from privaudit.audit.schema.fields import Field
 from privaudit.audit.display.formatting import fnum
-from privaudit.audit.engines.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
+from privaudit.audit.dpsgd.opacus import GRAD_SAMPLE_MODES, OpacusAudit, audit_opacus
 from privaudit.audit.results import AuditEntry, apply_expectation
 from privaudit.audit.verdicts import outcome_label
 from privaudit.audit.kinds.base import CONFIDENCE, EXPECT_PRIVATE, AuditKind

@@ -1,8 +1,8 @@
 """Canary observations of privaudit's private learners, in the form the DP-SGD audits read.
 
-The white-box and one-run audits of :mod:`privaudit.audit.engines.dpsgd_whitebox` and
+The white-box and one-run audits of :mod:`privaudit.audit.dpsgd.whitebox` and
 :mod:`privaudit.audit.engines.one_run` read per-step canary observations
-(:class:`~privaudit.audit.engines.dpsgd_whitebox.CanarySteps`) or one score per canary. This
+(:class:`~privaudit.audit.dpsgd.whitebox.CanarySteps`) or one score per canary. This
 module produces them from the learners themselves, through their public interfaces only (no
 learner imports an audit):
 
@@ -49,7 +49,7 @@ from privaudit.mechanisms.accounting import dpsgd_epsilon, gdp_epsilon, zcdp_rho
 from privaudit.mechanisms.randomness import RandomLike, draw_seed, resolve_seed, uint32_seed
 from privaudit.mechanisms.validation import InvalidInputError, InvalidParameterError, check_int, check_positive
 
-from privaudit.audit.engines.dpsgd_whitebox import CANARY_LABEL, CanarySteps
+from privaudit.audit.dpsgd.whitebox import CANARY_LABEL, CanarySteps
 
 if TYPE_CHECKING:
     from privaudit.learners.release_view import TradeoffSetup
@@ -247,7 +247,7 @@ def opacus_spec_canary_steps(spec: OpacusCanaryRuns, signs: ArrayLike, *, noise_
                              rng: RandomLike = None) -> CanarySteps:
     """One Opacus run of an already calibrated configuration with m Dirac canaries (add/remove).
 
-    The same run as :func:`~privaudit.audit.engines.dpsgd_whitebox.opacus_canary_steps` with the
+    The same run as :func:`~privaudit.audit.dpsgd.whitebox.opacus_canary_steps` with the
     same arguments, without recalibrating z: Opacus' RDP calibration under Poisson sampling costs
     more than the run itself, and every run of an audit shares it.
 

@@ -1,8 +1,8 @@
 """The DP-SGD audit methods applied to privaudit's private learners and to Opacus' variants.
 
 For one learner and target ε, the methods that apply, side by side with their runs, time and
-assumption (a :class:`~privaudit.audit.engines.dpsgd_methods.DPSGDMethodsAudit`, rendered like the
-``dpsgd-methods`` kind). Canary observations come from :mod:`privaudit.audit.engines.learner_canaries`.
+assumption (a :class:`~privaudit.audit.dpsgd.methods.DPSGDMethodsAudit`, rendered like the
+``dpsgd-methods`` kind). Canary observations come from :mod:`privaudit.audit.dpsgd.learner_canaries`.
 
 ===========================  =========  ========  ============  ===========================
 learner                      per-step*  one run   CP over       claim; exact ε by
@@ -48,14 +48,7 @@ from privaudit.mechanisms.claim import PrivacyClaim
 from privaudit.mechanisms.randomness import RandomLike, resolve_seed, uint32_seed
 from privaudit.mechanisms.validation import InvalidParameterError, check_int, check_positive
 
-from privaudit.audit.engines.dpsgd_methods import DPSGDMethodsAudit
-from privaudit.audit.engines.dpsgd_whitebox import (
-    CanarySteps,
-    concatenate,
-    random_signs,
-    whitebox_estimate,
-)
-from privaudit.audit.engines.learner_canaries import (
+from privaudit.audit.dpsgd.learner_canaries import (
     conddp_canary_steps,
     fedavg_canary_steps,
     fedavg_final_weight_runs,
@@ -66,18 +59,19 @@ from privaudit.audit.engines.learner_canaries import (
     shuffled_pair_epsilon,
     shuffled_scores,
 )
-from privaudit.audit.engines.one_run import one_run_table, planned_k
+from privaudit.audit.dpsgd.methods import (
+    ONE_RUN_NAMES,
+    DPSGDMethodsAudit,
+    methods_result,
+    one_run_count,
+    one_run_rows,
+    per_step_row,
+)
+from privaudit.audit.dpsgd.whitebox import random_signs
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_bound
-from privaudit.audit.verdicts import Verdict
 
 LEARNERS = ("conddp", "opacus", "fedavg", "modulated", "iwp")
 SAMPLINGS = ("full", "poisson", "shuffle")
-#: Row names of the one-run methods (as the dpsgd-methods kind shows them).
-ONE_RUN_NAMES = {"steinke": "one run: Steinke et al.", "fdp-approx-dp": "one run: f-DP, (ε, δ) curve",
-                 "fdp-gdp": "one run: f-DP, GDP curve", "gaussian": "one run: Gaussian"}
-#: Assumption of the f-DP GDP row where the target's trade-off curve is not Gaussian (IWP, Poisson, shuffling).
-NOT_GAUSSIAN = ("certifies 'not μ̲-GDP' only; its ε is an ε lower bound if the trade-off curve is Gaussian, which "
-                "this target's is not (sampling or randomized response): reported, not counted as certified")
 #: Score of the one-run methods per learner (the last column of the module table).
 LR_NOTE = "one-run scores: the exact log-likelihood ratio of each canary's observations"
 
@@ -123,41 +117,12 @@ def check_learner_options(learner: str, sampling: str = "full", grad_sample_mode
         raise InvalidParameterError(f"noise_scale applies to the training learners, not learner={learner!r}")
 
 
-def _one_run_rows(scores: np.ndarray, signs: np.ndarray, claim: PrivacyClaim, *, c_each: float, confidence: float,
-                  seconds: float, gaussian_curve: bool = True) -> tuple[list[dict], int]:
-    """The one-run table of one run's canary scores, one k (guesses per side) planned from the claim."""
-    t0 = time.perf_counter()
-    plan = planned_k(scores.size, claim.epsilon, claim.delta, confidence=c_each)
-    table = one_run_table(scores, signs, delta=claim.delta, confidence=c_each, k=plan)
-    shared = seconds + time.perf_counter() - t0
-    rows = [dict(method=ONE_RUN_NAMES[r["method"]], epsilon_lb=r["epsilon_lb"], certified=r["certified"],
-                 assumption=r["assumption"], runs=1, canaries=scores.size, seconds=shared,
-                 confidence=c_each if r["certified"] else confidence,
-                 **({"epsilon_recursion": r["epsilon_recursion"]} if "epsilon_recursion" in r else {}))
-            for r in table]
-    if not gaussian_curve:
-        # "Not μ̲-GDP" bounds ε only for a Gaussian trade-off curve: here it is a label, not a certificate.
-        for r in rows:
-            if r["method"] == ONE_RUN_NAMES["fdp-gdp"]:
-                r.update(certified=False, assumption=NOT_GAUSSIAN)
-    return rows, plan
-
-
 def _cp_row(method: str, pos: np.ndarray, neg: np.ndarray, delta: float, confidence: float, seconds: float) -> dict:
     """Clopper–Pearson ε̲ with the threshold chosen on the first half of each side, evaluated on the rest."""
     b = clopper_pearson_bound(neg[: neg.size // 2], pos[: pos.size // 2], neg[neg.size // 2:], pos[pos.size // 2:],
                               delta=delta, confidence=confidence)
     return dict(method=method, epsilon_lb=float(b.epsilon), certified=True, assumption="none",
                 runs=pos.size + neg.size, canaries=pos.size + neg.size, seconds=seconds, confidence=confidence)
-
-
-def _per_step_row(runs: list[CanarySteps], confidence: float, rng: np.random.Generator) -> dict:
-    t0 = time.perf_counter()
-    est = whitebox_estimate(concatenate(runs), confidence=confidence, rng=rng)
-    return dict(method="per-step composed (claim's PLD/GDP)", epsilon_lb=est.epsilon, certified=False,
-                assumption=est.assumption, runs=len(runs), canaries=sum(r.signs.size for r in runs),
-                seconds=sum(r.seconds for r in runs) + time.perf_counter() - t0, confidence=confidence,
-                epsilon_hat=est.epsilon_hat)
 
 
 def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta: float = 1e-5, epochs: int = 10,
@@ -210,9 +175,7 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
         raise InvalidParameterError(f"confidence must lie in (0.5, 1), got confidence={confidence!r}")
     canaries = check_int("canaries", canaries, minimum=20)
     whitebox_runs = check_int("whitebox_runs", whitebox_runs)
-    m1 = canaries if one_run_canaries is None else check_int("one_run_canaries", one_run_canaries, minimum=20)
-    if m1 > canaries:
-        raise InvalidParameterError(f"one_run_canaries must be <= canaries={canaries}, got {m1}")
+    m1 = one_run_count(canaries, one_run_canaries)
     ss, seed = resolve_seed(rng)
     kids = ss.spawn(whitebox_runs + 3)
     local = learner in ("modulated", "iwp")
@@ -250,7 +213,7 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
     else:
         claim = PrivacyClaim(float(epsilon), float(delta), first.adjacency)
         library = learner
-    methods = [_per_step_row(runs, confidence, np.random.default_rng(kids[-3]))]
+    methods = [per_step_row(runs, confidence, np.random.default_rng(kids[-3]))]
     notes = []
     if learner == "fedavg" and cp_runs:
         pos, neg, sec = fedavg_final_weight_runs(cp_runs, epsilon=epsilon, delta=delta, rounds=epochs,
@@ -258,7 +221,7 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
         methods.append(_cp_row("black box: final model, Clopper–Pearson", pos, neg, delta, c_each, sec))
     # q < 1: the Poisson likelihood ratio (the plain sum Σ_t o_t, the ratio at q = 1, wastes the rare sampled steps).
     scores = poisson_scores(first.steps[:, :m1], first.claim_noise_multiplier, first.sampling_rate)
-    rows, plan = _one_run_rows(scores, first.signs[:m1], claim, c_each=c_each, confidence=confidence,
+    rows, plan = one_run_rows(scores, first.signs[:m1], claim, c_each=c_each, confidence=confidence,
                                seconds=first.seconds, gaussian_curve=gaussian_curve)
     methods += rows
     notes += [f"one-run k (guesses per side) planned from the claim: {plan}",
@@ -268,15 +231,8 @@ def audit_dpsgd_learner(*, learner: str = "conddp", epsilon: float = 2.0, delta:
     if learner == "conddp":
         notes.append("Cond-DP fitted with m Dirac label canaries in the conditioned public block (Ĉ maps each to a "
                      "Dirac direction), DP-Adam, no intercept; observations from the learner's callback")
-    return _result(library, claim, first.epsilon_exact, methods, first.steps.shape[0], noise_scale, confidence, seed,
-                   notes)
-
-
-def _result(library, claim, exact, methods, steps, noise_scale, confidence, seed, notes) -> DPSGDMethodsAudit:
-    best = max(m["epsilon_lb"] for m in methods if m["certified"])
-    verdict = Verdict.VIOLATION if best > claim.epsilon else Verdict.PASS
-    return DPSGDMethodsAudit(library, claim, float(exact), best, tuple(methods), int(steps), noise_scale, confidence,
-                             seed, verdict, tuple(notes))
+    return methods_result(library, claim, first.epsilon_exact, methods, first.steps.shape[0], noise_scale, confidence,
+                          seed, notes)
 
 
 def _opacus_shuffle(epsilon, delta, epochs, canaries, m1, grad_sample_mode, q, noise_scale, confidence, c_each, seed,
@@ -295,7 +251,7 @@ def _opacus_shuffle(epsilon, delta, epochs, canaries, m1, grad_sample_mode, q, n
                                                               epochs=epochs, grad_sample_mode=grad_sample_mode,
                                                               delta=delta, rng=train_seed)
     scores = shuffled_scores(steps, z, epochs)
-    rows, plan = _one_run_rows(scores[:m1], signs[:m1], spec.claim, c_each=c_each, confidence=confidence,
+    rows, plan = one_run_rows(scores[:m1], signs[:m1], spec.claim, c_each=c_each, confidence=confidence,
                                seconds=seconds, gaussian_curve=False)
     k = steps.shape[0] // epochs
     exact, tail = shuffled_pair_epsilon(z * noise_scale, k, epochs, delta, rng=kids[1])
@@ -312,8 +268,8 @@ def _opacus_shuffle(epsilon, delta, epochs, canaries, m1, grad_sample_mode, q, n
              f"shuffling is {'less' if exact > poisson_exact else 'more'} private than the Poisson release. Pairs "
              "whose other records also move the canary's coordinate (Chua et al. 2024) are not built here",
              "no per-step estimate: its premise (canary present at each step with probability q) is false here"]
-    return _result(f"opacus {grad_sample_mode}, shuffle q = {q:g}", spec.claim, exact, rows, steps.shape[0],
-                   noise_scale, confidence, seed, notes)
+    return methods_result(f"opacus {grad_sample_mode}, shuffle q = {q:g}", spec.claim, exact, rows, steps.shape[0],
+                          noise_scale, confidence, seed, notes)
 
 
 def _local_release(learner, epsilon, delta, epochs, canaries, m1, cp_runs, confidence, c_each, seed, kids):
@@ -356,7 +312,7 @@ def _local_release(learner, epsilon, delta, epochs, canaries, m1, cp_runs, confi
         cp_scores = release_view_scores(setup, cp_signs, kids[3])
         methods.append(_cp_row("Clopper–Pearson over clients", cp_scores[:half], cp_scores[half:], claim.delta,
                                c_each, time.perf_counter() - t0))
-    rows, plan = _one_run_rows(scores[:m1], signs[:m1], claim, c_each=c_each, confidence=confidence, seconds=seconds,
+    rows, plan = one_run_rows(scores[:m1], signs[:m1], claim, c_each=c_each, confidence=confidence, seconds=seconds,
                                gaussian_curve=learner == "modulated")
     if learner == "iwp":
         # The label's randomized response makes the likelihood ratio a two-component mixture: the Gaussian
@@ -371,7 +327,7 @@ def _local_release(learner, epsilon, delta, epochs, canaries, m1, cp_runs, confi
               f"{LR_NOTE}; clients release independently, so one protocol run of m clients is m independent trials",
               "no per-step estimate (nothing trained: the release is the output) and no final-model audit (a model "
               "fitted on the releases is post-processing of them)"]
-    return _result(learner, claim, exact, methods, steps, 1.0, confidence, seed, notes)
+    return methods_result(learner, claim, exact, methods, steps, 1.0, confidence, seed, notes)
 
 
 __all__ = ["LEARNERS", "ONE_RUN_NAMES", "SAMPLINGS", "audit_dpsgd_learner", "check_learner_options"]
