@@ -163,3 +163,26 @@ def test_nonfinite_releases_are_counted_over_the_whole_stream():
     assert res.leaks["nonfinite_fraction_x"] == 0.0
     assert 0.008 < res.leaks["nonfinite_fraction_x_prime"] < 0.012
     assert res.epsilon_lb > 2  # a NaN only under x′ is a perfect leak
+
+
+def test_progress_bar_when_asked(capsys):
+    tr.audit_tradeoff(GAUSS, X, E0, n=120_000, rng=0, attacker="likelihood-ratio", chunk_size=50_000, progress=True)
+    assert "streamed evaluation" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_local_result_with_chunks_on_both_workers():
+    """One audit spread over a Dask LocalCluster of 2 worker processes (joblib's dask backend): the same
+    result as in one process, with chunks executed on both workers."""
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    kw = dict(n=1_050_000, rng=7, progress=False, attacker=["likelihood-ratio", "projection"], chunk_size=50_000)
+    local = tr.audit_tradeoff(GAUSS, X, E0, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as tasks, joblib.parallel_config(backend="dask"):
+            spread = tr.audit_tradeoff(GAUSS, X, E0, n_jobs=-1, **kw)
+        workers = {t["worker"] for t in tasks.data}
+    assert _key(spread) == _key(local)
+    assert len(workers) == 2, workers
