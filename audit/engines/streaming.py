@@ -254,14 +254,17 @@ class GridCounts:
 
     Attributes
     ----------
-    below : ndarray of int64, shape (K + 1,)
-        ``below[k]``: scores in (g_{k−1}, g_k] (``below[K]``: above the last threshold).
-    equal : ndarray of int64, shape (K,)
-        Scores equal to g_k.
+    le : ndarray of int64, shape (K,)
+        ``#{s ≤ g_k}`` for each threshold.
+    lt : ndarray of int64, shape (K,)
+        ``#{s < g_k}`` for each threshold.
+    total : int
+        Scores counted.
     """
 
-    below: np.ndarray
-    equal: np.ndarray
+    le: np.ndarray
+    lt: np.ndarray
+    total: int = 0
 
     @classmethod
     def empty(cls, k: int) -> GridCounts:
@@ -276,10 +279,10 @@ class GridCounts:
         -------
         GridCounts
         """
-        return cls(np.zeros(k + 1, np.int64), np.zeros(k, np.int64))
+        return cls(np.zeros(k, np.int64), np.zeros(k, np.int64))
 
     def add_scores(self, grid: np.ndarray, scores: np.ndarray) -> None:
-        """Count ``scores`` at ``grid``.
+        """Count ``scores`` at ``grid`` (the block sorted once, then the grid located in it).
 
         Parameters
         ----------
@@ -288,12 +291,10 @@ class GridCounts:
         scores : ndarray
             Real numbers (no NaN).
         """
-        k = grid.size
-        i = np.searchsorted(grid, scores, side="left")  # #{g < s}: s ≤ g_j iff j ≥ i
-        self.below += np.bincount(i, minlength=k + 1)
-        hit = grid[np.minimum(i, k - 1)] == scores
-        if hit.any():
-            self.equal += np.bincount(i[hit], minlength=k)
+        s = np.sort(scores)
+        self.le += np.searchsorted(s, grid, side="right")
+        self.lt += np.searchsorted(s, grid, side="left")
+        self.total += int(s.size)
 
     def add(self, other: GridCounts) -> None:
         """Add ``other``'s counts.
@@ -303,20 +304,17 @@ class GridCounts:
         other : GridCounts
             Counts at the same grid.
         """
-        self.below += other.below
-        self.equal += other.equal
+        self.le += other.le
+        self.lt += other.lt
+        self.total += other.total
 
     def at_most(self) -> np.ndarray:
         """``#{s ≤ g_k}`` for each threshold."""
-        return np.cumsum(self.below)[:-1]
+        return self.le
 
     def less(self) -> np.ndarray:
         """``#{s < g_k}`` for each threshold."""
-        return self.at_most() - self.equal
-
-    @property
-    def total(self) -> int:
-        return int(self.below.sum())
+        return self.lt
 
 
 @dataclasses.dataclass
