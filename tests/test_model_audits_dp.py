@@ -171,3 +171,64 @@ def test_candidate_reconstruction_succeeds_on_a_non_private_model_and_respects_r
         dp = audit_candidate_reconstruction(DPGDLogisticClassifier(epsilon=1.0, steps=30, lr=0.01), X, y, index=3,
                                             trials=60, rng=seed)
         assert dp.verdict == "pass" and dp.success_lower <= dp.rero_bound < 1
+
+
+pytest_plugins = ["pytester"]
+
+MODEL_TESTS = '''
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from privaudit.audit.testing import assert_model_private
+from privaudit.learners import DPGDLogisticClassifier
+
+
+@pytest.mark.privacy(n_reference=2, canaries=20)
+def test_marker_sets_the_design():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    res = assert_model_private(DPGDLogisticClassifier(epsilon=2.0, steps=10, lr=0.001), X[:120], y[:120])
+    assert res.n_fits == 3 and res.canaries.count == 20
+
+
+@pytest.mark.privacy(n_referenc=2)
+def test_typo():
+    pass
+'''
+
+
+def test_the_privacy_marker_sets_the_model_audit_and_refuses_typos(pytester):
+    pytester.makepyfile(test_models=MODEL_TESTS)
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=0, failed=1)
+    result.stdout.fnmatch_lines(["*unknown key 'n_referenc' (did you mean 'n_reference'?)*"])
+
+
+def test_a_torch_model_is_audited_through_a_trainer():
+    torch = pytest.importorskip("torch")
+
+    def train(X, y, seed):
+        gen = torch.Generator().manual_seed(int(seed))
+        net = torch.nn.Sequential(torch.nn.Linear(X.shape[1], 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
+        for p in net.parameters():
+            torch.nn.init.normal_(p, std=0.1, generator=gen)
+        opt = torch.optim.Adam(net.parameters(), lr=0.01)
+        Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.long)
+        for _ in range(200):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(Xt), yt).backward()
+            opt.step()
+
+        def scorer(Xs, ys):
+            with torch.no_grad():
+                logp = torch.log_softmax(net(torch.as_tensor(Xs, dtype=torch.float32)), dim=1)
+            return logp[torch.arange(len(ys)), torch.as_tensor(ys, dtype=torch.long)].double().numpy()
+        return scorer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = ((X - X.mean(0)) / X.std(0))[:200]
+    res = audit_membership(train, X, y[:200], n_reference=3, task="classification", rng=0)
+    again = audit_membership(train, X, y[:200], n_reference=3, task="classification", rng=0)
+    assert res.to_dict()["attacks"] == again.to_dict()["attacks"]
+    assert res.attacks["lira-online"].auc > 0.5  # an overfit net on 100 records leaks

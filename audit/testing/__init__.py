@@ -111,8 +111,9 @@ def pytest_configure(config: pytest.Config) -> None:
         The session configuration.
     """
     config.addinivalue_line(
-        "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None, domain=None): per-test privacy budget, audit "
-        "size and the input domain assert_private searches when no pair is given"
+        "markers", "privacy(epsilon=None, delta=None, n=None, confidence=None, domain=None, n_reference=None, "
+        "canaries=None): per-test privacy budget, audit size, the input domain assert_private searches when no pair "
+        "is given, and the reference models and canaries of assert_model_private"
     )
 
 
@@ -135,8 +136,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
 
 
-#: The keys a ``privacy`` marker takes.
-MARKER_KEYS = ("epsilon", "delta", "n", "confidence", "domain")
+#: The keys a ``privacy`` marker takes (``n_reference`` and ``canaries``: :func:`assert_model_private`).
+MARKER_KEYS = ("epsilon", "delta", "n", "confidence", "domain", "n_reference", "canaries")
 
 
 class PrivacyMarkerError(ValueError):
@@ -487,7 +488,7 @@ def assert_reconstruction_bounded(mechanism: Any, attacker: Any = None, x: Any =
     return result
 
 
-def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: Any = None, n_reference: int = 8,
+def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: Any = None, n_reference: int | None = None,
                          claim: Any = None, confidence: float | None = None, n_jobs: int | None = None,
                          rng: Any = None) -> Any:
     """Assert that no membership (or label) attack certifies more privacy loss than the model's claim.
@@ -505,9 +506,9 @@ def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: An
     X, y : array-like
         the pool of records
     canaries : int or (X_c, y_c), optional
-        worst-case records
-    n_reference : int
-        reference models per target
+        worst-case records (default: the marker's ``canaries``)
+    n_reference : int, optional
+        reference models per target (default: the marker's ``n_reference``, else 8)
     claim : PrivacyClaim, optional
         default: the fitted model's
     confidence : float, optional
@@ -534,6 +535,8 @@ def assert_model_private(model: Any, X: ArrayLike, y: ArrayLike, *, canaries: An
 
     seed, how = _rng(rng)
     confidence = _setting("confidence", confidence, 0.95)
+    n_reference = _setting("n_reference", n_reference, 8)
+    canaries = _setting("canaries", canaries, None)
     result = audit_membership(model, X, y, canaries=canaries, n_reference=n_reference, claim=claim,
                               confidence=confidence, n_jobs=n_jobs, rng=seed)
     if result.claim is None or not result.claim_check.applies:
