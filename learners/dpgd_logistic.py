@@ -29,6 +29,7 @@ from privaudit.mechanisms.gaussian import float_safe_gaussian
 from privaudit.mechanisms.randomness import resolve_seed
 
 from .fitted_claim import FittedClaimMixin
+from .input_validation import check_numeric_target
 from .parameter_constraints import DPGD_LOGISTIC, ValidatedParamsMixin
 
 
@@ -89,7 +90,7 @@ class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         y : array-like (n,)
             class labels
         """
-        X, y = validate_data(self, X, y)
+        X, y = validate_data(self, X, check_numeric_target(y, self))
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         root, self.seed_ = resolve_seed(self.random_state, "random_state")
@@ -144,7 +145,8 @@ class DPGDLogisticClassifier(ValidatedParamsMixin, FittedClaimMixin, ClassifierM
         X : array-like (n, d)
             features
         """
-        return self.classes_[self.predict_proba(X).argmax(1)]
+        best = self.predict_proba(X).argmax(1)  # checks that the model is fitted before classes_ is read
+        return self.classes_[best]
 
 
 class QuarterNoiseDPGDClassifier(DPGDLogisticClassifier):

@@ -256,3 +256,12 @@ def test_power_at_reported_min_detectable_bias(test):
     print(f"power at the reported min detectable bias ({test}, 200 runs): {hits / RUNS:.3f} (nominal 0.9)")
     lo, hi = stats.binom.ppf(BAND / 2, RUNS, 0.9), stats.binom.isf(BAND / 2, RUNS, 0.9)
     assert lo <= hits <= hi
+
+
+def test_shape_statistics_do_not_carry_the_last_bits_of_a_vectorised_sum():
+    """Issue 37: 0.000396183303813 on one CPU and …814 on another; both are written as the same number."""
+    from privaudit.audit.engines.bias import SHAPE_DIGITS, _significant
+
+    a, b = _significant(np.array([0.000396183303813, -4.2e7 + 1e-3])), _significant(np.array([0.000396183303814, -4.2e7]))
+    assert np.array_equal(a, b) and SHAPE_DIGITS == 6
+    assert _significant(np.array([0.0]))[0] == 0.0 and np.isnan(_significant(np.array([np.nan]))[0])

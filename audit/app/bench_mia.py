@@ -287,7 +287,7 @@ def fit_design(model: Any, X: np.ndarray, y: np.ndarray, n_fits: int, *, seed: i
     """
     root, _ = resolve_seed(seed)
     seeds = int_seeds(keyed_rng(root, 1), n_fits)
-    inside = plan_design(X.shape[0], n_fits, keyed_rng(root, 0))
+    inside, _ = plan_design(X.shape[0], n_fits, keyed_rng(root, 0))
     task = infer_task(model, y)
     t0 = time.perf_counter()
     fits = fit_models(QuietFit(model), X, y, inside, seeds, task, "membership", None, n_jobs=n_jobs, timeout=None)

@@ -520,6 +520,18 @@ class _Moments:
         return g1, g2
 
 
+#: Significant digits of the reported skewness and excess kurtosis (stage *check*).
+SHAPE_DIGITS = 6
+
+
+def _significant(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to :data:`SHAPE_DIGITS` significant digits (0 and non-finite values unchanged)."""
+    v = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where((v != 0) & np.isfinite(v), 10.0 ** (SHAPE_DIGITS - 1 - np.floor(np.log10(np.abs(v)))), 1.0)
+    return np.where(np.isfinite(v), np.round(v * scale) / scale, v)
+
+
 def _draws(sampler: Callable, k: int, rng: np.random.Generator, shape: tuple) -> np.ndarray:
     out = np.asarray(sampler(k, rng), dtype=float)
     if out.shape[:1] != (k,) or out.shape[1:] != shape:
@@ -833,7 +845,9 @@ def normality(mom: _Moments, live: np.ndarray, n: int) -> tuple[np.ndarray, np.n
     normality_error : float
         max over live coordinates of (|g₂| + g₁²)/n (0 without live coordinates).
     """
-    g1, g2 = mom.shape_statistics()
+    # The third and fourth power sums' last bits depend on the order of numpy's vectorised sums, hence on the
+    # CPU's vector width: reported to SHAPE_DIGITS digits, the same draws give the same report on any machine.
+    g1, g2 = (_significant(g) for g in mom.shape_statistics())
     normality_error = float(np.max((np.abs(g2) + g1 * g1)[live]) / n) if live.any() else 0.0
     return g1, g2, normality_error
 

@@ -43,7 +43,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
 
-from privaudit.mechanisms.randomness import RandomLike, keyed_rng, resolve_seed
+from privaudit.mechanisms.randomness import RandomLike, int_seed, keyed_rng, resolve_seed
 from privaudit.mechanisms.validation import (
     InvalidInputError,
     InvalidParameterError,
@@ -327,7 +327,7 @@ def audit_record_reconstruction(estimator: Any, X: ArrayLike, y: ArrayLike, *, i
     i = check_int("index", index, minimum=0, maximum=Xa.shape[0] - 1)
     inv = inverter_of(estimator)
     root, seed = resolve_seed(rng)
-    fit_seed = int(keyed_rng(root, 0).integers(2**31 - 1))
+    fit_seed = int_seed(keyed_rng(root, 0))
     t0 = time.perf_counter()
     rest = np.ones(Xa.shape[0], dtype=bool)
     rest[i] = False
