@@ -93,7 +93,7 @@ def claim_rero_bound(claim: PrivacyClaim, kappa: float) -> float:
     return rero_bound(kappa, lambda a: tradeoff_curve(claim.epsilon, claim.delta, a))
 
 
-def _fit_jobs(model, X_rest, y_rest, cand_X, cand_y, which, seeds, task, offset):
+def _fit_jobs(model, X_rest, y_rest, cand_X, cand_y, which, seeds, task):
     """One job per (candidate, seed): train on D₋ᵢ ∪ {z_c}, score every candidate."""
     jobs = []
     for j, (c, s) in enumerate(zip(which, seeds)):
@@ -101,7 +101,7 @@ def _fit_jobs(model, X_rest, y_rest, cand_X, cand_y, which, seeds, task, offset)
         # Score the candidates: rows appended after the training rows, trained on the first len(y_rest) + 1.
         Xall, yall = np.vstack([Xt, cand_X]), np.r_[yt, cand_y]
         jobs.append(functools.partial(train_and_score, model, Xall, yall, np.arange(yt.size), int(s), task,
-                                      offset + j))
+                                      j))
     return jobs
 
 
@@ -156,7 +156,7 @@ def audit_candidate_reconstruction(model: Any, X: ArrayLike, y: ArrayLike, *, in
     shadow_which = np.repeat(np.arange(k), S)
     truth = keyed_rng(root, 1).integers(0, k, size=T)
     seeds = int_seeds(keyed_rng(root, 2), shadow_which.size + T)
-    jobs = _fit_jobs(model, X_rest, y_rest, cX, cy, np.r_[shadow_which, truth], seeds, task, 0)
+    jobs = _fit_jobs(model, X_rest, y_rest, cX, cy, np.r_[shadow_which, truth], seeds, task)
     fits = run_fits(jobs, n_jobs=n_jobs)
     n_known = y_rest.size + 1
     sig = np.stack([f.signal[n_known:] for f in fits])  # (fits, k): every candidate's signal in each model

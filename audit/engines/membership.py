@@ -62,6 +62,7 @@ from privaudit.audit.engines.membership_results import (
 from privaudit.audit.engines.model_training import (
     Signals,
     check_model,
+    fit_model,
     infer_task,
     run_fits,
     train_and_score,
@@ -589,8 +590,6 @@ def _peek_claim(model: Any, X: np.ndarray, y: np.ndarray, seed: int) -> PrivacyC
     """The claim a fitted privaudit learner carries (one small fit), or None for a model without one."""
     if not hasattr(type(model), "claim"):
         return None
-    from privaudit.audit.engines.model_training import fit_model
-
     return claim_of(fit_model(model, X, y, seed))
 
 

@@ -39,7 +39,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import clone
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
 
@@ -53,6 +52,7 @@ from privaudit.mechanisms.validation import (
     check_positive,
 )
 
+from privaudit.audit.engines.model_training import fit_model
 from privaudit.audit.results import AuditResult
 from privaudit.audit.stats.epsilon_bounds import clopper_pearson_lower, clopper_pearson_upper
 from privaudit.audit.stats.estimation_bounds import crb, rero_bound
@@ -233,15 +233,8 @@ class RecordReconstruction(AuditResult):
         return "\n".join(lines)
 
 
-def _fit(estimator, X, y, seed):
-    est = clone(estimator)
-    if "random_state" in est.get_params(deep=False):
-        est.set_params(random_state=seed)
-    return est.fit(X, y)
-
-
 def _theta_at(estimator, inv: Inverter, X_rest, y_rest, x, label, seed) -> np.ndarray:
-    return inv.params(_fit(estimator, np.vstack([X_rest, x]), np.r_[y_rest, label], seed))
+    return inv.params(fit_model(estimator, np.vstack([X_rest, x]), np.r_[y_rest, label], seed))
 
 
 def _jacobian(estimator, inv, X_rest, y_rest, x, label, seed) -> np.ndarray:
@@ -332,7 +325,7 @@ def audit_record_reconstruction(estimator: Any, X: ArrayLike, y: ArrayLike, *, i
     rest = np.ones(Xa.shape[0], dtype=bool)
     rest[i] = False
     X_rest, y_rest = Xa[rest], ya[rest]
-    fitted = _fit(estimator, np.vstack([X_rest, Xa[i]]), np.r_[y_rest, ya[i]], fit_seed)
+    fitted = fit_model(estimator, np.vstack([X_rest, Xa[i]]), np.r_[y_rest, ya[i]], fit_seed)
     theta = inv.params(fitted)
     x_hat, y_hat = inv.invert(theta, fitted, X_rest, y_rest)
     truth = np.r_[Xa[i], float(ya[i])] if inv.continuous_label else Xa[i]
